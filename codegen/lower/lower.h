@@ -1,0 +1,74 @@
+// The contract between kernel emission and the op-family lowering files: a lowering turns one IR
+// node into Halide Funcs over symbolic extents. Lowerings are registered once, in a table keyed by
+// (domain, op_type); each op family lives in its own file (elementwise.cpp, reduce.cpp, matmul.cpp...).
+#pragma once
+
+#include <Halide.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace onnxc::codegen {
+
+// A tensor inside a Halide pipeline. `func` takes its arguments in Halide order (innermost first:
+// argument 0 is the tensor's last ONNX axis); `shape` lists extents in ONNX order (outermost first).
+struct HTensor {
+  Halide::Func func;
+  std::vector<Halide::Expr> shape;
+  ir::DType dtype = ir::DType::Undefined;
+
+  int rank() const { return static_cast<int>(shape.size()); }
+  bool defined() const { return func.defined(); }
+  // Element at an ONNX-order index.
+  Halide::Expr at(const std::vector<Halide::Expr>& onnx_index) const;
+};
+
+// The Halide type used to hold an ONNX dtype inside kernels (bool is uint8 in memory).
+Halide::Type halide_type(ir::DType t);
+
+// Kernel classes pick schedules; emission schedules the kernel's root by class unless the lowering
+// scheduled it itself.
+enum class KernelClass { Elementwise, Reduction, MatMul, Softmax, Norm, Attention, DataMovement, Other };
+
+struct LowerContext {
+  const ir::Node& node;
+  std::vector<HTensor> in;                         // aligned with node inputs; undefined when omitted
+  std::vector<const ir::Tensor*> const_in;         // constant data of input i, or nullptr
+  std::vector<std::vector<Halide::Expr>> out_shape;  // inferred output extents, ONNX order
+  Halide::Target target;
+  int64_t opset = 0;                               // opset of the node's domain
+  // Converts a symbolic dim to a Halide Expr (symbols become scalar kernel parameters).
+  std::function<Halide::Expr(const ir::Dim&)> dim_expr;
+  // Adds a compile-time constant (e.g. weights repacked into GEMM panels) as a kernel input and
+  // returns it as a tensor; the bytes are stored with the model's weights.
+  std::function<HTensor(const std::string& hint, ir::Tensor)> add_constant;
+  // Set by a lowering that scheduled its own Funcs; run by emission after the pipeline is built,
+  // with the Func that is realized as the kernel output (compute_root on it is already done).
+  std::function<void(Halide::Func output, const Halide::Target&)> schedule;
+  KernelClass kclass = KernelClass::Elementwise;
+};
+
+using LowerFn = std::function<std::vector<HTensor>(LowerContext&)>;
+
+struct OpLowering {
+  std::string domain;   // "" for ai.onnx
+  std::string op_type;
+  KernelClass kclass;
+  LowerFn fn;
+};
+
+// Registration happens through static Registrar objects in each op-family file.
+void register_lowering(OpLowering l);
+const OpLowering* find_lowering(const std::string& domain, const std::string& op_type);
+std::vector<const OpLowering*> all_lowerings();
+
+struct Registrar {
+  Registrar(std::string domain, std::string op, KernelClass k, LowerFn fn) {
+    register_lowering({std::move(domain), std::move(op), k, std::move(fn)});
+  }
+};
+
+}  // namespace onnxc::codegen

@@ -1,0 +1,50 @@
+// DType tables.
+#include "ir/dtype.h"
+
+#include <array>
+
+namespace onnxc::ir {
+namespace {
+struct DTypeInfo {
+  DType type;
+  std::string_view name;
+  size_t size;
+};
+constexpr std::array<DTypeInfo, 17> kTable = {{
+    {DType::Undefined, "undef", 0}, {DType::Float32, "f32", 4},    {DType::UInt8, "u8", 1},
+    {DType::Int8, "i8", 1},         {DType::UInt16, "u16", 2},     {DType::Int16, "i16", 2},
+    {DType::Int32, "i32", 4},       {DType::Int64, "i64", 8},      {DType::String, "str", 0},
+    {DType::Bool, "bool", 1},       {DType::Float16, "f16", 2},    {DType::Float64, "f64", 8},
+    {DType::UInt32, "u32", 4},      {DType::UInt64, "u64", 8},     {DType::Complex64, "c64", 8},
+    {DType::Complex128, "c128", 16}, {DType::BFloat16, "bf16", 2},
+}};
+const DTypeInfo& info(DType t) {
+  auto i = static_cast<size_t>(t);
+  return i < kTable.size() ? kTable[i] : kTable[0];
+}
+}  // namespace
+
+size_t dtype_size(DType t) { return info(t).size; }
+std::string_view dtype_name(DType t) { return info(t).name; }
+std::optional<DType> dtype_from_name(std::string_view name) {
+  for (const auto& e : kTable)
+    if (e.name == name) return e.type;
+  return std::nullopt;
+}
+bool dtype_is_float(DType t) {
+  return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 || t == DType::BFloat16;
+}
+bool dtype_is_integer(DType t) {
+  switch (t) {
+    case DType::UInt8: case DType::Int8: case DType::UInt16: case DType::Int16: case DType::Int32:
+    case DType::Int64: case DType::UInt32: case DType::UInt64: return true;
+    default: return false;
+  }
+}
+bool dtype_is_signed(DType t) {
+  return t == DType::Int8 || t == DType::Int16 || t == DType::Int32 || t == DType::Int64 ||
+         dtype_is_float(t);
+}
+bool dtype_is_valid(int32_t code) { return code > 0 && code < static_cast<int32_t>(kTable.size()); }
+
+}  // namespace onnxc::ir

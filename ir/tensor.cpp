@@ -1,0 +1,177 @@
+// Tensor storage and element access.
+#include "ir/tensor.h"
+
+#include <cstring>
+
+#include "ir/error.h"
+
+namespace onnxc::ir {
+
+Tensor::Tensor(DType dtype, std::vector<int64_t> dims) : dtype_(dtype), dims_(std::move(dims)) {
+  int64_t n = numel();
+  internal_check(n >= 0) << "negative tensor size";
+  if (dtype == DType::String) {
+    strings_.resize(static_cast<size_t>(n));
+    return;
+  }
+  nbytes_ = static_cast<size_t>(n) * dtype_size(dtype);
+  // 64-byte aligned so kernels may load weights with aligned vector loads.
+  size_t alloc = (nbytes_ + 63) / 64 * 64;
+  void* p = alloc ? ::operator new(alloc, std::align_val_t(64)) : nullptr;
+  if (p) std::memset(p, 0, alloc);
+  owner_ = std::shared_ptr<void>(p, [](void* q) { if (q) ::operator delete(q, std::align_val_t(64)); });
+  data_ = p;
+  owned_ = true;
+}
+
+Tensor Tensor::view(DType dtype, std::vector<int64_t> dims, const void* data,
+                    std::shared_ptr<const void> owner) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.dims_ = std::move(dims);
+  t.data_ = data;
+  t.owner_ = std::move(owner);
+  t.nbytes_ = static_cast<size_t>(t.numel()) * dtype_size(dtype);
+  return t;
+}
+
+Tensor Tensor::strings(std::vector<int64_t> dims, std::vector<std::string> values) {
+  Tensor t;
+  t.dtype_ = DType::String;
+  t.dims_ = std::move(dims);
+  internal_check(static_cast<int64_t>(values.size()) == t.numel()) << "string tensor size mismatch";
+  t.strings_ = std::move(values);
+  return t;
+}
+
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (auto d : dims_) n *= d;
+  return n;
+}
+
+void* Tensor::mutable_raw() {
+  internal_check(owned_ && owner_.use_count() <= 1) << "writing a shared tensor";
+  return const_cast<void*>(data_);
+}
+
+double Tensor::get_f64(int64_t i) const {
+  switch (dtype_) {
+    case DType::Float32: return data<float>()[i];
+    case DType::Float64: return data<double>()[i];
+    case DType::Float16: return f16_to_f32(data<uint16_t>()[i]);
+    case DType::BFloat16: return bf16_to_f32(data<uint16_t>()[i]);
+    case DType::UInt64: return static_cast<double>(data<uint64_t>()[i]);
+    default: return static_cast<double>(get_i64(i));
+  }
+}
+
+int64_t Tensor::get_i64(int64_t i) const {
+  switch (dtype_) {
+    case DType::Int64: return data<int64_t>()[i];
+    case DType::Int32: return data<int32_t>()[i];
+    case DType::Int16: return data<int16_t>()[i];
+    case DType::Int8: return data<int8_t>()[i];
+    case DType::UInt8: case DType::Bool: return data<uint8_t>()[i];
+    case DType::UInt16: return data<uint16_t>()[i];
+    case DType::UInt32: return data<uint32_t>()[i];
+    case DType::UInt64: return static_cast<int64_t>(data<uint64_t>()[i]);
+    case DType::Float32: case DType::Float64: case DType::Float16: case DType::BFloat16:
+      return static_cast<int64_t>(get_f64(i));
+    default: internal_error << "get_i64 on dtype " << dtype_name(dtype_);
+  }
+}
+
+Tensor Tensor::reshaped(std::vector<int64_t> dims) const {
+  Tensor t = *this;
+  t.dims_ = std::move(dims);
+  internal_check(t.numel() == numel()) << "reshape changes element count";
+  t.owned_ = false;
+  return t;
+}
+
+uint64_t Tensor::fingerprint() const {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](const void* p, size_t n) {
+    auto b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  };
+  int32_t dt = static_cast<int32_t>(dtype_);
+  mix(&dt, sizeof dt);
+  for (auto d : dims_) mix(&d, sizeof d);
+  if (data_) mix(data_, nbytes_);
+  for (const auto& s : strings_) {
+    uint64_t len = s.size();
+    mix(&len, sizeof len);
+    mix(s.data(), s.size());
+  }
+  return h;
+}
+
+bool Tensor::same_contents(const Tensor& o) const {
+  if (dtype_ != o.dtype_ || dims_ != o.dims_ || nbytes_ != o.nbytes_ || strings_ != o.strings_)
+    return false;
+  return nbytes_ == 0 || data_ == o.data_ || std::memcmp(data_, o.data_, nbytes_) == 0;
+}
+
+float f16_to_f32(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      exp = 127 - 15 + 1;
+      while (!(man & 0x400)) {
+        man <<= 1;
+        --exp;
+      }
+      bits = sign | (exp << 23) | ((man & 0x3ff) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t f32_to_f16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
+  uint32_t man = x & 0x7fffffu;
+  if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (man ? 0x200u : 0));
+  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
+  if (exp <= 0) {
+    if (exp < -10) return static_cast<uint16_t>(sign);
+    man |= 0x800000u;
+    uint32_t shift = static_cast<uint32_t>(14 - exp);
+    uint32_t half = man >> shift, rem = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = sign | (static_cast<uint32_t>(exp) << 10) | (man >> 13);
+  uint32_t rem = man & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (half & 1))) ++half;
+  return static_cast<uint16_t>(half);
+}
+
+float bf16_to_f32(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t f32_to_bf16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40);
+  x += 0x7fff + ((x >> 16) & 1);  // round to nearest even
+  return static_cast<uint16_t>(x >> 16);
+}
+
+}  // namespace onnxc::ir

@@ -1,0 +1,120 @@
+/* onnxc artifact contract: the plain-data descriptor a compiled model library exports and the
+ * runtime executes. Written by codegen (a generated C file), read by runtime/. Nothing here points
+ * into the compiler: every field is a constant array in the generated library.
+ *
+ * Conventions
+ *  - dtype: ONNX TensorProto.DataType numbers (1 = float32, 7 = int64, 9 = bool, ...). Bool tensors
+ *    are one byte per element (0/1).
+ *  - Shapes are row-major (ONNX order, outermost first). Each dim is an expression id (below).
+ *  - Kernels are Halide `argv` entry points: int fn(void **args). args[i] is a halide_buffer_t* for a
+ *    tensor argument and an int64_t* for a scalar argument. Halide buffers list dims innermost first:
+ *    buffer dim 0 is the tensor's last ONNX axis. Strides are dense row-major.
+ */
+#ifndef ONNXC_MODEL_ABI_H
+#define ONNXC_MODEL_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ONNXC_ABI_VERSION 1
+
+/* Shape expressions are integer programs in reverse Polish notation over int64. Expression i is
+ * expr_code[expr_start[i] .. expr_start[i + 1]). CONST and SYM take one immediate word. Division
+ * rounds toward negative infinity (floor), as symbolic shape arithmetic does. */
+enum onnxc_expr_op {
+  ONNXC_EXPR_CONST = 0,    /* push the next word */
+  ONNXC_EXPR_SYM = 1,      /* push the value of symbol[next word] */
+  ONNXC_EXPR_ADD = 2,
+  ONNXC_EXPR_SUB = 3,
+  ONNXC_EXPR_MUL = 4,
+  ONNXC_EXPR_FLOORDIV = 5,
+  ONNXC_EXPR_CEILDIV = 6,
+  ONNXC_EXPR_MOD = 7,
+  ONNXC_EXPR_MIN = 8,
+  ONNXC_EXPR_MAX = 9,
+  ONNXC_EXPR_NEG = 10
+};
+
+enum onnxc_tensor_kind {
+  ONNXC_TENSOR_INPUT = 0,        /* bound by the user */
+  ONNXC_TENSOR_OUTPUT = 1,       /* produced by a step, returned to the user */
+  ONNXC_TENSOR_INTERMEDIATE = 2, /* lives in the arena between its first and last use */
+  ONNXC_TENSOR_WEIGHT = 3,       /* constant bytes at weights + weight_offset */
+  ONNXC_TENSOR_VIEW = 4          /* same bytes as tensor view_of, other shape (Reshape & co.) */
+};
+
+typedef struct onnxc_tensor_desc {
+  const char *name;      /* the ONNX value name */
+  int32_t dtype;         /* ONNX TensorProto.DataType */
+  int32_t kind;          /* enum onnxc_tensor_kind */
+  int32_t rank;
+  const int32_t *dims;   /* rank expression ids */
+  int32_t view_of;       /* VIEW: the tensor whose bytes this is; else -1 */
+  uint64_t weight_offset;/* WEIGHT: byte offset into the weights blob (64-byte aligned) */
+  uint64_t weight_bytes; /* WEIGHT: byte count */
+} onnxc_tensor_desc;
+
+typedef struct onnxc_kernel_desc {
+  const char *name;                 /* symbol name, for messages and profiles */
+  int (*fn)(void **args);           /* Halide argv entry point; 0 on success */
+} onnxc_kernel_desc;
+
+/* One step of the plan: call kernels[kernel] with args. An arg >= 0 is a tensor id (passed as a
+ * halide_buffer_t*); an arg < 0 is a scalar: the value of expression (-arg - 1), passed as an
+ * int64_t*. Steps run in order. */
+typedef struct onnxc_step {
+  int32_t kernel;
+  int32_t n_args;
+  const int32_t *args;
+} onnxc_step;
+
+typedef struct onnxc_model_desc {
+  uint32_t abi_version;             /* ONNXC_ABI_VERSION */
+  const char *name;                 /* the --name given to onnxc compile */
+  const char *target;               /* Halide target string the kernels were built for */
+  const char *producer;             /* "onnxc 0.1.0" */
+
+  uint32_t n_symbols;               /* dynamic dims: "batch", "seq", ... */
+  const char *const *symbols;
+
+  uint32_t n_exprs;
+  const uint32_t *expr_start;       /* n_exprs + 1 entries */
+  const int64_t *expr_code;
+
+  uint32_t n_tensors;
+  const onnxc_tensor_desc *tensors;
+  uint32_t n_inputs;
+  const int32_t *inputs;            /* tensor ids, in graph input order */
+  uint32_t n_outputs;
+  const int32_t *outputs;           /* tensor ids, in graph output order */
+
+  uint32_t n_kernels;
+  const onnxc_kernel_desc *kernels;
+  uint32_t n_steps;
+  const onnxc_step *steps;
+
+  const uint8_t *weights;           /* embedded weights blob, 64-byte aligned; NULL if none */
+  uint64_t weights_size;
+
+  /* The library's own Halide runtime hooks (each library carries its own runtime). */
+  int (*set_num_threads)(int n);    /* halide_set_num_threads; returns the old value */
+  int uses_cuda;                    /* kernels run on a CUDA device through Halide's CUDA runtime */
+  /* CUDA libraries only (else NULL): halide_copy_to_host and halide_device_free of the library's
+   * runtime. The runtime marks inputs host_dirty, and after a run copies outputs to host. */
+  int (*copy_to_host)(void *user_context, void *halide_buffer);
+  int (*device_free)(void *user_context, void *halide_buffer);
+} onnxc_model_desc;
+
+/* Every compiled library defines `const onnxc_model_desc *onnxc_model_<NAME>(void)` (declared in the
+ * generated NAME.h) and the weak alias below, which the runtime looks up after dlopen. */
+typedef const onnxc_model_desc *(*onnxc_model_entry_fn)(void);
+#define ONNXC_MODEL_ENTRY_SYMBOL "onnxc_model_entry"
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ONNXC_MODEL_ABI_H */
