@@ -9,6 +9,32 @@
  *  - Kernels are Halide `argv` entry points: int fn(void **args). args[i] is a halide_buffer_t* for a
  *    tensor argument and an int64_t* for a scalar argument. Halide buffers list dims innermost first:
  *    buffer dim 0 is the tensor's last ONNX axis. Strides are dense row-major.
+ *
+ * What the runtime does with a descriptor (codegen can rely on it; runtime/src is the reference)
+ *  - Buffers: every dim has min 0; extents and strides fit in int32 (a larger tensor is an error
+ *    before any kernel runs), and the element count stays below 2^31 unless the target string has
+ *    "large_buffers". Halide types: float32/64/16 -> Float(32/64/16), bfloat16 -> BFloat(16), intN ->
+ *    Int(N), uintN -> UInt(N), bool -> Bool() (UInt(1), one byte of storage): declare bool buffers with
+ *    Bool(), since Halide checks the type's bits. An empty tensor still gets a non-NULL host pointer.
+ *  - Scalar arguments are always int64: declare them Param<int64_t> and cast inside the kernel.
+ *  - Memory: INTERMEDIATE and OUTPUT tensors that are not views live in one arena, at 64-byte aligned
+ *    offsets, from the first step that touches them (or a view of them) to the last; a tensor listed
+ *    in outputs[] (or the base of one that is a view) lives to the end. Two tensors live in a common
+ *    step never share bytes, so a step's inputs and outputs never alias: no in-place kernels. INPUT
+ *    data is the caller's (any alignment: kernels must not assume host alignment); WEIGHT bytes are
+ *    weights + weight_offset (read-only: never an output).
+ *  - Views: no copy; a view's bytes (dense, of its own dims and dtype) must fit in its base's. Views
+ *    may chain. A kernel may read through a view; it may write through one only if nothing else reads
+ *    the base in that step.
+ *  - Steps run in order on the calling thread. A step writes the arena tensors it is the first step
+ *    to touch; it is skipped when every such tensor has 0 elements (with no such tensor it always
+ *    runs). Any non-zero return from fn fails the run with the step index and kernel name, plus the
+ *    Halide message when set_error_handler (or an exported halide_set_error_handler) is available.
+ *  - Every symbol used by a tensor dim or a scalar must be exactly one dim of some input: that is where
+ *    its value comes from. Input dims may also be expressions of symbols (checked, not solved).
+ *  - A .so should export only onnxc_model_<NAME> and onnxc_model_entry (a version script with
+ *    `local: *;`): the library's Halide runtime then stays private to it, even in a program that also
+ *    links Halide or another model.
  */
 #ifndef ONNXC_MODEL_ABI_H
 #define ONNXC_MODEL_ABI_H
@@ -71,6 +97,9 @@ typedef struct onnxc_step {
   const int32_t *args;
 } onnxc_step;
 
+/* Same signature as Halide's halide_error_handler_t (kept free of Halide's headers). */
+typedef void (*onnxc_halide_error_handler)(void *user_context, const char *message);
+
 typedef struct onnxc_model_desc {
   uint32_t abi_version;             /* ONNXC_ABI_VERSION */
   const char *name;                 /* the --name given to onnxc compile */
@@ -106,6 +135,13 @@ typedef struct onnxc_model_desc {
    * runtime. The runtime marks inputs host_dirty, and after a run copies outputs to host. */
   int (*copy_to_host)(void *user_context, void *halide_buffer);
   int (*device_free)(void *user_context, void *halide_buffer);
+
+  /* Optional (NULL if absent): halide_set_error_handler of the library's runtime. The runtime installs
+   * its own handler through it, so a failing kernel's Halide message (not only its error code) reaches
+   * onnxc_session_last_error instead of stderr. Appended to v1: a generated file that leaves it out
+   * zero-initializes it, and the runtime then only reports the error code (for a dlopen()ed library it
+   * first tries dlsym("halide_set_error_handler"), which works when the library exports it). */
+  onnxc_halide_error_handler (*set_error_handler)(onnxc_halide_error_handler handler);
 } onnxc_model_desc;
 
 /* Every compiled library defines `const onnxc_model_desc *onnxc_model_<NAME>(void)` (declared in the

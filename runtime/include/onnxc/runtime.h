@@ -1,0 +1,209 @@
+/* onnxc runtime: load a model library compiled by `onnxc compile` and run it. C99, no exceptions, never
+ * aborts the host program: every call returns a status and leaves a message (onnxc_last_error(), and
+ * onnxc_session_last_error() for calls on a session).
+ *
+ * Usage (error handling shortened to CHECK, which would print onnxc_last_error() and bail out):
+ *
+ *   onnxc_model *model = NULL;
+ *   CHECK(onnxc_model_open("./libencoder.so", &model));        // or onnxc_model_from_desc(onnxc_model_encoder(), &model)
+ *   onnxc_session *session = NULL;
+ *   CHECK(onnxc_session_create(model, NULL, &session));         // NULL options = onnxc_session_options_default
+ *   int64_t dims[3] = {2, 16, 512};                             // batch 2, seq 16
+ *   onnxc_tensor src = {ONNXC_DTYPE_FLOAT, 3, dims, src_data};  // borrowed until onnxc_session_run returns
+ *   CHECK(onnxc_session_set_input_by_name(session, "src", &src));
+ *   CHECK(onnxc_session_run(session));
+ *   onnxc_tensor out;
+ *   CHECK(onnxc_session_get_output(session, 0, &out));          // out.data, out.dims: owned by the session
+ *   ... read out.data (out.rank dims at out.dims) until the next run or onnxc_session_free ...
+ *   onnxc_session_free(session);
+ *   onnxc_model_free(model);                                    // either order: sessions keep the model alive
+ *
+ * Ownership and lifetime rules, stated once here and again on each call:
+ *  - Strings and arrays returned by the runtime are owned by it: model strings live until the model's last
+ *    reference is gone; session outputs live until the next run on that session or its free.
+ *  - Input data is borrowed, never copied: it must stay valid and unchanged until onnxc_session_run
+ *    returns. A run consumes its inputs: set every input again before the next run.
+ *  - A model is immutable and may be shared by sessions on any threads. A session is used by one thread at
+ *    a time; distinct sessions may run concurrently.
+ *  - Out-parameters are set (to NULL or zero where they are handles/tensors) on failure too.
+ */
+#ifndef ONNXC_RUNTIME_H
+#define ONNXC_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "onnxc/model_abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define ONNXC_API __attribute__((visibility("default")))
+#else
+#define ONNXC_API
+#endif
+
+/* ---- status and errors ---------------------------------------------------------------------------- */
+
+typedef enum onnxc_status {
+  ONNXC_OK = 0,
+  ONNXC_ERR_INVALID_ARGUMENT = 1, /* NULL pointer, index out of range, input not set, ... */
+  ONNXC_ERR_NOT_FOUND = 2,        /* no input/output of that name */
+  ONNXC_ERR_DTYPE_MISMATCH = 3,   /* an input's dtype differs from the model's */
+  ONNXC_ERR_SHAPE_MISMATCH = 4,   /* rank, a fixed dim, or an inconsistent symbol; bad shape arithmetic */
+  ONNXC_ERR_OUT_OF_MEMORY = 5,
+  ONNXC_ERR_KERNEL_FAILED = 6,    /* a kernel (or a device copy) returned an error */
+  ONNXC_ERR_LOAD_FAILED = 7,      /* dlopen/dlsym failed or the descriptor is malformed */
+  ONNXC_ERR_UNSUPPORTED = 8,      /* e.g. a dtype or ABI version this runtime does not handle */
+  ONNXC_ERR_INTERNAL = 9          /* a runtime bug */
+} onnxc_status;
+
+/* A static string naming the status ("ONNXC_ERR_SHAPE_MISMATCH"); never NULL. */
+ONNXC_API const char *onnxc_status_string(onnxc_status status);
+
+/* The message of the most recent failed call on this thread (any handle or none); "" if none failed yet.
+ * Owned by the runtime (thread-local), valid until the next failing call on this thread. */
+ONNXC_API const char *onnxc_last_error(void);
+
+/* ---- tensors -------------------------------------------------------------------------------------- */
+
+/* ONNX TensorProto.DataType numbers for the dtypes the runtime handles. Bool is one byte per element. */
+enum onnxc_dtype {
+  ONNXC_DTYPE_FLOAT = 1,
+  ONNXC_DTYPE_UINT8 = 2,
+  ONNXC_DTYPE_INT8 = 3,
+  ONNXC_DTYPE_UINT16 = 4,
+  ONNXC_DTYPE_INT16 = 5,
+  ONNXC_DTYPE_INT32 = 6,
+  ONNXC_DTYPE_INT64 = 7,
+  ONNXC_DTYPE_BOOL = 9,
+  ONNXC_DTYPE_FLOAT16 = 10,
+  ONNXC_DTYPE_DOUBLE = 11,
+  ONNXC_DTYPE_UINT32 = 12,
+  ONNXC_DTYPE_UINT64 = 13,
+  ONNXC_DTYPE_BFLOAT16 = 16
+};
+
+/* Bytes per element of an ONNX dtype; 0 for a dtype the runtime does not handle. */
+ONNXC_API size_t onnxc_dtype_size(int32_t dtype);
+/* A static name ("float32", "int64", "bool"); "unsupported" for a dtype the runtime does not handle. */
+ONNXC_API const char *onnxc_dtype_name(int32_t dtype);
+
+/* A dense row-major tensor (ONNX axis order, outermost first). Nothing here is owned by the struct: who
+ * owns dims and data is said by the call that takes or fills it. data may be NULL when a dim is 0. */
+typedef struct onnxc_tensor {
+  int32_t dtype;        /* ONNX dtype number (enum onnxc_dtype) */
+  int32_t rank;
+  const int64_t *dims;  /* rank entries */
+  void *data;
+} onnxc_tensor;
+
+/* ---- models --------------------------------------------------------------------------------------- */
+
+typedef struct onnxc_model onnxc_model;
+
+/* dlopen()s a compiled model library (RTLD_NOW | RTLD_LOCAL), looks up ONNXC_MODEL_ENTRY_SYMBOL and
+ * validates its descriptor. On success *out is a new reference the caller releases with
+ * onnxc_model_free; the library stays loaded while the model or any of its sessions lives. */
+ONNXC_API onnxc_status onnxc_model_open(const char *library_path, onnxc_model **out);
+
+/* Wraps the descriptor of a statically linked model library (onnxc_model_<NAME>()). The descriptor is
+ * borrowed and must outlive the model (it is static data in the library, so it does). *out: as above. */
+ONNXC_API onnxc_status onnxc_model_from_desc(const onnxc_model_desc *desc, onnxc_model **out);
+
+/* Releases the caller's reference. Sessions hold their own, so this may come before onnxc_session_free.
+ * NULL is a no-op. */
+ONNXC_API void onnxc_model_free(onnxc_model *model);
+
+/* The descriptor the model runs (borrowed, lives as long as the model). NULL for a NULL model. */
+ONNXC_API const onnxc_model_desc *onnxc_model_desc_of(const onnxc_model *model);
+
+/* The model's name and Halide target string (owned by the model); "" for a NULL model. */
+ONNXC_API const char *onnxc_model_name(const onnxc_model *model);
+ONNXC_API const char *onnxc_model_target(const onnxc_model *model);
+
+/* Input and output counts; 0 for a NULL model. */
+ONNXC_API size_t onnxc_model_num_inputs(const onnxc_model *model);
+ONNXC_API size_t onnxc_model_num_outputs(const onnxc_model *model);
+
+/* What the model declares for one input or output. Every pointer is owned by the model. */
+typedef struct onnxc_value_info {
+  const char *name;
+  int32_t dtype;
+  int32_t rank;
+  const int64_t *dims;           /* rank entries: the size of a fixed dim, -1 for a dynamic one */
+  const char *const *dim_names;  /* rank entries: NULL for a fixed dim, else the symbol ("batch") or, for
+                                    a derived dim, its expression ("seq + 1") */
+} onnxc_value_info;
+
+ONNXC_API onnxc_status onnxc_model_input_info(const onnxc_model *model, size_t index, onnxc_value_info *out);
+ONNXC_API onnxc_status onnxc_model_output_info(const onnxc_model *model, size_t index, onnxc_value_info *out);
+
+/* Index of the input/output with this name; ONNXC_ERR_NOT_FOUND if there is none. */
+ONNXC_API onnxc_status onnxc_model_input_index(const onnxc_model *model, const char *name, size_t *index);
+ONNXC_API onnxc_status onnxc_model_output_index(const onnxc_model *model, const char *name, size_t *index);
+
+/* ---- sessions ------------------------------------------------------------------------------------- */
+
+typedef struct onnxc_session onnxc_session;
+
+typedef struct onnxc_session_options {
+  /* Worker threads of the library's Halide thread pool; 0 = all cores (or $HL_NUM_THREADS). The pool
+   * belongs to the model library, not the session: it is set before each run, and sessions of one model
+   * running at once with different counts share whichever was set last. */
+  int32_t num_threads;
+  /* Memory plans kept for distinct input shapes (least recently used is dropped); 0 = 8. */
+  uint32_t max_cached_plans;
+  /* Largest arena (bytes of intermediates and outputs) a run may allocate; 0 = no limit. A run that
+   * needs more fails with ONNXC_ERR_OUT_OF_MEMORY and a message giving the size. */
+  uint64_t max_arena_bytes;
+} onnxc_session_options;
+
+/* Fills *options with the defaults (all cores, 8 cached plans, no arena limit). */
+ONNXC_API void onnxc_session_options_default(onnxc_session_options *options);
+
+/* Creates a session: per-shape memory plans, an arena and kernel arguments for one model. options may be
+ * NULL (defaults); it is copied. The session takes its own reference on model. *out is owned by the
+ * caller, released with onnxc_session_free. */
+ONNXC_API onnxc_status onnxc_session_create(onnxc_model *model, const onnxc_session_options *options,
+                                            onnxc_session **out);
+
+/* Frees the session, its arena and outputs, and drops its model reference. NULL is a no-op. */
+ONNXC_API void onnxc_session_free(onnxc_session *session);
+
+/* Binds input `index`. The tensor struct is read now; its dims are copied; its data is borrowed until
+ * the next onnxc_session_run returns. Checks dtype, rank and every dim against the model: a fixed dim must
+ * match, and a symbolic dim must agree with the value the same symbol took in the other inputs set since
+ * the last run (setting an input again replaces it). */
+ONNXC_API onnxc_status onnxc_session_set_input(onnxc_session *session, size_t index, const onnxc_tensor *tensor);
+ONNXC_API onnxc_status onnxc_session_set_input_by_name(onnxc_session *session, const char *name,
+                                                       const onnxc_tensor *tensor);
+
+/* Runs the model on the bound inputs: resolves every shape, plans memory (cached per distinct input
+ * shape), runs each kernel. All inputs must be set. Afterwards (success or not) no input is bound. */
+ONNXC_API onnxc_status onnxc_session_run(onnxc_session *session);
+
+/* Describes output `index` of the last successful run. out->dims and out->data are owned by the session
+ * and valid until the next onnxc_session_run or onnxc_session_free. out->data points into the session's
+ * arena, except for an output that is a graph input (the caller's buffer) or a constant (read-only). */
+ONNXC_API onnxc_status onnxc_session_get_output(onnxc_session *session, size_t index, onnxc_tensor *out);
+ONNXC_API onnxc_status onnxc_session_get_output_by_name(onnxc_session *session, const char *name,
+                                                        onnxc_tensor *out);
+
+/* The message of the most recent failed call on this session; "" if none failed. Owned by the session,
+ * valid until its next failing call or its free. "" for a NULL session. */
+ONNXC_API const char *onnxc_session_last_error(const onnxc_session *session);
+
+/* The model the session runs (borrowed; the session holds a reference). NULL for a NULL session. */
+ONNXC_API onnxc_model *onnxc_session_model(const onnxc_session *session);
+
+/* Bytes of the session's arena now (grows to the largest plan run so far); 0 before the first run. */
+ONNXC_API uint64_t onnxc_session_arena_bytes(const onnxc_session *session);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ONNXC_RUNTIME_H */

@@ -1,0 +1,181 @@
+/* Running a plan: point every tensor's halide_buffer_t at its bytes (input, weight or arena) with the
+ * plan's dims, call each step's kernel, and for CUDA libraries keep device state on root buffers. */
+#include <string.h>
+
+#include "dtype.h"
+#include "kernel_errors.h"
+#include "session.h"
+
+/* Dims and type of tensor t, dense row-major: Halide's dim 0 is the last ONNX axis. */
+static void shape_buffer(onnxc_session *s, const onnxc_plan *p, uint32_t t) {
+  const onnxc_model *m = s->model;
+  const onnxc_tensor_desc *td = &m->desc->tensors[t];
+  const onnxc_dtype_info *info = onnxc_dtype_lookup(td->dtype);
+  halide_buffer_t *b = &s->buffers[t];
+  const int64_t *dims = &p->dims[m->dim_offset[t]];
+  b->type.code = info->halide_code; /* a uint8_t field in C */
+  b->type.bits = info->halide_bits;
+  b->type.lanes = 1;
+  b->dimensions = td->rank;
+  b->dim = &s->dims[m->dim_offset[t]];
+  int64_t stride = 1; /* plan.c checked every extent and stride fits in int32 */
+  for (int32_t i = 0; i < td->rank; i++) {
+    int64_t extent = dims[td->rank - 1 - i];
+    b->dim[i] = (halide_dimension_t){0, (int32_t)extent, (int32_t)stride, 0};
+    stride *= extent;
+  }
+}
+
+/* Host pointers: inputs at the caller's data, weights in the blob, arena roots at their offsets, views at
+ * their root. An empty tensor still gets a non-NULL pointer: Halide reads a NULL host as a bounds query. */
+static void point_buffers(onnxc_session *s, const onnxc_plan *p) {
+  const onnxc_model *m = s->model;
+  const onnxc_model_desc *d = m->desc;
+  for (uint32_t t = 0; t < d->n_tensors; t++) {
+    const onnxc_tensor_desc *td = &d->tensors[t];
+    uint8_t *host = s->arena;
+    if (td->kind == ONNXC_TENSOR_WEIGHT) host = (uint8_t *)(uintptr_t)(d->weights + td->weight_offset);
+    if (onnxc_is_arena_kind(td->kind)) host = s->arena + p->offset[t];
+    s->buffers[t].host = host;
+  }
+  for (uint32_t i = 0; i < d->n_inputs; i++) {
+    if (s->input_data[i]) s->buffers[m->inputs[i].tensor].host = s->input_data[i];
+  }
+  for (uint32_t t = 0; t < d->n_tensors; t++) {
+    if (m->root[t] != (int32_t)t) s->buffers[t].host = s->buffers[m->root[t]].host;
+  }
+}
+
+static void free_device(onnxc_session *s, uint32_t t) {
+  halide_buffer_t *b = &s->buffers[t];
+  if (b->device) s->model->desc->device_free(NULL, b);
+  b->device = 0;
+  b->device_interface = NULL;
+  b->flags = 0;
+  s->device_bytes[t] = 0;
+}
+
+/* Before a CUDA run: a root whose size changed drops its device allocation (Halide reuses one that
+ * exists, whatever its size); inputs are new on the host; arena contents are dead; weights upload once. */
+static void prepare_device_state(onnxc_session *s, const onnxc_plan *p) {
+  const onnxc_model *m = s->model;
+  for (uint32_t t = 0; t < m->desc->n_tensors; t++) {
+    halide_buffer_t *b = &s->buffers[t];
+    int32_t kind = m->desc->tensors[t].kind;
+    if (m->root[t] != (int32_t)t) { /* views borrow their root's device state around each step */
+      b->device = 0;
+      b->device_interface = NULL;
+      b->flags = 0;
+      continue;
+    }
+    if (b->device && s->device_bytes[t] != p->bytes[t]) free_device(s, t);
+    if (kind == ONNXC_TENSOR_INPUT) b->flags = halide_buffer_flag_host_dirty;
+    if (kind == ONNXC_TENSOR_WEIGHT && !b->device) b->flags = halide_buffer_flag_host_dirty;
+    if (onnxc_is_arena_kind(kind)) b->flags = 0;
+  }
+}
+
+/* A view and its root are one allocation: before a step the view takes the root's device handle and
+ * dirty bits, after it the root takes back what the kernel did through the view. */
+static void views_in(onnxc_session *s, const onnxc_step *step) {
+  for (int32_t i = 0; i < step->n_args; i++) {
+    int32_t t = step->args[i];
+    if (t < 0 || s->model->root[t] == t) continue;
+    halide_buffer_t *v = &s->buffers[t], *r = &s->buffers[s->model->root[t]];
+    v->device = r->device;
+    v->device_interface = r->device_interface;
+    v->flags = r->flags;
+  }
+}
+
+static bool is_arg(const onnxc_step *step, int32_t t) {
+  for (int32_t i = 0; i < step->n_args; i++) {
+    if (step->args[i] == t) return true;
+  }
+  return false;
+}
+
+static void views_out(onnxc_session *s, const onnxc_step *step, const onnxc_plan *p) {
+  for (int32_t i = 0; i < step->n_args; i++) {
+    int32_t t = step->args[i];
+    if (t < 0 || s->model->root[t] == t) continue;
+    int32_t root = s->model->root[t];
+    halide_buffer_t *v = &s->buffers[t], *r = &s->buffers[root];
+    if (!r->device && v->device) s->device_bytes[root] = p->bytes[root];
+    if (!r->device) {
+      r->device = v->device;
+      r->device_interface = v->device_interface;
+    }
+    /* The root passed to the same step keeps its own bits too (a redundant copy later, never a stale one). */
+    r->flags = is_arg(step, root) ? (r->flags | v->flags) : v->flags;
+  }
+}
+
+static onnxc_status copy_outputs_to_host(onnxc_session *s) {
+  const onnxc_model *m = s->model;
+  for (uint32_t o = 0; o < m->desc->n_outputs; o++) {
+    int32_t r = m->root[m->outputs[o].tensor];
+    halide_buffer_t *b = &s->buffers[r];
+    if (!b->device || !(b->flags & halide_buffer_flag_device_dirty)) continue;
+    onnxc_kernel_call_begin();
+    int rc = m->desc->copy_to_host(NULL, b);
+    const char *msg = onnxc_kernel_call_end();
+    if (rc != 0) {
+      return onnxc_fail(ONNXC_ERR_KERNEL_FAILED, "copying output '%s' to the host failed: Halide error %d (%s)%s%s",
+                        m->desc->tensors[m->outputs[o].tensor].name, rc, onnxc_halide_error_name(rc), *msg ? ": " : "", msg);
+    }
+  }
+  return ONNXC_OK;
+}
+
+static onnxc_status run_steps(onnxc_session *s, const onnxc_plan *p) {
+  const onnxc_model *m = s->model;
+  const onnxc_model_desc *d = m->desc;
+  for (uint32_t k = 0; k < d->n_steps; k++) {
+    if (p->skip[k]) continue;
+    const onnxc_step *step = &d->steps[k];
+    const onnxc_kernel_desc *kernel = &d->kernels[step->kernel];
+    if (d->uses_cuda) views_in(s, step);
+    onnxc_kernel_call_begin();
+    int rc = kernel->fn(&s->args[m->arg_offset[k]]);
+    const char *msg = onnxc_kernel_call_end();
+    if (d->uses_cuda) views_out(s, step, p);
+    if (rc != 0) {
+      return onnxc_fail(ONNXC_ERR_KERNEL_FAILED, "step %u (kernel '%s') failed: Halide error %d (%s)%s%s", k, kernel->name,
+                        rc, onnxc_halide_error_name(rc), *msg ? ": " : "", msg);
+    }
+  }
+  return ONNXC_OK;
+}
+
+onnxc_status onnxc_execute(onnxc_session *s, const onnxc_plan *p) {
+  const onnxc_model *m = s->model;
+  const onnxc_model_desc *d = m->desc;
+  if (d->uses_cuda) prepare_device_state(s, p);
+  for (uint32_t t = 0; t < d->n_tensors; t++) {
+    shape_buffer(s, p, t);
+    if (!d->uses_cuda) s->buffers[t].flags = 0;
+  }
+  point_buffers(s, p);
+  memcpy(s->scalars, p->scalars, (size_t)m->arg_offset[d->n_steps] * sizeof *s->scalars);
+  if (d->set_num_threads) d->set_num_threads(s->options.num_threads);
+  onnxc_status st = run_steps(s, p);
+  if (d->uses_cuda) {
+    for (uint32_t t = 0; t < d->n_tensors; t++) {
+      if (m->root[t] == (int32_t)t && s->buffers[t].device) s->device_bytes[t] = p->bytes[t];
+    }
+    if (st == ONNXC_OK) st = copy_outputs_to_host(s);
+  }
+  return st;
+}
+
+void onnxc_release_device_buffers(onnxc_session *s) {
+  const onnxc_model *m = s->model;
+  if (!m->desc->uses_cuda) return;
+  for (uint32_t t = 0; t < m->desc->n_tensors; t++) {
+    if (m->root[t] != (int32_t)t) s->buffers[t].device = 0; /* a view never owns its handle */
+  }
+  for (uint32_t t = 0; t < m->desc->n_tensors; t++) {
+    if (m->root[t] == (int32_t)t) free_device(s, t);
+  }
+}

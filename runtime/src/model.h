@@ -1,0 +1,53 @@
+/* The loaded model: the descriptor plus what the runtime derives from it once (view roots, liveness,
+ * rendered shape expressions, input/output info). Immutable after creation, shared by sessions. */
+#ifndef ONNXC_RUNTIME_MODEL_H
+#define ONNXC_RUNTIME_MODEL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "lifetimes.h"
+#include "onnxc/runtime.h"
+#include "shape_expr.h"
+
+/* Deepest tensor the runtime accepts (Halide has no fixed limit; ONNX models stay far below). */
+#define ONNXC_MAX_RANK 32
+
+typedef struct onnxc_io_info {
+  int32_t tensor;
+  int64_t *dims;          /* rank: fixed size or -1 */
+  const char **dim_names; /* rank: NULL for fixed dims, else expr_text of the dim (borrowed) */
+} onnxc_io_info;
+
+struct onnxc_model {
+  atomic_int refs;
+  const onnxc_model_desc *desc;
+  void *library;              /* dlopen() handle, NULL for onnxc_model_from_desc */
+  onnxc_expr_table exprs;
+  char **expr_text;           /* n_exprs: each expression rendered for messages and dim_names */
+  int32_t *root;              /* n_tensors: the tensor whose bytes this one uses (itself unless a view) */
+  int32_t *first_use;         /* n_tensors: first step touching an arena root or a view of it; -1 */
+  int32_t *last_use;          /* n_tensors: last such step; n_steps for graph outputs; -1 */
+  uint32_t *dim_offset;       /* n_tensors + 1: prefix sums of ranks (flat per-tensor dim arrays) */
+  uint32_t *arg_offset;       /* n_steps + 1: prefix sums of n_args (flat per-step argument arrays) */
+  onnxc_io_info *inputs;      /* n_inputs */
+  onnxc_io_info *outputs;     /* n_outputs */
+  bool large_buffers;         /* kernels built with Halide's large_buffers: no 2 GiB buffer limit */
+};
+
+/* Arena tensors are the ones the memory plan places: intermediates and outputs that are not views. */
+static inline bool onnxc_is_arena_kind(int32_t kind) {
+  return kind == ONNXC_TENSOR_INTERMEDIATE || kind == ONNXC_TENSOR_OUTPUT;
+}
+
+/* "tensor 3 ('h')" style label for messages. */
+#define ONNXC_TENSOR_FMT "tensor %d ('%s')"
+
+/* Checks every field of a descriptor that the runtime later trusts (counts, ids, expressions, view
+ * chains, weight ranges, dtypes, symbol bindings). On failure sets the last error and returns
+ * ONNXC_ERR_LOAD_FAILED or ONNXC_ERR_UNSUPPORTED. */
+onnxc_status onnxc_validate_desc(const onnxc_model_desc *desc);
+
+void onnxc_model_retain(onnxc_model *model);
+
+#endif

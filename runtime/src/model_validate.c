@@ -1,0 +1,212 @@
+/* Descriptor validation: everything the session later indexes or dereferences is checked here once, so
+ * a corrupt or mismatched library is an error message, not a crash. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "error.h"
+#include "model.h"
+
+#define FAIL(...) return onnxc_fail(ONNXC_ERR_LOAD_FAILED, __VA_ARGS__)
+
+static const char *tname(const onnxc_model_desc *d, int32_t t) {
+  return d->tensors[t].name ? d->tensors[t].name : "?";
+}
+
+static onnxc_status check_exprs(const onnxc_model_desc *d, const char *m, onnxc_expr_table *table) {
+  if (d->n_exprs > 0 && (!d->expr_start || !d->expr_code)) FAIL("model '%s': expr_start or expr_code is NULL", m);
+  if (d->n_exprs == 0) return ONNXC_OK;
+  if (d->expr_start[0] != 0) FAIL("model '%s': expr_start[0] is %u, not 0", m, d->expr_start[0]);
+  for (uint32_t i = 0; i < d->n_exprs; i++) {
+    if (d->expr_start[i + 1] < d->expr_start[i]) FAIL("model '%s': expr_start is not increasing at %u", m, i + 1);
+  }
+  *table = (onnxc_expr_table){d->n_exprs, d->expr_start, d->expr_code, d->n_symbols};
+  char why[160];
+  for (uint32_t i = 0; i < d->n_exprs; i++) {
+    if (!onnxc_expr_check(table, i, why, sizeof why)) FAIL("model '%s': shape expression %u %s", m, i, why);
+  }
+  return ONNXC_OK;
+}
+
+static onnxc_status check_expr_id(const onnxc_model_desc *d, const char *m, int32_t t, int32_t axis) {
+  int32_t e = d->tensors[t].dims[axis];
+  if (e < 0 || (uint32_t)e >= d->n_exprs) {
+    FAIL("model '%s': " ONNXC_TENSOR_FMT " dim %d is expression %d, out of range (%u expressions)", m, t,
+         tname(d, t), axis, e, d->n_exprs);
+  }
+  return ONNXC_OK;
+}
+
+static onnxc_status check_weight(const onnxc_model_desc *d, const onnxc_expr_table *table, const char *m, int32_t t) {
+  const onnxc_tensor_desc *td = &d->tensors[t];
+  if (!d->weights) FAIL("model '%s': " ONNXC_TENSOR_FMT " is a weight but the model has no weights blob", m, t, tname(d, t));
+  if (td->weight_offset > d->weights_size || td->weight_bytes > d->weights_size - td->weight_offset) {
+    FAIL("model '%s': " ONNXC_TENSOR_FMT " weight bytes [%llu, +%llu) lie outside the %llu-byte weights blob", m, t,
+         tname(d, t), (unsigned long long)td->weight_offset, (unsigned long long)td->weight_bytes,
+         (unsigned long long)d->weights_size);
+  }
+  uint64_t elements = 1;
+  for (int32_t a = 0; a < td->rank; a++) {
+    int64_t v;
+    if (!onnxc_expr_is_const(table, (uint32_t)td->dims[a], &v) || v < 0) {
+      FAIL("model '%s': weight " ONNXC_TENSOR_FMT " dim %d is not a non-negative constant", m, t, tname(d, t), a);
+    }
+    if (__builtin_mul_overflow(elements, (uint64_t)v, &elements)) FAIL("model '%s': weight " ONNXC_TENSOR_FMT " is too large", m, t, tname(d, t));
+  }
+  uint64_t bytes;
+  if (__builtin_mul_overflow(elements, onnxc_dtype_size(td->dtype), &bytes) || bytes != td->weight_bytes) {
+    FAIL("model '%s': weight " ONNXC_TENSOR_FMT " has %llu elements of %s but weight_bytes is %llu", m, t, tname(d, t),
+         (unsigned long long)elements, onnxc_dtype_name(td->dtype), (unsigned long long)td->weight_bytes);
+  }
+  return ONNXC_OK;
+}
+
+static onnxc_status check_tensor(const onnxc_model_desc *d, const onnxc_expr_table *table, const char *m, int32_t t) {
+  const onnxc_tensor_desc *td = &d->tensors[t];
+  if (!td->name) FAIL("model '%s': tensor %d has no name", m, t);
+  if (!onnxc_dtype_lookup(td->dtype)) {
+    return onnxc_fail(ONNXC_ERR_UNSUPPORTED, "model '%s': " ONNXC_TENSOR_FMT " has dtype %d, which this runtime does not support",
+                      m, t, td->name, td->dtype);
+  }
+  if (td->kind < ONNXC_TENSOR_INPUT || td->kind > ONNXC_TENSOR_VIEW) FAIL("model '%s': " ONNXC_TENSOR_FMT " has unknown kind %d", m, t, td->name, td->kind);
+  if (td->rank < 0 || td->rank > ONNXC_MAX_RANK) FAIL("model '%s': " ONNXC_TENSOR_FMT " has rank %d (0..%d supported)", m, t, td->name, td->rank, ONNXC_MAX_RANK);
+  if (td->rank > 0 && !td->dims) FAIL("model '%s': " ONNXC_TENSOR_FMT " has rank %d but dims is NULL", m, t, td->name, td->rank);
+  for (int32_t a = 0; a < td->rank; a++) {
+    onnxc_status s = check_expr_id(d, m, t, a);
+    if (s != ONNXC_OK) return s;
+  }
+  bool is_view = td->kind == ONNXC_TENSOR_VIEW;
+  if (is_view && (td->view_of < 0 || (uint32_t)td->view_of >= d->n_tensors || td->view_of == t)) {
+    FAIL("model '%s': view " ONNXC_TENSOR_FMT " has view_of %d, not another tensor", m, t, td->name, td->view_of);
+  }
+  if (!is_view && td->view_of != -1) FAIL("model '%s': " ONNXC_TENSOR_FMT " is not a view but has view_of %d (expected -1)", m, t, td->name, td->view_of);
+  return td->kind == ONNXC_TENSOR_WEIGHT ? check_weight(d, table, m, t) : ONNXC_OK;
+}
+
+static onnxc_status check_view_chains(const onnxc_model_desc *d, const char *m) {
+  for (uint32_t t = 0; t < d->n_tensors; t++) {
+    int32_t r = (int32_t)t;
+    for (uint32_t hops = 0; d->tensors[r].kind == ONNXC_TENSOR_VIEW; hops++) {
+      if (hops > d->n_tensors) FAIL("model '%s': view " ONNXC_TENSOR_FMT " is part of a cycle of views", m, (int32_t)t, d->tensors[t].name);
+      r = d->tensors[r].view_of;
+    }
+  }
+  return ONNXC_OK;
+}
+
+static onnxc_status check_io(const onnxc_model_desc *d, const char *m, const char *what, uint32_t n,
+                             const int32_t *ids) {
+  if (n > 0 && !ids) FAIL("model '%s': %u %ss but the %s list is NULL", m, n, what, what);
+  for (uint32_t i = 0; i < n; i++) {
+    if (ids[i] < 0 || (uint32_t)ids[i] >= d->n_tensors) FAIL("model '%s': %s %u is tensor %d, out of range (%u tensors)", m, what, i, ids[i], d->n_tensors);
+  }
+  return ONNXC_OK;
+}
+
+/* Every INPUT tensor is listed exactly once in inputs[] and nothing else is. */
+static onnxc_status check_inputs_listed(const onnxc_model_desc *d, const char *m) {
+  for (uint32_t i = 0; i < d->n_inputs; i++) {
+    int32_t t = d->inputs[i];
+    if (d->tensors[t].kind != ONNXC_TENSOR_INPUT) FAIL("model '%s': input %u is " ONNXC_TENSOR_FMT ", whose kind is %d, not INPUT", m, i, t, d->tensors[t].name, d->tensors[t].kind);
+    for (uint32_t j = 0; j < i; j++) {
+      if (d->inputs[j] == t) FAIL("model '%s': " ONNXC_TENSOR_FMT " is listed as input %u and %u", m, t, d->tensors[t].name, j, i);
+    }
+  }
+  for (uint32_t t = 0; t < d->n_tensors; t++) {
+    if (d->tensors[t].kind != ONNXC_TENSOR_INPUT) continue;
+    bool listed = false;
+    for (uint32_t i = 0; i < d->n_inputs && !listed; i++) listed = d->inputs[i] == (int32_t)t;
+    if (!listed) FAIL("model '%s': " ONNXC_TENSOR_FMT " is an INPUT but not in the inputs list", m, (int32_t)t, d->tensors[t].name);
+  }
+  return ONNXC_OK;
+}
+
+static onnxc_status check_steps(const onnxc_model_desc *d, const char *m) {
+  if (d->n_kernels > 0 && !d->kernels) FAIL("model '%s': %u kernels but the kernel table is NULL", m, d->n_kernels);
+  for (uint32_t k = 0; k < d->n_kernels; k++) {
+    if (!d->kernels[k].name || !d->kernels[k].fn) FAIL("model '%s': kernel %u has no name or no function", m, k);
+  }
+  if (d->n_steps > 0 && !d->steps) FAIL("model '%s': %u steps but the step list is NULL", m, d->n_steps);
+  for (uint32_t k = 0; k < d->n_steps; k++) {
+    const onnxc_step *s = &d->steps[k];
+    if (s->kernel < 0 || (uint32_t)s->kernel >= d->n_kernels) FAIL("model '%s': step %u calls kernel %d, out of range (%u kernels)", m, k, s->kernel, d->n_kernels);
+    if (s->n_args < 0 || (s->n_args > 0 && !s->args)) FAIL("model '%s': step %u has %d args and args %s", m, k, s->n_args, s->args ? "set" : "NULL");
+    for (int32_t i = 0; i < s->n_args; i++) {
+      int64_t a = s->args[i];
+      if (a >= (int64_t)d->n_tensors) FAIL("model '%s': step %u arg %d is tensor %lld, out of range (%u tensors)", m, k, i, (long long)a, d->n_tensors);
+      if (a < 0 && -a - 1 >= (int64_t)d->n_exprs) FAIL("model '%s': step %u arg %d is scalar expression %lld, out of range (%u expressions)", m, k, i, (long long)(-a - 1), d->n_exprs);
+    }
+  }
+  return ONNXC_OK;
+}
+
+static void mark_symbols(const onnxc_expr_table *table, uint32_t e, bool *used) {
+  for (uint32_t pc = table->start[e]; pc < table->start[e + 1]; pc++) {
+    int64_t op = table->code[pc];
+    if (op == ONNXC_EXPR_SYM) used[table->code[pc + 1]] = true;
+    if (op == ONNXC_EXPR_SYM || op == ONNXC_EXPR_CONST) pc++;
+  }
+}
+
+/* Symbols get their values from input dims that are exactly that symbol; a symbol used anywhere else
+ * with no such input dim could never be known. */
+static onnxc_status check_symbols_bound(const onnxc_model_desc *d, const onnxc_expr_table *table, const char *m) {
+  if (d->n_symbols == 0) return ONNXC_OK;
+  bool *used = calloc(d->n_symbols, sizeof *used), *bound = calloc(d->n_symbols, sizeof *bound);
+  if (!used || !bound) {
+    free(used);
+    free(bound);
+    return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "model '%s': out of memory while validating", m);
+  }
+  for (uint32_t t = 0; t < d->n_tensors; t++) {
+    for (int32_t a = 0; a < d->tensors[t].rank; a++) mark_symbols(table, (uint32_t)d->tensors[t].dims[a], used);
+  }
+  for (uint32_t k = 0; k < d->n_steps; k++) {
+    for (int32_t i = 0; i < d->steps[k].n_args; i++) {
+      if (d->steps[k].args[i] < 0) mark_symbols(table, (uint32_t)(-(int64_t)d->steps[k].args[i] - 1), used);
+    }
+  }
+  for (uint32_t i = 0; i < d->n_inputs; i++) {
+    const onnxc_tensor_desc *td = &d->tensors[d->inputs[i]];
+    uint32_t s;
+    for (int32_t a = 0; a < td->rank; a++) {
+      if (onnxc_expr_is_symbol(table, (uint32_t)td->dims[a], &s)) bound[s] = true;
+    }
+  }
+  int32_t missing = -1;
+  for (uint32_t s = 0; s < d->n_symbols && missing < 0; s++) {
+    if (used[s] && !bound[s]) missing = (int32_t)s;
+  }
+  free(used);
+  free(bound);
+  if (missing >= 0) FAIL("model '%s': symbol '%s' is used but no input has a dim that is exactly it, so it cannot be bound", m, d->symbols[missing]);
+  return ONNXC_OK;
+}
+
+onnxc_status onnxc_validate_desc(const onnxc_model_desc *d) {
+  if (d->abi_version != ONNXC_ABI_VERSION) {
+    return onnxc_fail(ONNXC_ERR_UNSUPPORTED, "model library has ABI version %u but this runtime reads version %d: recompile the model with a matching onnxc",
+                      d->abi_version, ONNXC_ABI_VERSION);
+  }
+  if (!d->name) FAIL("model descriptor has no name");
+  const char *m = d->name;
+  if (d->n_symbols > 0 && !d->symbols) FAIL("model '%s': %u symbols but the symbol list is NULL", m, d->n_symbols);
+  for (uint32_t s = 0; s < d->n_symbols; s++) {
+    if (!d->symbols[s]) FAIL("model '%s': symbol %u has no name", m, s);
+  }
+  onnxc_expr_table table = {0, NULL, NULL, d->n_symbols};
+  onnxc_status st = check_exprs(d, m, &table);
+  if (st == ONNXC_OK && d->n_tensors > 0 && !d->tensors) st = onnxc_fail(ONNXC_ERR_LOAD_FAILED, "model '%s': %u tensors but the tensor table is NULL", m, d->n_tensors);
+  if (st == ONNXC_OK && d->n_tensors > (uint32_t)INT32_MAX) st = onnxc_fail(ONNXC_ERR_LOAD_FAILED, "model '%s': %u tensors is too many", m, d->n_tensors);
+  for (uint32_t t = 0; t < d->n_tensors && st == ONNXC_OK; t++) st = check_tensor(d, &table, m, (int32_t)t);
+  if (st == ONNXC_OK) st = check_view_chains(d, m);
+  if (st == ONNXC_OK) st = check_io(d, m, "input", d->n_inputs, d->inputs);
+  if (st == ONNXC_OK) st = check_io(d, m, "output", d->n_outputs, d->outputs);
+  if (st == ONNXC_OK) st = check_inputs_listed(d, m);
+  if (st == ONNXC_OK) st = check_steps(d, m);
+  if (st == ONNXC_OK) st = check_symbols_bound(d, &table, m);
+  if (st == ONNXC_OK && d->uses_cuda && (!d->copy_to_host || !d->device_free)) {
+    st = onnxc_fail(ONNXC_ERR_LOAD_FAILED, "model '%s' uses CUDA but copy_to_host or device_free is NULL", m);
+  }
+  return st;
+}

@@ -1,0 +1,184 @@
+/* Shape plans: for one set of symbol values, every tensor's dims and bytes, the scalar arguments, which
+ * steps have nothing to compute, and the arena offsets. Built on first sight of the values and cached. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "memory_plan.h"
+#include "session.h"
+
+void onnxc_free_plan(onnxc_plan *plan) {
+  if (!plan) return;
+  free(plan->symbols);
+  free(plan->dims);
+  free(plan->bytes);
+  free(plan->offset);
+  free(plan->scalars);
+  free(plan->skip);
+  free(plan);
+}
+
+/* " (batch=2, seq=7)" for messages; "" for a model without symbols. */
+static const char *symbol_values(const onnxc_session *s, char *buf, size_t cap) {
+  const onnxc_model_desc *d = s->model->desc;
+  size_t len = 0;
+  buf[0] = '\0';
+  for (uint32_t y = 0; y < d->n_symbols; y++) {
+    onnxc_appendf(buf, cap, &len, "%s%s=%lld", y ? ", " : " (with ", d->symbols[y], (long long)s->symbols[y]);
+  }
+  if (d->n_symbols) onnxc_appendf(buf, cap, &len, ")");
+  return buf;
+}
+
+/* Halide's dimension fields are int32: every extent and every dense stride must fit, and without the
+ * large_buffers target feature so must the element count. */
+static bool fits_halide(const int64_t *dims, int32_t rank, bool large_buffers, uint64_t *elements) {
+  uint64_t stride = 1;
+  for (int32_t a = rank - 1; a >= 0; a--) {
+    if (stride > INT32_MAX || dims[a] > INT32_MAX) return false;
+    stride *= (uint64_t)dims[a]; /* cannot overflow: both factors are below 2^31 */
+  }
+  *elements = stride;
+  return stride <= (large_buffers ? (uint64_t)INT64_MAX : (uint64_t)INT32_MAX);
+}
+
+static onnxc_status eval_dims(onnxc_session *s, onnxc_plan *p) {
+  const onnxc_model *m = s->model;
+  const onnxc_model_desc *d = m->desc;
+  char with[256];
+  for (uint32_t t = 0; t < d->n_tensors; t++) {
+    const onnxc_tensor_desc *td = &d->tensors[t];
+    int64_t *dims = &p->dims[m->dim_offset[t]];
+    for (int32_t a = 0; a < td->rank; a++) {
+      uint32_t e = (uint32_t)td->dims[a];
+      onnxc_expr_result r = onnxc_expr_eval(&m->exprs, e, s->symbols, &dims[a]);
+      if (r != ONNXC_EXPR_RESULT_OK || dims[a] < 0) {
+        return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, ONNXC_TENSOR_FMT " dim %d = %s%s: %s", (int32_t)t, td->name, a,
+                          m->expr_text[e], symbol_values(s, with, sizeof with),
+                          r != ONNXC_EXPR_RESULT_OK ? onnxc_expr_result_string(r) : "is negative");
+      }
+    }
+    uint64_t elements = 0;
+    if (!fits_halide(dims, td->rank, m->large_buffers, &elements) ||
+        __builtin_mul_overflow(elements, onnxc_dtype_size(td->dtype), &p->bytes[t])) {
+      return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH,
+                        ONNXC_TENSOR_FMT " is too large%s: Halide buffers need extents and strides below 2^31%s",
+                        (int32_t)t, td->name, symbol_values(s, with, sizeof with),
+                        m->large_buffers ? "" : " and, without the large_buffers target feature, fewer than 2^31 elements");
+    }
+  }
+  return ONNXC_OK;
+}
+
+static onnxc_status check_views(const onnxc_session *s, const onnxc_plan *p) {
+  const onnxc_model_desc *d = s->model->desc;
+  for (uint32_t t = 0; t < d->n_tensors; t++) {
+    int32_t r = s->model->root[t];
+    if (p->bytes[t] > p->bytes[r]) {
+      return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, "view " ONNXC_TENSOR_FMT " needs %llu bytes but its base " ONNXC_TENSOR_FMT " has %llu",
+                        (int32_t)t, d->tensors[t].name, (unsigned long long)p->bytes[t], r, d->tensors[r].name,
+                        (unsigned long long)p->bytes[r]);
+    }
+  }
+  return ONNXC_OK;
+}
+
+/* Scalar arguments, and steps to skip: a step whose every written tensor is empty has nothing to do (a
+ * step writes the arena tensors it is the first to touch). */
+static onnxc_status eval_steps(onnxc_session *s, onnxc_plan *p) {
+  const onnxc_model *m = s->model;
+  const onnxc_model_desc *d = m->desc;
+  char with[256];
+  for (uint32_t k = 0; k < d->n_steps; k++) {
+    const onnxc_step *step = &d->steps[k];
+    int written = 0, empty = 0;
+    for (int32_t i = 0; i < step->n_args; i++) {
+      int32_t arg = step->args[i];
+      if (arg >= 0) {
+        int32_t r = m->root[arg];
+        if (onnxc_is_arena_kind(d->tensors[r].kind) && m->first_use[r] == (int32_t)k) {
+          written++;
+          empty += p->bytes[arg] == 0;
+        }
+        continue;
+      }
+      uint32_t e = (uint32_t)(-(int64_t)arg - 1);
+      onnxc_expr_result r = onnxc_expr_eval(&m->exprs, e, s->symbols, &p->scalars[m->arg_offset[k] + (uint32_t)i]);
+      if (r != ONNXC_EXPR_RESULT_OK) {
+        return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, "step %u (kernel '%s') scalar arg %d = %s%s: %s", k,
+                          d->kernels[step->kernel].name, i, m->expr_text[e], symbol_values(s, with, sizeof with),
+                          onnxc_expr_result_string(r));
+      }
+    }
+    p->skip[k] = written > 0 && written == empty;
+  }
+  return ONNXC_OK;
+}
+
+static onnxc_status place(onnxc_session *s, onnxc_plan *p) {
+  const onnxc_model *m = s->model;
+  uint32_t n = m->desc->n_tensors;
+  onnxc_buffer_request *req = calloc(n ? n : 1, sizeof *req);
+  if (!req) return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "out of memory planning the arena");
+  for (uint32_t t = 0; t < n; t++) {
+    bool arena = m->root[t] == (int32_t)t && onnxc_is_arena_kind(m->desc->tensors[t].kind);
+    req[t] = (onnxc_buffer_request){arena ? p->bytes[t] : 0, arena ? m->first_use[t] : -1, arena ? m->last_use[t] : -1};
+  }
+  onnxc_status st = onnxc_plan_memory(req, n, ONNXC_ARENA_ALIGNMENT, p->offset, &p->arena_bytes);
+  free(req);
+  if (st == ONNXC_ERR_OUT_OF_MEMORY) return onnxc_fail(st, "out of memory planning the arena");
+  if (st != ONNXC_OK) return onnxc_fail(st, "the arena for model '%s' is too large to address", m->desc->name);
+  return ONNXC_OK;
+}
+
+static onnxc_status build(onnxc_session *s, onnxc_plan **out) {
+  const onnxc_model *m = s->model;
+  const onnxc_model_desc *d = m->desc;
+  onnxc_plan *p = calloc(1, sizeof *p);
+  if (!p) return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "out of memory building a plan");
+  p->symbols = malloc(((size_t)d->n_symbols + 1) * sizeof *p->symbols);
+  p->dims = malloc(((size_t)m->dim_offset[d->n_tensors] + 1) * sizeof *p->dims);
+  p->bytes = malloc(((size_t)d->n_tensors + 1) * sizeof *p->bytes);
+  p->offset = malloc(((size_t)d->n_tensors + 1) * sizeof *p->offset);
+  p->scalars = calloc((size_t)m->arg_offset[d->n_steps] + 1, sizeof *p->scalars);
+  p->skip = malloc((size_t)d->n_steps + 1);
+  onnxc_status st = ONNXC_OK;
+  if (!p->symbols || !p->dims || !p->bytes || !p->offset || !p->scalars || !p->skip) {
+    st = onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "out of memory building a plan");
+  }
+  if (st == ONNXC_OK) {
+    memcpy(p->symbols, s->symbols, (size_t)d->n_symbols * sizeof *p->symbols);
+    st = eval_dims(s, p);
+  }
+  if (st == ONNXC_OK) st = check_views(s, p);
+  if (st == ONNXC_OK) st = eval_steps(s, p);
+  if (st == ONNXC_OK) st = place(s, p);
+  if (st != ONNXC_OK) {
+    onnxc_free_plan(p);
+    return st;
+  }
+  *out = p;
+  return ONNXC_OK;
+}
+
+onnxc_status onnxc_get_plan(onnxc_session *s, const onnxc_plan **out) {
+  size_t key_bytes = (size_t)s->model->desc->n_symbols * sizeof *s->symbols;
+  uint32_t slots = s->options.max_cached_plans, victim = 0;
+  for (uint32_t i = 0; i < slots; i++) {
+    onnxc_plan *p = s->plans[i];
+    if (p && memcmp(p->symbols, s->symbols, key_bytes) == 0) {
+      p->last_used = ++s->clock;
+      *out = p;
+      return ONNXC_OK;
+    }
+    if (!p || (s->plans[victim] && p->last_used < s->plans[victim]->last_used)) victim = i;
+  }
+  onnxc_plan *p = NULL;
+  onnxc_status st = build(s, &p);
+  if (st != ONNXC_OK) return st;
+  onnxc_free_plan(s->plans[victim]);
+  p->last_used = ++s->clock;
+  s->plans[victim] = p;
+  *out = p;
+  return ONNXC_OK;
+}

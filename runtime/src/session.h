@@ -1,0 +1,70 @@
+/* The session's state, shared by the files that implement it: input binding (bind.c), shape plans
+ * (plan.c), execution (execute.c) and the public create/free/output calls (session.c). */
+#ifndef ONNXC_RUNTIME_SESSION_H
+#define ONNXC_RUNTIME_SESSION_H
+
+#include <HalideRuntime.h>
+#include <stdbool.h>
+
+#include "error.h"
+#include "model.h"
+
+/* Arena offsets, tensor bytes and the arena base are multiples of this (a cache line; AVX-512 vector). */
+#define ONNXC_ARENA_ALIGNMENT 64
+
+/* Everything that depends on the input shapes, i.e. on the symbol values: built once per distinct set of
+ * values and cached. */
+typedef struct onnxc_plan {
+  int64_t *symbols;    /* n_symbols: the key */
+  int64_t *dims;       /* model->dim_offset[n_tensors]: every tensor's evaluated dims */
+  uint64_t *bytes;     /* n_tensors: dense size */
+  uint64_t *offset;    /* n_tensors: arena offset (arena roots only) */
+  int64_t *scalars;    /* model->arg_offset[n_steps]: the value of each scalar argument slot */
+  uint8_t *skip;       /* n_steps: every tensor the step writes is empty */
+  uint64_t arena_bytes;
+  uint64_t last_used;  /* session clock, for least-recently-used eviction */
+} onnxc_plan;
+
+struct onnxc_session {
+  onnxc_model *model;
+  onnxc_session_options options;
+  char error[ONNXC_ERROR_CAPACITY];
+
+  /* Inputs bound since the last run (borrowed data, copied dims). */
+  bool *bound;             /* n_inputs */
+  void **input_data;       /* n_inputs */
+  int64_t *input_dims;     /* model->dim_offset[n_tensors], at each input tensor's offset */
+  int64_t *symbols;        /* n_symbols: values bound so far */
+  int32_t *symbol_input;   /* n_symbols: the input that bound it, -1 if none yet */
+  int32_t *symbol_axis;    /* n_symbols: and its axis */
+
+  /* Kernel arguments: one halide_buffer_t per tensor, one int64 per scalar slot; args point at them. */
+  halide_buffer_t *buffers;  /* n_tensors */
+  halide_dimension_t *dims;  /* model->dim_offset[n_tensors] */
+  int64_t *scalars;          /* model->arg_offset[n_steps] */
+  void **args;               /* model->arg_offset[n_steps] */
+  uint64_t *device_bytes;    /* n_tensors (CUDA): size of the device allocation a root holds, 0 if none */
+
+  onnxc_plan **plans;        /* options.max_cached_plans slots */
+  uint64_t clock;
+  const onnxc_plan *outputs; /* plan of the last successful run; NULL when outputs are not readable */
+
+  uint8_t *arena;            /* ONNXC_ARENA_ALIGNMENT-aligned, never NULL after creation */
+  uint64_t arena_bytes;
+};
+
+/* bind.c: clears every binding (after a run). */
+void onnxc_unbind_inputs(onnxc_session *s);
+/* bind.c: all inputs set, and input dims that are expressions of symbols agree with them. */
+onnxc_status onnxc_check_bound_inputs(onnxc_session *s);
+
+/* plan.c: the plan for the currently bound symbol values, from the cache or built now. */
+onnxc_status onnxc_get_plan(onnxc_session *s, const onnxc_plan **out);
+void onnxc_free_plan(onnxc_plan *plan);
+
+/* execute.c: runs the steps of `plan` with the bound inputs. */
+onnxc_status onnxc_execute(onnxc_session *s, const onnxc_plan *plan);
+/* execute.c: releases device allocations (CUDA libraries). */
+void onnxc_release_device_buffers(onnxc_session *s);
+
+#endif

@@ -1,0 +1,165 @@
+// The CUDA path without a GPU: fake kernels and fake copy_to_host/device_free hooks keep "device memory"
+// in a map, so the test sees what the runtime does with device handles and dirty bits. Checked: inputs are
+// uploaded every run, a view reads its base's device allocation, outputs (also through a view) are copied
+// back to the host, allocations are reused while sizes stay and freed when they change or the session ends.
+#include <gtest/gtest.h>
+
+#include <HalideRuntime.h>
+
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "onnxc/runtime.h"
+
+namespace {
+
+struct FakeDevice {
+  std::map<uint64_t, std::vector<uint8_t>> memory;
+  uint64_t next = 1;
+  int mallocs = 0, frees = 0, uploads = 0, downloads = 0;
+  bool bad_input = false;
+} dev;
+
+const int fake_interface_storage = 0;
+const halide_device_interface_t *fake_interface() {
+  return reinterpret_cast<const halide_device_interface_t *>(&fake_interface_storage);
+}
+
+size_t bytes(const halide_buffer_t *b) { return static_cast<size_t>(b->dim[0].extent) * 4; }
+
+void ensure_device(halide_buffer_t *b) {
+  if (b->device) return;
+  b->device = dev.next++;
+  b->device_interface = fake_interface();
+  dev.memory[b->device].resize(bytes(b));
+  dev.mallocs++;
+}
+
+// out = 2 * in, "on the device", as a Halide GPU pipeline would: upload a host-dirty input, write the
+// output's device allocation and mark it device-dirty.
+int fake_double(void **args) {
+  auto *in = static_cast<halide_buffer_t *>(args[0]);
+  auto *out = static_cast<halide_buffer_t *>(args[1]);
+  if (!in->device && !(in->flags & halide_buffer_flag_host_dirty)) dev.bad_input = true;
+  ensure_device(in);
+  if (in->flags & halide_buffer_flag_host_dirty) {
+    std::memcpy(dev.memory[in->device].data(), in->host, bytes(in));
+    in->flags &= ~uint64_t(halide_buffer_flag_host_dirty);
+    dev.uploads++;
+  }
+  ensure_device(out);
+  const float *src = reinterpret_cast<const float *>(dev.memory[in->device].data());
+  float *dst = reinterpret_cast<float *>(dev.memory[out->device].data());
+  for (int i = 0; i < in->dim[0].extent; i++) dst[i] = 2 * src[i];
+  out->flags = halide_buffer_flag_device_dirty;
+  return 0;
+}
+
+int fake_copy_to_host(void *, void *buffer) {
+  auto *b = static_cast<halide_buffer_t *>(buffer);
+  std::memcpy(b->host, dev.memory.at(b->device).data(), bytes(b));
+  b->flags &= ~uint64_t(halide_buffer_flag_device_dirty);
+  dev.downloads++;
+  return 0;
+}
+
+int fake_device_free(void *, void *buffer) {
+  auto *b = static_cast<halide_buffer_t *>(buffer);
+  dev.memory.erase(b->device);
+  b->device = 0;
+  dev.frees++;
+  return 0;
+}
+
+// x [n] -> a = 2x (step 0) -> y = 2 * av (step 1, av a view of a). Outputs: y and ao (another view of a).
+enum { X, A, AV, Y, AO };
+const char *const symbols[] = {"n"};
+const uint32_t expr_start[] = {0, 2};
+const int64_t expr_code[] = {ONNXC_EXPR_SYM, 0};
+const int32_t dims_n[] = {0};
+const onnxc_tensor_desc tensors[] = {
+    {"x", 1, ONNXC_TENSOR_INPUT, 1, dims_n, -1, 0, 0},
+    {"a", 1, ONNXC_TENSOR_INTERMEDIATE, 1, dims_n, -1, 0, 0},
+    {"av", 1, ONNXC_TENSOR_VIEW, 1, dims_n, A, 0, 0},
+    {"y", 1, ONNXC_TENSOR_OUTPUT, 1, dims_n, -1, 0, 0},
+    {"ao", 1, ONNXC_TENSOR_VIEW, 1, dims_n, A, 0, 0},
+};
+const int32_t inputs[] = {X}, outputs[] = {Y, AO};
+const onnxc_kernel_desc kernels[] = {{"fake_double", fake_double}};
+const int32_t args0[] = {X, A}, args1[] = {AV, Y};
+const onnxc_step steps[] = {{0, 2, args0}, {0, 2, args1}};
+
+onnxc_model_desc cuda_desc() {
+  onnxc_model_desc d{};
+  d.abi_version = ONNXC_ABI_VERSION;
+  d.name = "fake_cuda";
+  d.target = "host-cuda";
+  d.n_symbols = 1;
+  d.symbols = symbols;
+  d.n_exprs = 1;
+  d.expr_start = expr_start;
+  d.expr_code = expr_code;
+  d.n_tensors = 5;
+  d.tensors = tensors;
+  d.n_inputs = 1;
+  d.inputs = inputs;
+  d.n_outputs = 2;
+  d.outputs = outputs;
+  d.n_kernels = 1;
+  d.kernels = kernels;
+  d.n_steps = 2;
+  d.steps = steps;
+  d.uses_cuda = 1;
+  d.copy_to_host = fake_copy_to_host;
+  d.device_free = fake_device_free;
+  return d;
+}
+
+void run(onnxc_session *s, int64_t n) {
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; i++) x[static_cast<size_t>(i)] = static_cast<float>(i) + 0.5f;
+  onnxc_tensor in{ONNXC_DTYPE_FLOAT, 1, &n, x.data()};
+  ASSERT_EQ(onnxc_session_set_input(s, 0, &in), ONNXC_OK) << onnxc_session_last_error(s);
+  ASSERT_EQ(onnxc_session_run(s), ONNXC_OK) << onnxc_session_last_error(s);
+  onnxc_tensor y, ao;
+  ASSERT_EQ(onnxc_session_get_output(s, 0, &y), ONNXC_OK);
+  ASSERT_EQ(onnxc_session_get_output(s, 1, &ao), ONNXC_OK);
+  for (int64_t i = 0; i < n; i++) {
+    EXPECT_FLOAT_EQ(static_cast<float *>(y.data)[i], 4 * x[static_cast<size_t>(i)]) << i;
+    EXPECT_FLOAT_EQ(static_cast<float *>(ao.data)[i], 2 * x[static_cast<size_t>(i)]) << i;
+  }
+}
+
+TEST(CudaBookkeeping, DeviceStateFollowsRootsAcrossRunsAndShapes) {
+  dev = FakeDevice();
+  onnxc_model_desc d = cuda_desc();
+  onnxc_model *model = nullptr;
+  ASSERT_EQ(onnxc_model_from_desc(&d, &model), ONNXC_OK) << onnxc_last_error();
+  onnxc_session *s = nullptr;
+  ASSERT_EQ(onnxc_session_create(model, nullptr, &s), ONNXC_OK);
+
+  run(s, 4);
+  EXPECT_FALSE(dev.bad_input) << "av must see a's device allocation, not an empty one";
+  EXPECT_EQ(dev.mallocs, 3) << "x, a, y: the views share a's";
+  EXPECT_EQ(dev.uploads, 1);
+  EXPECT_EQ(dev.downloads, 2) << "y, and a for the output view ao";
+
+  run(s, 4);  // same size: allocations reused, the new input uploaded
+  EXPECT_EQ(dev.mallocs, 3);
+  EXPECT_EQ(dev.frees, 0);
+  EXPECT_EQ(dev.uploads, 2);
+  EXPECT_EQ(dev.downloads, 4);
+
+  run(s, 6);  // new size: every old allocation is dropped before the kernels see the buffers
+  EXPECT_FALSE(dev.bad_input);
+  EXPECT_EQ(dev.frees, 3);
+  EXPECT_EQ(dev.mallocs, 6);
+
+  onnxc_session_free(s);
+  EXPECT_EQ(dev.frees, 6);
+  EXPECT_TRUE(dev.memory.empty()) << "no device allocation outlives the session";
+  onnxc_model_free(model);
+}
+
+}  // namespace

@@ -1,0 +1,73 @@
+// A mutable copy of a model descriptor, for tests that corrupt or vary one field of the tiny model.
+#ifndef ONNXC_TESTS_RUNTIME_DESC_BUILDER_H
+#define ONNXC_TESTS_RUNTIME_DESC_BUILDER_H
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "onnxc/model_abi.h"
+
+struct DescBuilder {
+  explicit DescBuilder(const onnxc_model_desc &src) : d(src) {
+    expr_start.assign(src.expr_start, src.expr_start + src.n_exprs + 1);
+    expr_code.assign(src.expr_code, src.expr_code + src.expr_start[src.n_exprs]);
+    tensors.assign(src.tensors, src.tensors + src.n_tensors);
+    for (auto &t : tensors) t.dims = keep(std::vector<int32_t>(t.dims, t.dims + t.rank));
+    inputs.assign(src.inputs, src.inputs + src.n_inputs);
+    outputs.assign(src.outputs, src.outputs + src.n_outputs);
+    kernels.assign(src.kernels, src.kernels + src.n_kernels);
+    steps.assign(src.steps, src.steps + src.n_steps);
+    for (auto &s : steps) s.args = keep(std::vector<int32_t>(s.args, s.args + s.n_args));
+  }
+
+  // Appends an expression; returns its id.
+  int32_t add_expr(const std::vector<int64_t> &code) {
+    expr_code.insert(expr_code.end(), code.begin(), code.end());
+    expr_start.push_back(static_cast<uint32_t>(expr_code.size()));
+    return static_cast<int32_t>(expr_start.size() - 2);
+  }
+  void set_dims(int32_t tensor, const std::vector<int32_t> &dims) {
+    tensors[tensor].rank = static_cast<int32_t>(dims.size());
+    tensors[tensor].dims = keep(dims);
+  }
+  void set_args(int32_t step, const std::vector<int32_t> &args) {
+    steps[step].n_args = static_cast<int32_t>(args.size());
+    steps[step].args = keep(args);
+  }
+
+  // The descriptor over the current vectors (valid while the builder lives and is not changed).
+  const onnxc_model_desc *get() {
+    d.n_exprs = static_cast<uint32_t>(expr_start.size() - 1);
+    d.expr_start = expr_start.data();
+    d.expr_code = expr_code.data();
+    d.n_tensors = static_cast<uint32_t>(tensors.size());
+    d.tensors = tensors.data();
+    d.n_inputs = static_cast<uint32_t>(inputs.size());
+    d.inputs = inputs.data();
+    d.n_outputs = static_cast<uint32_t>(outputs.size());
+    d.outputs = outputs.data();
+    d.n_kernels = static_cast<uint32_t>(kernels.size());
+    d.kernels = kernels.data();
+    d.n_steps = static_cast<uint32_t>(steps.size());
+    d.steps = steps.data();
+    return &d;
+  }
+
+  onnxc_model_desc d;
+  std::vector<uint32_t> expr_start;
+  std::vector<int64_t> expr_code;
+  std::vector<onnxc_tensor_desc> tensors;
+  std::vector<int32_t> inputs, outputs;
+  std::vector<onnxc_kernel_desc> kernels;
+  std::vector<onnxc_step> steps;
+
+ private:
+  const int32_t *keep(std::vector<int32_t> v) {
+    arrays.push_back(std::move(v));
+    return arrays.back().data();
+  }
+  std::deque<std::vector<int32_t>> arrays;  // deque: pointers into earlier arrays stay valid
+};
+
+#endif
