@@ -169,6 +169,47 @@ struct DimOps {
     return true;
   }
 
+  // Exact division by a monomial `b` (coefficient times symbols/atoms): every term of `a` must hold
+  // b's factors and a multiple of its coefficient, e.g. (batch*seq*64 + batch*past*64) / (batch*64).
+  static bool divide_monomial(const Dim& a, const Dim& b, Dim& q) {
+    Poly pb = poly(b);
+    if (pb.constant != 0 || pb.terms.size() != 1) return false;
+    const auto& [bf, bc] = pb.terms.begin()->second;
+    if (bc == 0) return false;
+    Poly pa = poly(a), out;
+    if (pa.constant != 0) return false;
+    for (const auto& [k, t] : pa.terms) {
+      if (t.second == 0) continue;
+      if (t.second % bc != 0) return false;
+      std::vector<Dim> rest = t.first;
+      for (const auto& f : bf) {
+        auto it = std::find(rest.begin(), rest.end(), f);
+        if (it == rest.end()) return false;
+        rest.erase(it);
+      }
+      add_term(out, t.second / bc, std::move(rest));
+    }
+    q = from_poly(out);
+    return true;
+  }
+
+  static bool nonneg(const Dim& d) {
+    const auto& ops = d.operands();
+    auto all = [&] { return std::all_of(ops.begin(), ops.end(), nonneg); };
+    switch (d.kind()) {
+      case Dim::Kind::Const: return d.value() >= 0;
+      case Dim::Kind::Sym: return true;
+      case Dim::Kind::Add:
+      case Dim::Kind::Mul:
+      case Dim::Kind::FloorDiv:
+      case Dim::Kind::CeilDiv:
+      case Dim::Kind::Min: return all();
+      case Dim::Kind::Mod: return nonneg(ops[1]);
+      case Dim::Kind::Max: return nonneg(ops[0]) || nonneg(ops[1]);
+    }
+    return false;
+  }
+
   static Dim binary(Dim::Kind k, const Dim& a, const Dim& b) {
     auto ca = a.as_const(), cb = b.as_const();
     switch (k) {
@@ -180,6 +221,7 @@ struct DimOps {
         Dim q;
         if (cb && *cb != 0 && divide_exact(a, *cb, q)) return q;
         if (a == b) return Dim(1);
+        if (!cb && divide_monomial(a, b, q)) return q;
         break;
       }
       case Dim::Kind::Mod: {
@@ -188,12 +230,17 @@ struct DimOps {
         Dim q;
         if (cb && *cb != 0 && divide_exact(a, *cb, q)) return Dim(0);
         if (a == b) return Dim(0);
+        if (!cb && divide_monomial(a, b, q)) return Dim(0);
         break;
       }
       case Dim::Kind::Min:
       case Dim::Kind::Max: {
         if (ca && cb) return Dim(k == Dim::Kind::Min ? std::min(*ca, *cb) : std::max(*ca, *cb));
         if (a == b) return a;
+        // Dims are never negative, so e.g. min(seq, seq+1) = seq and max(seq-1+1, 0) = seq.
+        bool b_ge_a = nonneg(b - a), a_ge_b = nonneg(a - b);
+        if (b_ge_a) return k == Dim::Kind::Min ? a : b;
+        if (a_ge_b) return k == Dim::Kind::Min ? b : a;
         std::vector<Dim> ops = {a, b};
         std::sort(ops.begin(), ops.end());
         return make(k, 0, "", std::move(ops));
@@ -229,6 +276,7 @@ Dim Dim::unknown() {
 
 Dim::Kind Dim::kind() const { return n_->kind; }
 bool Dim::is_unknown() const { return n_->kind == Kind::Sym && is_unknown_name(n_->name); }
+bool Dim::has_unknown() const { return n_->key.find('?') != std::string::npos; }
 std::optional<int64_t> Dim::as_const() const {
   if (n_->kind == Kind::Const) return n_->value;
   return std::nullopt;
@@ -338,6 +386,7 @@ Dim shape_numel(const Shape& s) {
 bool shape_is_static(const Shape& s) {
   return std::all_of(s.begin(), s.end(), [](const Dim& d) { return d.is_const(); });
 }
+bool known_nonnegative(const Dim& d) { return DimOps::nonneg(d); }
 std::optional<std::vector<int64_t>> shape_as_ints(const Shape& s) {
   std::vector<int64_t> r;
   for (const auto& d : s) {

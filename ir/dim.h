@@ -31,6 +31,7 @@ class Dim {
   bool is_const() const { return kind() == Kind::Const; }
   bool is_symbol() const { return kind() == Kind::Sym; }
   bool is_unknown() const;  // made by unknown()
+  bool has_unknown() const;  // is or contains a dim made by unknown()
   std::optional<int64_t> as_const() const;
   int64_t value() const;                   // Const only
   const std::string& name() const;         // Sym only
@@ -64,12 +65,22 @@ class Dim {
   std::shared_ptr<const Node> n_;
 };
 
+// Namespace-scope declarations of the friends above, so they can also be named (`&floordiv`), not
+// only found through argument-dependent lookup.
+Dim floordiv(const Dim& a, const Dim& b);
+Dim ceildiv(const Dim& a, const Dim& b);
+Dim mod(const Dim& a, const Dim& b);
+Dim min(const Dim& a, const Dim& b);
+Dim max(const Dim& a, const Dim& b);
+
 using Shape = std::vector<Dim>;
 
 std::string shape_str(const Shape& s);  // "[batch,seq,64]"
 // Product of dims (element count); 1 for a scalar.
 Dim shape_numel(const Shape& s);
 bool shape_is_static(const Shape& s);
+// True when `d` is provably >= 0, taking every symbol as a dimension (so >= 0).
+bool known_nonnegative(const Dim& d);
 std::optional<std::vector<int64_t>> shape_as_ints(const Shape& s);
 
 }  // namespace onnxc::ir
