@@ -184,6 +184,9 @@ Graph::~Graph() {
   for (auto& n : nodes_)
     for (size_t i = 0; i < n->inputs_.size(); ++i)
       if (n->inputs_[i] && n->inputs_[i]->graph_ != this) drop_use(n->inputs_[i], n.get(), static_cast<int>(i));
+  // Nodes go before values: a subgraph's destructor (run from a node's attribute) edits the use
+  // lists of values it references, some of which this graph owns.
+  nodes_.clear();
 }
 
 Value* Graph::new_value(const std::string& name) {

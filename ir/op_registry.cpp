@@ -16,7 +16,7 @@ std::vector<OpInfo> build_table() {
   OpTable t;
   for (auto add : {add_elementwise_ops, add_reduce_ops, add_matmul_ops, add_conv_ops, add_norm_ops, add_nn_ops,
                    add_rnn_ops, add_shape_ops, add_slice_ops, add_index_ops, add_control_ops, add_sequence_ops,
-                   add_quantize_ops, add_signal_ops, add_misc_ops})
+                   add_quantize_ops, add_signal_ops, add_misc_ops, add_onnxc_ops})
     add(t);
   return std::move(t).entries();
 }

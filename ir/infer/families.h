@@ -22,5 +22,6 @@ void add_sequence_ops(OpTable& t);     // Sequence*, Optional*, SplitToSequence,
 void add_quantize_ops(OpTable& t);     // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
 void add_signal_ops(OpTable& t);       // DFT, STFT, windows, MelWeightMatrix
 void add_misc_ops(OpTable& t);         // random, text, training ops
+void add_onnxc_ops(OpTable& t);        // onnxc.* ops the passes create (SymbolicShape)
 
 }  // namespace onnxc::ir

@@ -1,0 +1,151 @@
+// Evaluator: the dense ops a transformer block is made of (MatMul, Gemm, Softmax,
+// LayerNormalization), in double precision. They let constant folding fold weight-only products and
+// let tests run whole models as a reference. Each declines (nullopt) above ~128M multiply-adds.
+#include <cmath>
+
+#include "ir/eval/eval_internal.h"
+
+namespace onnxc::ir::eval_detail {
+namespace {
+
+constexpr int64_t kMaxWork = int64_t{1} << 27;
+
+std::vector<double> values(const Tensor& t) {
+  require_numeric(t);
+  if (!float_lane(t.dtype())) throw NotEvaluable{};  // integer matmuls are rare in constant folding
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.get_f64(i);
+  return v;
+}
+
+Tensor from_values(Ctx& c, DType dt, const std::vector<int64_t>& dims, const std::vector<double>& v) {
+  Tensor out = c.make(dt, dims);
+  for (size_t i = 0; i < v.size(); ++i) set_f64(out, static_cast<int64_t>(i), v[i]);
+  return out;
+}
+
+std::vector<Tensor> eval_matmul(Ctx& c) {
+  const Tensor &a = c.in(0), &b = c.in(1);
+  user_check(a.rank() >= 1 && b.rank() >= 1) << c.where() << "needs inputs of rank >= 1";
+  // Numpy semantics: a 1-D operand gains a unit dim that the output then drops.
+  std::vector<int64_t> ad = a.dims(), bd = b.dims();
+  if (a.rank() == 1) ad.insert(ad.begin(), 1);
+  if (b.rank() == 1) bd.push_back(1);
+  int64_t m = ad[ad.size() - 2], k = ad.back(), n = bd.back();
+  user_check(bd[bd.size() - 2] == k) << c.where() << "inner dims differ (" << k << " vs " << bd[bd.size() - 2] << ")";
+  std::vector<int64_t> abatch(ad.begin(), ad.end() - 2), bbatch(bd.begin(), bd.end() - 2);
+  std::vector<int64_t> batch = broadcast(c, {abatch, bbatch});
+  int64_t nb = numel(batch);
+  if (nb * m * n * std::max<int64_t>(k, 1) > kMaxWork) throw NotEvaluable{};
+  std::vector<int64_t> out_dims = batch;
+  if (a.rank() > 1) out_dims.push_back(m);
+  if (b.rank() > 1) out_dims.push_back(n);
+  c.check_size(out_dims);
+  auto ia = broadcast_index(abatch, batch), ib = broadcast_index(bbatch, batch);
+  std::vector<double> av = values(a), bv = values(b), out(static_cast<size_t>(nb * m * n), 0.0);
+  for (int64_t q = 0; q < nb; ++q) {
+    const double* pa = av.data() + ia[q] * m * k;
+    const double* pb = bv.data() + ib[q] * k * n;
+    double* po = out.data() + q * m * n;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t p = 0; p < k; ++p)
+        for (int64_t j = 0; j < n; ++j) po[i * n + j] += pa[i * k + p] * pb[p * n + j];
+  }
+  return {from_values(c, a.dtype(), out_dims, out)};
+}
+
+std::vector<Tensor> eval_gemm(Ctx& c) {
+  const Tensor &a = c.in(0), &b = c.in(1);
+  user_check(a.rank() == 2 && b.rank() == 2) << c.where() << "needs 2-D inputs";
+  bool ta = c.node.attr_int("transA", 0) != 0, tb = c.node.attr_int("transB", 0) != 0;
+  double alpha = c.node.attr_float("alpha", 1.f), beta = c.node.attr_float("beta", 1.f);
+  int64_t m = ta ? a.dims()[1] : a.dims()[0], k = ta ? a.dims()[0] : a.dims()[1];
+  int64_t n = tb ? b.dims()[0] : b.dims()[1];
+  user_check((tb ? b.dims()[1] : b.dims()[0]) == k) << c.where() << "inner dims differ";
+  if (m * n * std::max<int64_t>(k, 1) > kMaxWork) throw NotEvaluable{};
+  c.check_size({m, n});
+  std::vector<double> av = values(a), bv = values(b), out(static_cast<size_t>(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p) s += av[ta ? p * m + i : i * k + p] * bv[tb ? j * k + p : p * n + j];
+      out[i * n + j] = alpha * s;
+    }
+  if (const Tensor* bias = c.opt_in(2)) {
+    std::vector<int64_t> dims = {m, n};
+    broadcast(c, {bias->dims(), dims});
+    auto idx = broadcast_index(bias->dims(), dims);
+    std::vector<double> cv = values(*bias);
+    for (int64_t e = 0; e < m * n; ++e) out[e] += beta * cv[idx[e]];
+  }
+  return {from_values(c, a.dtype(), {m, n}, out)};
+}
+
+// Calls fn(offset, stride) for each 1-D line along `axis` of a tensor with `dims`.
+template <class F>
+void for_each_line(const std::vector<int64_t>& dims, int64_t axis, F&& fn) {
+  int64_t inner = 1, outer = 1;
+  for (size_t a = 0; a < dims.size(); ++a) {
+    if (static_cast<int64_t>(a) < axis) outer *= dims[a];
+    if (static_cast<int64_t>(a) > axis) inner *= dims[a];
+  }
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) fn(o * dims[axis] * inner + i, inner);
+}
+
+std::vector<Tensor> eval_softmax(Ctx& c) {
+  const Tensor& x = c.in(0);
+  if (x.rank() == 0) throw NotEvaluable{};
+  int64_t axis = normalize_axis(c, c.node.attr_int("axis", -1), x.rank()), len = x.dims()[axis];
+  if (c.num_inputs() > 1) throw NotEvaluable{};
+  std::vector<double> v = values(x);
+  bool log = c.node.op_type() == "LogSoftmax";
+  for_each_line(x.dims(), axis, [&](int64_t off, int64_t stride) {
+    double mx = -INFINITY, sum = 0;
+    for (int64_t i = 0; i < len; ++i) mx = std::max(mx, v[off + i * stride]);
+    for (int64_t i = 0; i < len; ++i) sum += std::exp(v[off + i * stride] - mx);
+    for (int64_t i = 0; i < len; ++i) {
+      double& e = v[off + i * stride];
+      e = log ? e - mx - std::log(sum) : std::exp(e - mx) / sum;
+    }
+  });
+  return {from_values(c, x.dtype(), x.dims(), v)};
+}
+
+std::vector<Tensor> eval_layer_norm(Ctx& c) {
+  const Tensor& x = c.in(0);
+  for (size_t i = 1; i < c.node.num_outputs(); ++i)
+    if (c.node.output(i)) throw NotEvaluable{};  // Mean / InvStdDev outputs: not needed so far
+  int64_t axis = normalize_axis(c, c.node.attr_int("axis", -1), x.rank());
+  double eps = c.node.attr_float("epsilon", 1e-5f);
+  std::vector<int64_t> norm_dims(x.dims().begin() + axis, x.dims().end());
+  int64_t n = numel(norm_dims), rows = n ? x.numel() / n : 0;
+  std::vector<double> v = values(x), scale = values(c.in(1)), bias;
+  if (const Tensor* b = c.opt_in(2)) bias = values(*b);
+  auto is = broadcast_index(c.in(1).dims(), norm_dims);
+  auto ib = bias.empty() ? std::vector<int64_t>{} : broadcast_index(c.in(2).dims(), norm_dims);
+  for (int64_t r = 0; r < rows; ++r) {
+    double* p = v.data() + r * n;
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < n; ++i) mean += p[i];
+    mean /= static_cast<double>(n);
+    for (int64_t i = 0; i < n; ++i) var += (p[i] - mean) * (p[i] - mean);
+    double inv = 1.0 / std::sqrt(var / static_cast<double>(n) + eps);
+    for (int64_t i = 0; i < n; ++i) p[i] = (p[i] - mean) * inv * scale[is[i]] + (bias.empty() ? 0.0 : bias[ib[i]]);
+  }
+  std::vector<Tensor> out = {from_values(c, x.dtype(), x.dims(), v)};
+  while (out.size() < c.node.num_outputs()) out.emplace_back();  // omitted optional outputs
+  return out;
+}
+
+}  // namespace
+
+void add_nn_evals(EvalTable& t) {
+  t["MatMul"] = eval_matmul;
+  t["Gemm"] = eval_gemm;
+  t["Softmax"] = eval_softmax;
+  t["LogSoftmax"] = eval_softmax;
+  t["LayerNormalization"] = eval_layer_norm;
+}
+
+}  // namespace onnxc::ir::eval_detail

@@ -1,0 +1,47 @@
+// A pass: one named graph rewrite with a one-line summary, and the table of all passes. The table is
+// the single place where a pass is registered; the pass manager, `--help`, `--dump-after` and
+// `onnxc inspect` all read it.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace onnxc::passes {
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  // Rewrites the model in place; returns whether anything changed.
+  virtual bool run(ir::Model& model) = 0;
+};
+
+// A stateless pass made from a function (most passes are one).
+class FunctionPass : public Pass {
+ public:
+  explicit FunctionPass(std::function<bool(ir::Model&)> fn) : fn_(std::move(fn)) {}
+  bool run(ir::Model& model) override { return fn_(model); }
+
+ private:
+  std::function<bool(ir::Model&)> fn_;
+};
+
+struct PassInfo {
+  std::string name;     // the pass's file stem, e.g. "constant_folding": what --dump-after takes
+  std::string summary;  // one line for --help and inspect
+  std::function<std::unique_ptr<Pass>()> make;
+  // The pass reads inferred types or shape values: the manager re-runs shape inference before it
+  // when an earlier pass changed the graph.
+  bool needs_shapes = false;
+};
+
+// Every pass, in the order --help lists them (see registry.cpp).
+const std::vector<PassInfo>& pass_registry();
+// The entry for `name`, or nullptr.
+const PassInfo* find_pass(std::string_view name);
+
+}  // namespace onnxc::passes

@@ -1,0 +1,248 @@
+// The pattern matcher: a backtracking walk over a pattern tree and the graph (see pattern.h).
+// Matching is continuation-passing: each step calls `k` with its bindings to match the rest, so a
+// failure anywhere later retries the earlier choices (alternatives, input orders).
+#include "passes/pattern.h"
+
+#include <cmath>
+
+#include "ir/error.h"
+#include "ir/op_registry.h"
+
+namespace onnxc::passes {
+namespace pat_detail {
+
+struct ValuePred {
+  std::function<bool(const ir::Value&)> pred;
+  std::string reason;
+};
+
+struct PatternNode {
+  enum class Kind { Any, Op, Alt } kind = Kind::Any;
+  std::string op_type, domain;
+  std::optional<std::vector<Pattern>> inputs;  // Op: nullopt = unconstrained
+  std::vector<Pattern> alternatives;           // Alt
+  int output = 0;
+  std::optional<bool> commutative;  // nullopt: ask the op table
+  std::string capture;
+  std::vector<ValuePred> value_preds;
+  std::vector<std::function<std::string(const ir::Node&)>> node_checks;
+};
+
+}  // namespace pat_detail
+
+using pat_detail::PatternNode;
+
+// ---- building patterns ----
+
+Pattern Pattern::with(const std::function<void(PatternNode&)>& edit) const {
+  auto n = std::make_shared<PatternNode>(*p_);
+  edit(*n);
+  return Pattern(std::move(n));
+}
+
+Pattern Pattern::capture(std::string name) const {
+  return with([&](PatternNode& n) { n.capture = std::move(name); });
+}
+Pattern Pattern::where(std::function<bool(const ir::Value&)> pred, std::string reason) const {
+  return with([&](PatternNode& n) { n.value_preds.push_back({std::move(pred), std::move(reason)}); });
+}
+Pattern Pattern::one_use() const {
+  return where([](const ir::Value& v) { return v.uses().size() == 1 && !v.is_graph_output(); },
+               "has more than one use");
+}
+Pattern Pattern::constant() const {
+  return where([](const ir::Value& v) { return v.is_constant(); }, "is not a constant");
+}
+Pattern Pattern::scalar() const {
+  return where(
+      [](const ir::Value& v) {
+        if (v.is_constant()) return v.constant().numel() == 1;
+        if (!v.shape()) return false;
+        for (const ir::Dim& d : *v.shape())
+          if (d != ir::Dim(1)) return false;
+        return true;
+      },
+      "is not a scalar");
+}
+Pattern Pattern::where_node(std::function<std::string(const ir::Node&)> check) const {
+  return with([&](PatternNode& n) { n.node_checks.push_back(std::move(check)); });
+}
+Pattern Pattern::attr(const std::string& name, int64_t v, std::optional<int64_t> def) const {
+  return where_node([=](const ir::Node& n) -> std::string {
+    const ir::Attribute* a = n.attr(name);
+    std::optional<int64_t> got = a && a->kind == ir::Attribute::Kind::Int ? std::optional(a->i) : (a ? std::nullopt : def);
+    if (got == v) return "";
+    return "attribute " + name + " is " + (got ? std::to_string(*got) : std::string("absent")) + ", not " +
+           std::to_string(v);
+  });
+}
+Pattern Pattern::attr_float(const std::string& name, float v, std::optional<float> def) const {
+  return where_node([=](const ir::Node& n) -> std::string {
+    std::optional<float> got = n.has_attr(name) ? std::optional(n.attr_float(name, 0)) : def;
+    if (got == v) return "";
+    return "attribute " + name + " is " + (got ? std::to_string(*got) : std::string("absent")) + ", not " +
+           std::to_string(v);
+  });
+}
+Pattern Pattern::commutative(bool on) const {
+  return with([&](PatternNode& n) { n.commutative = on; });
+}
+Pattern Pattern::output(int index) const {
+  return with([&](PatternNode& n) { n.output = index; });
+}
+Pattern Pattern::domain(std::string d) const {
+  return with([&](PatternNode& n) { n.domain = std::move(d); });
+}
+
+Pattern any() { return Pattern(std::make_shared<PatternNode>()); }
+
+Pattern op(std::string op_type) {
+  auto n = std::make_shared<PatternNode>();
+  n->kind = PatternNode::Kind::Op;
+  n->op_type = std::move(op_type);
+  return Pattern(std::move(n));
+}
+
+Pattern op(std::string op_type, std::vector<Pattern> inputs) {
+  auto n = std::make_shared<PatternNode>();
+  n->kind = PatternNode::Kind::Op;
+  n->op_type = std::move(op_type);
+  n->inputs = std::move(inputs);
+  return Pattern(std::move(n));
+}
+
+Pattern alt(std::vector<Pattern> alternatives) {
+  auto n = std::make_shared<PatternNode>();
+  n->kind = PatternNode::Kind::Alt;
+  n->alternatives = std::move(alternatives);
+  return Pattern(std::move(n));
+}
+
+Pattern const_value(double v, double tol) {
+  return any().constant().where(
+      [=](const ir::Value& x) {
+        const ir::Tensor& t = x.constant();
+        if (t.numel() != 1 || t.dtype() == ir::DType::String || t.empty_data()) return false;
+        double got = t.get_f64(0);
+        return got == v || std::fabs(got - v) <= tol;
+      },
+      "is not the constant " + std::to_string(v));
+}
+
+Pattern optional_op(const std::string& op_type, const Pattern& x) { return alt({op(op_type, {x}), x}); }
+
+// ---- matching ----
+
+ir::Value* Match::value(const std::string& name) const {
+  auto it = values_.find(name);
+  internal_check(it != values_.end()) << "pattern has no capture '" << name << "'";
+  return it->second;
+}
+
+ir::Node* Match::node(const std::string& name) const {
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? nullptr : it->second;
+}
+
+struct MatchEngine {
+  using Cont = std::function<bool(Match&)>;
+  // The failure that got furthest (most pattern nodes matched before it).
+  int best_progress = -1;
+  std::string best_reason;
+
+  bool fail(const std::string& path, const std::string& what, const Match& m) {
+    int progress = static_cast<int>(m.values_.size() + m.nodes_.size());
+    if (progress > best_progress) {
+      best_progress = progress;
+      best_reason = (path.empty() ? "" : path + ": ") + what;
+    }
+    return false;
+  }
+
+  static bool is_commutative(const PatternNode& p, const ir::Node& n) {
+    if (p.commutative) return *p.commutative && n.num_inputs() == 2;
+    const ir::OpInfo* info = ir::find_op(n.domain(), n.op_type(), ir::OpInfo::kLatest);
+    return info && info->has(ir::kCommutative) && n.num_inputs() == 2;
+  }
+
+  static size_t used_inputs(const ir::Node& n) {
+    size_t k = n.num_inputs();
+    while (k > 0 && !n.input(k - 1)) --k;
+    return k;
+  }
+
+  bool value(const Pattern& pat, ir::Value* v, Match m, const std::string& path, const Cont& k) {
+    const PatternNode& p = pat.node();
+    if (!v) return fail(path, "input is omitted", m);
+    for (const auto& vp : p.value_preds)
+      if (!vp.pred(*v)) return fail(path, "'" + v->name() + "' " + vp.reason, m);
+    if (!p.capture.empty()) {
+      auto it = m.values_.find(p.capture);
+      if (it != m.values_.end() && it->second != v)
+        return fail(path, "capture '" + p.capture + "' would bind both '" + it->second->name() + "' and '" +
+                              v->name() + "'", m);
+      m.values_[p.capture] = v;
+    }
+    switch (p.kind) {
+      case PatternNode::Kind::Any: return k(m);
+      case PatternNode::Kind::Alt:
+        for (const Pattern& a : p.alternatives)
+          if (value(a, v, m, path, k)) return true;
+        return false;
+      case PatternNode::Kind::Op: return op_node(p, v, m, path, k);
+    }
+    return false;
+  }
+
+  bool op_node(const PatternNode& p, ir::Value* v, Match& m, const std::string& path, const Cont& k) {
+    ir::Node* n = v->producer();
+    std::string here = path.empty() ? p.op_type : path + "." + p.op_type;
+    if (!n) return fail(path, "expected " + p.op_type + ", found " + (v->is_constant() ? "constant" : "graph input") + " '" + v->name() + "'", m);
+    auto norm = [](const std::string& d) { return d == "ai.onnx" ? std::string() : d; };
+    if (n->op_type() != p.op_type || norm(n->domain()) != norm(p.domain))
+      return fail(path, "expected " + p.op_type + ", found " + n->describe(), m);
+    if (v->producer_output() != p.output)
+      return fail(path, "expected output " + std::to_string(p.output) + " of " + n->describe(), m);
+    for (const auto& check : p.node_checks) {
+      std::string why = check(*n);
+      if (!why.empty()) return fail(here, why, m);
+    }
+    if (!p.capture.empty()) m.nodes_[p.capture] = n;
+    if (!p.inputs) return k(m);
+    const std::vector<Pattern>& ins = *p.inputs;
+    if (used_inputs(*n) != ins.size())
+      return fail(here, "expected " + std::to_string(ins.size()) + " inputs, found " + std::to_string(used_inputs(*n)), m);
+    std::vector<size_t> order(ins.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    if (inputs(ins, order, *n, 0, m, here, k)) return true;
+    if (ins.size() == 2 && is_commutative(p, *n)) return inputs(ins, {1, 0}, *n, 0, m, here, k);
+    return false;
+  }
+
+  // Matches pattern input i against node input order[i], then the rest, then `k`.
+  bool inputs(const std::vector<Pattern>& ins, const std::vector<size_t>& order, ir::Node& n, size_t i, Match& m,
+              const std::string& here, const Cont& k) {
+    if (i == ins.size()) return k(m);
+    return value(ins[i], n.input(order[i]), m, here + ".in" + std::to_string(order[i]),
+                 [&](Match& m2) { return inputs(ins, order, n, i + 1, m2, here, k); });
+  }
+};
+
+MatchResult match(const Pattern& p, ir::Value* v) {
+  MatchEngine e;
+  MatchResult r;
+  bool ok = e.value(p, v, Match{}, "", [&](Match& m) {
+    r.match = m;
+    return true;
+  });
+  if (!ok) r.reason = e.best_reason.empty() ? "no match" : e.best_reason;
+  return r;
+}
+
+MatchResult match(const Pattern& p, ir::Node& n) {
+  ir::Value* v = n.output(static_cast<size_t>(p.node().output));
+  if (!v) return MatchResult{std::nullopt, n.describe() + " has no output " + std::to_string(p.node().output)};
+  return match(p, v);
+}
+
+}  // namespace onnxc::passes

@@ -1,0 +1,53 @@
+// The table of passes: one row per pass (name = file stem, one-line summary, factory). The pass
+// manager, `--help`, `--dump-after` and `onnxc inspect` read it. Add a pass here, and to the
+// pipeline in pipeline.cpp if it should run by default.
+#include <algorithm>
+
+#include "ir/infer/infer.h"
+#include "passes/constant_folding.h"
+#include "passes/cse.h"
+#include "passes/dce.h"
+#include "passes/pass.h"
+#include "passes/remove_identities.h"
+#include "passes/simplify_constant_of_shape.h"
+#include "passes/simplify_shapes.h"
+
+namespace onnxc::passes {
+namespace {
+
+std::function<std::unique_ptr<Pass>()> fn(std::function<bool(ir::Model&)> f) {
+  return [f] { return std::make_unique<FunctionPass>(f); };
+}
+
+}  // namespace
+
+const std::vector<PassInfo>& pass_registry() {
+  static const std::vector<PassInfo> table = {
+      {"infer_shapes", "infer dtypes, symbolic shapes and shape values (ir/infer); changes no structure",
+       fn([](ir::Model& m) {
+         ir::infer_shapes(m);
+         return false;
+       })},
+      {"constant_folding", "evaluate Constant nodes, nodes with constant inputs, and Shape/Size of static shapes",
+       fn([](ir::Model& m) { return fold_constants(m); })},
+      {"simplify_shapes",
+       "shape arithmetic -> constants, Reshape targets with 0/-1, or one onnxc.SymbolicShape per shape",
+       fn(simplify_shapes)},
+      {"simplify_constant_of_shape", "ConstantOfShape -> a broadcast scalar, else Expand(scalar, shape)",
+       fn(simplify_constant_of_shape), /*needs_shapes=*/true},
+      {"remove_identities", "drop ops that return their input (Identity, same-dtype Cast, x*1, x/1, x-0, no-op Reshape)",
+       fn(remove_identities), /*needs_shapes=*/true},
+      {"cse", "merge identical nodes and equal small constants",
+       fn([](ir::Model& m) { return eliminate_common_subexpressions(m); })},
+      {"dce", "remove unused nodes and initializers", fn([](ir::Model& m) { return eliminate_dead_code(m); })},
+  };
+  return table;
+}
+
+const PassInfo* find_pass(std::string_view name) {
+  const auto& t = pass_registry();
+  auto it = std::find_if(t.begin(), t.end(), [&](const PassInfo& p) { return p.name == name; });
+  return it == t.end() ? nullptr : &*it;
+}
+
+}  // namespace onnxc::passes

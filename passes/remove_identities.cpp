@@ -1,0 +1,92 @@
+// Removal of identity ops (see remove_identities.h): each rule is a pattern capturing `x` and the
+// result `y`; the shared check is that y has x's dtype and shape, the rewrite sends y's uses to x.
+//
+//   y = Mul(x, const 1.0)     y = Cast(x: bool) {to=bool}     y = Reshape(x: [b,s,64], {0,0,64})
+//   z = Softmax(y)      ==>   z = Softmax(x)
+#include "passes/remove_identities.h"
+
+#include <algorithm>
+
+#include "passes/pattern.h"
+#include "passes/rewrite.h"
+
+namespace onnxc::passes {
+namespace {
+
+using namespace pat;
+
+// A constant whose every element is exactly v (any numeric dtype, any shape).
+Pattern all_equal(double v) {
+  return any().constant().where(
+      [v](const ir::Value& c) {
+        const ir::Tensor& t = c.constant();
+        if (t.dtype() == ir::DType::String || (t.empty_data() && t.numel() > 0)) return false;
+        for (int64_t i = 0; i < t.numel(); ++i)
+          if (t.get_f64(i) != v) return false;
+        return true;
+      },
+      "is not all " + std::to_string(v));
+}
+
+bool is_identity_perm(const ir::Node& n) {
+  std::vector<int64_t> perm = n.attr_ints("perm");
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  return !perm.empty();
+}
+
+const std::vector<Pattern>& rules() {
+  static const std::vector<Pattern> r = [] {
+    Pattern x = any().capture("x");
+    auto same_dtype = [](const ir::Node& n) {
+      return n.input(0) && n.attr_int("to", -1) == static_cast<int64_t>(n.input(0)->dtype())
+                 ? std::string()
+                 : std::string("casts to another dtype");
+    };
+    auto identity_perm = [](const ir::Node& n) {
+      return is_identity_perm(n) ? std::string() : std::string("permutes");
+    };
+    return std::vector<Pattern>{
+        op("Identity", {x}),
+        op("Cast", {x}).where_node(same_dtype),
+        op("Mul", {x, all_equal(1)}),  // commutative: also Mul(1, x)
+        op("Div", {x, all_equal(1)}),
+        op("Sub", {x, all_equal(0)}),
+        op("Reshape", {x, any()}),
+        op("Expand", {x, any()}),
+        op("Transpose", {x}).where_node(identity_perm),
+    };
+  }();
+  return r;
+}
+
+// y may stand for x: same dtype, and a known shape equal to x's.
+bool same_type(const ir::Value& x, const ir::Value& y) {
+  return x.dtype() == y.dtype() && x.shape() && y.shape() && *x.shape() == *y.shape() &&
+         x.shape()->end() == std::find_if(x.shape()->begin(), x.shape()->end(), [](const ir::Dim& d) {
+           return d.str().find('?') != std::string::npos;
+         });
+}
+
+bool remove_in(ir::Graph& g) {
+  bool changed = false;
+  for (ir::Node* n : g.nodes()) {
+    for (ir::Graph* sg : n->subgraphs()) changed |= remove_in(*sg);
+    ir::Value* y = n->output(0);
+    if (!n->domain().empty() || !y || y->is_graph_output() || y->uses().empty()) continue;
+    for (const Pattern& rule : rules()) {
+      MatchResult m = match(rule, y);
+      if (!m || !same_type(*m->value("x"), *y)) continue;
+      replace_all_uses_everywhere(y, m->value("x"));
+      changed = true;
+      break;
+    }
+  }
+  return changed;
+}
+
+}  // namespace
+
+bool remove_identities(ir::Model& model) { return remove_in(*model.graph); }
+
+}  // namespace onnxc::passes
