@@ -1,0 +1,161 @@
+// gemm_bench: times the MatMul lowering (JIT, through tests/codegen/gemm_harness) on BERT-base
+// projection shapes with a constant weight and on attention's batched matmuls, with 1 and 2
+// threads, and prints the median GFLOP/s of each.
+//
+//   gemm_bench              both thread counts, one table
+//   gemm_bench --child      one thread count: the HL_NUM_THREADS this process was started with
+//
+// Halide's JIT runtime reads HL_NUM_THREADS once, when its thread pool starts, so each thread count
+// runs in its own child process.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "gemm_harness.h"
+
+namespace {
+
+using onnxc::codegen::testing::GemmCase;
+using onnxc::codegen::testing::GemmKernel;
+using onnxc::codegen::testing::output_shape;
+using onnxc::codegen::testing::random_tensor;
+
+struct Shape {
+  std::string name;
+  GemmCase c;
+  double flops;
+};
+
+std::vector<Shape> shapes() {
+  std::vector<Shape> s;
+  for (int64_t m : {128, 256}) {
+    for (auto [k, n] : {std::pair<int64_t, int64_t>{768, 768}, {768, 3072}, {3072, 768}}) {
+      GemmCase c;
+      c.a = {m, k};
+      c.b = {k, n};
+      s.push_back({std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n) + " weight", c,
+                   2.0 * m * k * n});
+    }
+  }
+  // Decoding: one or a few rows against the large weight.
+  for (int64_t m : {1, 7}) {
+    GemmCase c;
+    c.a = {m, 768};
+    c.b = {768, 3072};
+    s.push_back({std::to_string(m) + "x768x3072 weight", c, 2.0 * m * 768 * 3072});
+  }
+  // Attention, 12 heads of 64: scores = Q·Kᵀ and context = P·V, both operands computed at run time;
+  // batch and sequence length are run-time extents, heads and head size are static.
+  for (int64_t t : {128, 256}) {
+    GemmCase qk;
+    qk.a = {1, 12, t, 64};
+    qk.b = {1, 12, 64, t};
+    qk.b_const = false;
+    qk.a_dynamic = {true, false, true, false};
+    qk.b_dynamic = {true, false, false, true};
+    s.push_back({"12x" + std::to_string(t) + "x64x" + std::to_string(t) + " Q*Kt", qk, 2.0 * 12 * t * 64 * t});
+    GemmCase pv;
+    pv.a = {1, 12, t, t};
+    pv.b = {1, 12, t, 64};
+    pv.b_const = false;
+    pv.a_dynamic = {true, false, true, true};
+    pv.b_dynamic = {true, false, true, false};
+    s.push_back({"12x" + std::to_string(t) + "x" + std::to_string(t) + "x64 P*V", pv, 2.0 * 12 * t * t * 64});
+  }
+  return s;
+}
+
+struct Timing {
+  double median_gflops, best_gflops, cpu_gflops;  // cpu: per second of process CPU time, all threads
+};
+
+double process_cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// 3 warm-up runs, then at least 10 runs and about 0.5 s. Wall-clock medians suffer when other
+// processes share the cores; CPU-time throughput does not (for one thread it is the kernel's speed
+// while it runs).
+Timing time_runs(GemmKernel& k, onnxc::ir::Tensor& out, double flops) {
+  using clock = std::chrono::steady_clock;
+  for (int i = 0; i < 3; ++i) k.run_into(out);
+  std::vector<double> wall, cpu;
+  auto start = clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
+  while (wall.size() < 10 || (elapsed() < 0.5 && wall.size() < 1000)) {
+    double c0 = process_cpu_seconds();
+    auto t0 = clock::now();
+    k.run_into(out);
+    wall.push_back(std::chrono::duration<double>(clock::now() - t0).count());
+    cpu.push_back(process_cpu_seconds() - c0);
+  }
+  std::sort(wall.begin(), wall.end());
+  std::sort(cpu.begin(), cpu.end());
+  auto rate = [&](double sec) { return flops / sec * 1e-9; };
+  return {rate(wall[wall.size() / 2]), rate(wall[0]), rate(cpu[cpu.size() / 2])};
+}
+
+// --child prints "name<TAB>median<TAB>best<TAB>cpu" GFLOP/s per shape, for this process's
+// HL_NUM_THREADS; GEMM_BENCH_FILTER=substring keeps only matching shapes.
+int run_child() {
+  const char* filter = std::getenv("GEMM_BENCH_FILTER");
+  for (const Shape& s : shapes()) {
+    if (filter && s.name.find(filter) == std::string::npos) continue;
+    auto a = random_tensor(s.c.dtype, s.c.a, 1), b = random_tensor(s.c.dtype, s.c.b, 2);
+    GemmKernel k(s.c, a, b, nullptr);
+    onnxc::ir::Tensor out(s.c.dtype, output_shape(s.c));
+    Timing t = time_runs(k, out, s.flops);
+    std::printf("%s\t%.1f\t%.1f\t%.1f\n", s.name.c_str(), t.median_gflops, t.best_gflops, t.cpu_gflops);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string one;
+  f >> one;
+  return one;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--child") == 0) return run_child();
+  std::map<std::string, std::map<int, std::string>> rows;  // shape -> threads -> columns
+  std::printf("load average before: %s (other processes on these cores lower the wall-clock columns)\n",
+              load_average().c_str());
+  for (int t : {1, 2}) {
+    std::string cmd = "HL_NUM_THREADS=" + std::to_string(t) + " /proc/" + std::to_string(getpid()) + "/exe --child";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return 1;
+    char line[512];
+    while (std::fgets(line, sizeof line, p)) {
+      char name[256];
+      double median, best, cpu;
+      if (std::sscanf(line, "%255[^\t]\t%lf\t%lf\t%lf", name, &median, &best, &cpu) != 4) continue;
+      char cols[128];
+      std::snprintf(cols, sizeof cols, "%8.1f %8.1f %8.1f", median, best, cpu);
+      rows[name][t] = cols;
+    }
+    if (pclose(p) != 0) return 1;
+  }
+  std::printf("GFLOP/s (median and best wall clock; per CPU-second)\n");
+  std::printf("%-24s %26s   %26s\n", "", "1 thread", "2 threads");
+  std::printf("%-24s %8s %8s %8s   %8s %8s %8s\n", "shape (MxKxN)", "median", "best", "cpu", "median", "best", "cpu");
+  for (const Shape& s : shapes())
+    std::printf("%-24s %26s   %26s\n", s.name.c_str(), rows[s.name][1].c_str(), rows[s.name][2].c_str());
+  std::printf("load average after: %s\n", load_average().c_str());
+  return 0;
+}

@@ -1,0 +1,201 @@
+// GEMM schedules and the packed weight layout (see gemm.h for the layout).
+#include "codegen/schedule/gemm.h"
+
+#include <cstring>
+
+#include "codegen/schedule/schedule.h"
+#include "ir/error.h"
+
+namespace onnxc::codegen {
+
+using namespace Halide;
+
+PanelShape choose_panel(int64_t n) {
+  // Candidates with the relative speed of their register block (narrow panels reload A more often).
+  struct Candidate {
+    PanelShape shape;
+    double speed;
+  };
+  static const Candidate kCandidates[] = {{{48, 8}, 1.0}, {{64, 6}, 1.0}, {{32, 12}, 0.9}, {{16, 24}, 0.75}};
+  PanelShape best = kCandidates[0].shape;
+  double best_score = -1;
+  for (const auto& c : kCandidates) {
+    int64_t padded = (n + c.shape.width - 1) / c.shape.width * c.shape.width;
+    double score = c.speed * static_cast<double>(n) / static_cast<double>(padded);
+    if (score > best_score + 1e-9) best = c.shape, best_score = score;
+  }
+  return best;
+}
+
+ir::Tensor pack_panels(const ir::Tensor& b, bool transposed, int width) {
+  internal_check(b.rank() >= 2) << "pack_panels needs a matrix";
+  const auto& d = b.dims();
+  const size_t r = d.size();
+  const int64_t k_ext = transposed ? d[r - 1] : d[r - 2];
+  const int64_t n_ext = transposed ? d[r - 2] : d[r - 1];
+  const int64_t panels = (n_ext + width - 1) / width;
+  std::vector<int64_t> dims(d.begin(), d.end() - 2);
+  int64_t batch = 1;
+  for (int64_t x : dims) batch *= x;
+  dims.insert(dims.end(), {panels, k_ext, width});
+
+  ir::Tensor out(b.dtype(), dims);  // zero-filled: the padding of the last panel stays zero
+  const size_t es = ir::dtype_size(b.dtype());
+  const auto* src = static_cast<const unsigned char*>(b.raw());
+  auto* dst = static_cast<unsigned char*>(out.mutable_raw());
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    const unsigned char* s = src + static_cast<size_t>(bi * k_ext * n_ext) * es;
+    unsigned char* o = dst + static_cast<size_t>(bi * panels * k_ext * width) * es;
+    for (int64_t k = 0; k < k_ext; ++k) {
+      for (int64_t n = 0; n < n_ext; ++n) {
+        int64_t from = transposed ? n * k_ext + k : k * n_ext + n;
+        int64_t to = ((n / width) * k_ext + k) * width + n % width;
+        std::memcpy(o + static_cast<size_t>(to) * es, s + static_cast<size_t>(from) * es, es);
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Fuses `vars` (innermost first) into one Var named `name`; returns it (or the single var).
+Var fuse_all(Func f, const std::vector<Var>& vars, const std::string& name) {
+  if (vars.empty()) return Var();
+  Var fused = vars[0];
+  for (size_t i = 1; i < vars.size(); ++i) {
+    Var next(name + "_" + std::to_string(i));
+    f.fuse(fused, vars[i], next);
+    fused = next;
+  }
+  return fused;
+}
+
+// True when output dims are acc's (n, m, batch..), so acc can be computed tile by tile inside it.
+// An elementwise epilogue keeps them; one that reorders dims of the same rank is not detected.
+bool tiles_like_acc(const GemmFuncs& g, const Func& out) {
+  return g.output_matches() && out.dimensions() == g.acc.dimensions();
+}
+
+// The AVX-512 kernel. Loop nest of `out` (outermost first):
+//   parallel task over (row block of `rows`·tiles_per_task rows, panel, batch..)  [constant B]
+//                 or (panel, batch..) with the row blocks inside               [staged B]
+//     for each register block of `rows` rows:
+//       acc block (rows × width) = 0; for k: rows × width/16 FMAs, all in zmm registers
+//       for each row: out(width cols) = epilogue(acc)   -- vector stores
+void schedule_blocked_cpu(GemmFuncs g, Func out, const Target& t) {
+  const int vec = t.natural_vector_size<float>();
+  const int width = g.panel.width, rows = g.panel.rows;
+  const int tiles_per_task = std::max(1, 32 / rows);
+  std::vector<Var> args = out.args();
+  Var n = args[0], m = args[1];
+  std::vector<Var> batch(args.begin() + 2, args.end());
+  Var no("gemm_no"), ni("gemm_ni"), mo("gemm_mo"), mi("gemm_mi"), mb("gemm_mb");
+  // ONNX tensors start at index 0. Saying so lets the simplifier see that a tile starts on a panel
+  // boundary, so B's (n % width, n / width) indexing becomes dense vector loads, not gathers.
+  for (int d = 0; d < out.dimensions(); ++d) out.output_buffer().dim(d).set_min(0);
+
+  out.split(n, no, ni, width, TailStrategy::GuardWithIf)
+      .split(m, mo, mi, rows, TailStrategy::GuardWithIf)
+      .split(mo, mb, mo, tiles_per_task, TailStrategy::GuardWithIf);
+  // A staged B panel is filled once per task, so its task runs every row block of the panel.
+  std::vector<VarOrRVar> order = {ni, mi, mo, mb, no};
+  std::vector<Var> task_vars = g.b_stage.defined() ? std::vector<Var>{no} : std::vector<Var>{mb, no};
+  for (const Var& b : batch) order.push_back(b), task_vars.push_back(b);
+  out.reorder(order).vectorize(ni, vec);
+  Var task = fuse_all(out, task_vars, "gemm_task");
+  out.parallel(task);
+
+  Var an = g.acc.args()[0], am = g.acc.args()[1];
+  for (size_t i = 2; i < g.acc.args().size(); ++i) g.acc.bound_extent(g.acc.args()[i], 1);
+  g.acc.compute_at(out, mo)
+      .bound_extent(an, width)
+      .bound_extent(am, rows)
+      .store_in(MemoryType::Register)
+      .vectorize(an, vec)
+      .unroll(an)
+      .unroll(am);
+  g.acc.update().reorder(an, am, g.k.x).vectorize(an, vec).unroll(an).unroll(am);
+  if (g.b_stage.defined()) {
+    Var i = g.b_stage.args()[0];
+    g.b_stage.compute_at(out, task).vectorize(i, vec);
+  }
+}
+
+// The output does not tile like acc (a 1-D operand dropped n or m, or an epilogue changed the
+// dims): compute the whole product first, in parallel row blocks, then the output elementwise.
+void schedule_whole_cpu(GemmFuncs g, Func out, const Target& t) {
+  const int vec = std::max(1, t.natural_vector_size(g.acc.output_types().at(0)));
+  Var an = g.acc.args()[0], am = g.acc.args()[1];
+  Var mo("gemm_mo"), mi("gemm_mi");
+  g.acc.compute_root().split(am, mo, mi, 8, TailStrategy::GuardWithIf).parallel(mo);
+  if (g.b_vector) {  // one dot product per row
+    g.acc.update().split(am, mo, mi, 8, TailStrategy::GuardWithIf).reorder(an, g.k.x, mi, mo).parallel(mo);
+  } else {
+    g.acc.vectorize(an, vec, TailStrategy::RoundUp);
+    g.acc.update()
+        .split(am, mo, mi, 8, TailStrategy::GuardWithIf)
+        .reorder(an, mi, g.k.x, mo)
+        .vectorize(an, vec, TailStrategy::RoundUp)
+        .parallel(mo);
+  }
+  if (g.b_stage.defined()) g.b_stage.compute_root().vectorize(g.b_stage.args()[0], vec);
+  schedule_output(out, KernelClass::Elementwise, t);
+}
+
+// Any dtype: rows of 8 in parallel, columns vectorized; the accumulator is one row block wide.
+void schedule_plain_cpu(GemmFuncs g, Func out, const Target& t) {
+  const int vec = std::max(1, t.natural_vector_size(g.acc.output_types().at(0)));
+  Var an = g.acc.args()[0], am = g.acc.args()[1];
+  std::vector<Var> args = out.args();
+  Var n = args[0], m = args[1];
+  Var mo("gemm_mo"), mi("gemm_mi");
+  out.split(m, mo, mi, 8, TailStrategy::GuardWithIf).vectorize(n, vec, TailStrategy::GuardWithIf);
+  std::vector<Var> task_vars = {mo};
+  task_vars.insert(task_vars.end(), args.begin() + 2, args.end());
+  Var task = fuse_all(out, task_vars, "gemm_task");
+  out.parallel(task);
+  g.acc.compute_at(out, task).vectorize(an, vec, TailStrategy::RoundUp);
+  g.acc.update().reorder(an, am, g.k.x).vectorize(an, vec, TailStrategy::RoundUp);
+}
+
+// CUDA: a block computes 64 columns × 16 rows with 16×4 threads; each thread keeps a 4×4 block of
+// the accumulator in registers (columns as one 4-wide vector) and reads A and B through the cache.
+void schedule_cuda(GemmFuncs g, Func out, const Target& t) {
+  Var an = g.acc.args()[0], am = g.acc.args()[1];
+  Var bn("gemm_bn"), bm("gemm_bm"), tn("gemm_tn"), tm("gemm_tm"), ni("gemm_ni"), mi("gemm_mi");
+  if (!tiles_like_acc(g, out)) {
+    g.acc.compute_root().gpu_tile(an, am, bn, bm, tn, tm, 32, 8, TailStrategy::GuardWithIf);
+    g.acc.update().gpu_tile(an, am, bn, bm, tn, tm, 32, 8, TailStrategy::GuardWithIf);
+    if (g.b_stage.defined()) g.b_stage.compute_root();
+    schedule_output(out, KernelClass::Elementwise, t);
+    return;
+  }
+  std::vector<Var> args = out.args();
+  Var n = args[0], m = args[1];
+  out.split(n, bn, tn, 64, TailStrategy::GuardWithIf)
+      .split(m, bm, tm, 16, TailStrategy::GuardWithIf)
+      .split(tn, tn, ni, 4)
+      .split(tm, tm, mi, 4)
+      .reorder(ni, mi, tn, tm, bn, bm)
+      .gpu_blocks(bn, bm)
+      .gpu_threads(tn, tm)
+      .vectorize(ni)
+      .unroll(mi);
+  std::vector<Var> batch(args.begin() + 2, args.end());
+  if (!batch.empty()) out.gpu_blocks(fuse_all(out, batch, "gemm_batch"));
+  for (size_t i = 2; i < g.acc.args().size(); ++i) g.acc.bound_extent(g.acc.args()[i], 1);
+  g.acc.compute_at(out, tn).bound_extent(an, 4).bound_extent(am, 4).vectorize(an).unroll(am);
+  g.acc.update().reorder(an, am, g.k.x).vectorize(an).unroll(am);
+}
+
+}  // namespace
+
+void schedule_gemm(const GemmFuncs& g, Func output, const Target& target) {
+  if (target.has_gpu_feature()) return schedule_cuda(g, output, target);
+  if (!tiles_like_acc(g, output)) return schedule_whole_cpu(g, output, target);
+  if (g.blocked) return schedule_blocked_cpu(g, output, target);
+  schedule_plain_cpu(g, output, target);
+}
+
+}  // namespace onnxc::codegen

@@ -1,0 +1,54 @@
+// GEMM schedules: a register-blocked AVX-512 kernel over column panels of B (packed at compile time
+// when B is a weight, staged per panel at run time otherwise), a plain tiled schedule for other
+// dtypes, and a CUDA tiling. matmul.cpp builds the Funcs; this file owns the layout and the loops.
+#pragma once
+
+#include <Halide.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/tensor.h"
+
+namespace onnxc::codegen {
+
+// Packed weight layout. B is K×N (ONNX [.., K, N]); its columns are cut into panels of `width`
+// columns (a multiple of 16, one zmm per 16), and each panel is stored k-major:
+//
+//   packed[.., p, k, i] = B[.., k, p·width + i]     (zero where p·width + i >= N)
+//
+// so ONNX dims [.., ceil(N/width), K, width] and, innermost first in Halide, Bp(i, k, p, ..). One
+// k step of a register block reads `width` consecutive floats, and a panel (K·width floats) stays
+// in L2 while every row block of A streams past it.
+struct PanelShape {
+  int width = 48;  // columns per panel = accumulator block width
+  int rows = 8;    // rows per accumulator block: rows · width/16 = 24 zmm accumulators
+};
+
+// The panel width that wastes the fewest padded columns for N (48 on ties), and its row count.
+PanelShape choose_panel(int64_t n);
+
+// Packs a constant B ([.., K, N], or [.., N, K] when `transposed`) into the layout above.
+ir::Tensor pack_panels(const ir::Tensor& b, bool transposed, int width);
+
+// What a matmul lowering built, for its schedule. `acc(n, m, batch..)` (innermost first) has a
+// pure definition (zero) and one update summing over `k`; it holds the result before alpha, beta,
+// C and any fused epilogue. `b_stage(i, k, p, batch..)` is B staged into panels at run time when B
+// is not a constant (undefined otherwise).
+struct GemmFuncs {
+  Halide::Func acc;
+  Halide::RDom k;
+  Halide::Func b_stage;
+  PanelShape panel;
+  bool blocked = false;  // f32 with panelled B: use the register-blocked kernel
+  // A 1-D operand (MatMul): the output lacks m (a_vector) or n (b_vector), so acc is computed whole
+  // instead of per output tile.
+  bool a_vector = false, b_vector = false;
+  bool output_matches() const { return !a_vector && !b_vector; }
+};
+
+// Schedules the GEMM relative to `output`, the kernel's realized Func: either acc's own result or an
+// elementwise epilogue over it (bias, activation), which is then computed tile by tile with it.
+void schedule_gemm(const GemmFuncs& g, Halide::Func output, const Halide::Target& target);
+
+}  // namespace onnxc::codegen

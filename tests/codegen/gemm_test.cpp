@@ -1,0 +1,219 @@
+// MatMul and Gemm lowerings, JIT-compiled and compared with a naive double-precision reference:
+// shapes that hit every tail of the register blocks, broadcast batches, 1-D operands, Gemm's
+// attributes and C broadcasts, other dtypes, a fused epilogue, and a CUDA build.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "gemm_harness.h"
+
+// Cases are designated initializers naming only what differs from the defaults; GCC 12 warns about
+// the omitted fields (GCC 14 no longer does).
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+namespace onnxc::codegen::testing {
+namespace {
+
+using ir::DType;
+
+// Allowed error relative to Σ|a·b| (plus |C|): f32 rounding over K terms stays far below 1e-5 of
+// that; f16/bf16 results are rounded to their own precision once.
+double tolerance(DType t) {
+  switch (t) {
+    case DType::Float32: return 1e-5;
+    case DType::Float64: return 1e-12;
+    case DType::Float16: return 2e-3;
+    case DType::BFloat16: return 1.6e-2;
+    default: return 0;
+  }
+}
+
+struct Inputs {
+  ir::Tensor a, b;
+  std::optional<ir::Tensor> c;
+  const ir::Tensor* c_ptr() const { return c ? &*c : nullptr; }
+};
+
+Inputs make_inputs(const GemmCase& c, uint32_t seed) {
+  Inputs in{random_tensor(c.dtype, c.a, seed), random_tensor(c.dtype, c.b, seed + 1), std::nullopt};
+  if (c.c) in.c = random_tensor(c.dtype, *c.c, seed + 2);
+  return in;
+}
+
+void expect_matches(const GemmCase& c, GemmKernel& k, const Inputs& in) {
+  ir::Tensor got = k.run();
+  std::vector<double> want = reference(c, in.a, in.b, in.c_ptr());
+  std::vector<double> mag = magnitude(c, in.a, in.b, in.c_ptr());
+  ASSERT_EQ(got.numel(), static_cast<int64_t>(want.size())) << describe(c);
+  const double tol = tolerance(c.dtype);
+  int bad = 0;
+  for (size_t i = 0; i < want.size() && bad < 5; ++i) {
+    double g = got.get_f64(static_cast<int64_t>(i));
+    double bound = tol * (mag[i] + std::fabs(want[i])) + (tol > 0 ? 1e-30 : 0);
+    if (!(std::fabs(g - want[i]) <= bound)) {
+      ADD_FAILURE() << describe(c) << ": element " << i << " is " << g << ", expected " << want[i];
+      ++bad;
+    }
+  }
+}
+
+// Compiles once and checks it, with fresh data each time.
+void check(const GemmCase& c, uint32_t seed = 1) {
+  Inputs in = make_inputs(c, seed);
+  GemmKernel k(c, in.a, in.b, in.c_ptr());
+  expect_matches(c, k, in);
+}
+
+const int64_t kRows[] = {1, 7, 8, 33, 128};
+const int64_t kDepths[] = {1, 17, 64, 768};
+const int64_t kCols[] = {1, 16, 47, 48, 96, 100};
+
+// One kernel per (K, N) serves every M: A's dims are run-time extents, so each M only re-binds A.
+TEST(Gemm, MatMulConstantWeightAllTails) {
+  for (int64_t k : kDepths) {
+    for (int64_t n : kCols) {
+      GemmCase c{.a = {kRows[0], k}, .b = {k, n}};
+      Inputs in = make_inputs(c, 7);
+      GemmKernel kernel(c, in.a, in.b, nullptr);
+      for (int64_t m : kRows) {
+        c.a = {m, k};
+        in.a = random_tensor(c.dtype, c.a, static_cast<uint32_t>(m));
+        kernel.bind(c, in.a, in.b);
+        expect_matches(c, kernel, in);
+      }
+    }
+  }
+}
+
+// All extents are run-time ones: one kernel serves the whole grid.
+TEST(Gemm, MatMulRuntimeWeightAllTails) {
+  GemmCase c{.a = {1, 1}, .b = {1, 1}, .b_const = false};
+  Inputs first = make_inputs(c, 5);
+  GemmKernel kernel(c, first.a, first.b, nullptr);
+  for (int64_t m : kRows) {
+    for (int64_t k : kDepths) {
+      for (int64_t n : kCols) {
+        c.a = {m, k};
+        c.b = {k, n};
+        Inputs in = make_inputs(c, static_cast<uint32_t>(m * 1000 + k + n));
+        kernel.bind(c, in.a, in.b);
+        expect_matches(c, kernel, in);
+      }
+    }
+  }
+}
+
+// Static shapes pick panel widths from N (64, 32, 16 columns) for a run-time B.
+TEST(Gemm, MatMulRuntimeWeightStaticPanels) {
+  for (int64_t n : {64, 32, 100, 128, 20})
+    for (int64_t m : {5, 40}) check({.a = {m, 24}, .b = {24, n}, .b_const = false, .symbolic = false});
+}
+
+TEST(Gemm, MatMulBatchedAndBroadcast) {
+  check({.a = {2, 3, 7, 17}, .b = {17, 20}});                        // weight shared by all batches
+  check({.a = {2, 3, 7, 17}, .b = {17, 20}, .b_const = false});
+  check({.a = {2, 1, 7, 17}, .b = {3, 17, 20}, .b_const = false});   // both broadcast
+  check({.a = {4, 33, 64}, .b = {4, 64, 48}, .b_const = false});     // attention-style
+  check({.a = {12, 9, 16}, .b = {12, 16, 9}, .b_const = false});
+  check({.a = {2, 3, 5, 17}, .b = {3, 17, 50}});                     // batched constant weight
+  check({.a = {1, 5, 17}, .b = {4, 17, 9}, .b_const = false});       // run-time extent 1 broadcasts
+  check({.a = {4, 5, 17}, .b = {1, 17, 9}, .b_const = false});
+  check({.a = {3, 7, 17}, .b = {1, 17, 49}});
+  check({.a = {2, 7, 17}, .b = {17, 20}, .b_const = false, .symbolic = false});
+}
+
+TEST(Gemm, MatMulOneDimensional) {
+  for (bool bc : {true, false}) {
+    check({.a = {17}, .b = {17, 40}, .b_const = bc});
+    check({.a = {9, 17}, .b = {17}, .b_const = bc});
+    check({.a = {17}, .b = {17}, .b_const = bc});
+    check({.a = {2, 3, 17}, .b = {17}, .b_const = bc});
+    check({.a = {17}, .b = {2, 17, 33}, .b_const = bc});
+    check({.a = {64}, .b = {64, 96}, .b_const = bc, .symbolic = false});
+  }
+}
+
+TEST(Gemm, GemmAttributes) {
+  for (bool bc : {true, false}) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        GemmCase c{.op = "Gemm", .b_const = bc, .trans_a = ta, .trans_b = tb, .alpha = 0.5f, .beta = 2.0f};
+        c.a = ta ? std::vector<int64_t>{17, 9} : std::vector<int64_t>{9, 17};
+        c.b = tb ? std::vector<int64_t>{50, 17} : std::vector<int64_t>{17, 50};
+        c.c = std::vector<int64_t>{9, 50};
+        check(c);
+      }
+    }
+  }
+}
+
+TEST(Gemm, GemmBroadcastC) {
+  const std::vector<std::vector<int64_t>> shapes = {{}, {1}, {50}, {1, 50}, {9, 1}, {1, 1}, {9, 50}};
+  for (const auto& cs : shapes) {
+    check({.op = "Gemm", .a = {9, 17}, .b = {17, 50}, .c = cs, .beta = 0.25f});
+    check({.op = "Gemm", .a = {9, 17}, .b = {50, 17}, .c = cs, .b_const = false, .trans_b = true});
+  }
+  check({.op = "Gemm", .a = {9, 17}, .b = {17, 50}});                                  // no C
+  check({.op = "Gemm", .a = {9, 17}, .b = {17, 50}, .c = std::vector<int64_t>{50}, .beta = 0.0f});
+  check({.op = "Gemm", .a = {1, 768}, .b = {1000, 768}, .c = std::vector<int64_t>{1000}, .trans_b = true});
+}
+
+TEST(Gemm, OtherDtypes) {
+  for (DType t : {DType::Float16, DType::BFloat16, DType::Float64, DType::Int32, DType::Int64, DType::UInt32,
+                  DType::UInt64}) {
+    for (bool bc : {true, false}) {
+      check({.dtype = t, .a = {7, 33}, .b = {33, 20}, .b_const = bc});
+      check({.dtype = t, .a = {2, 3, 17}, .b = {17, 5}, .b_const = bc});
+      check({.dtype = t, .a = {17}, .b = {17, 5}, .b_const = bc});
+      check({.op = "Gemm", .dtype = t, .a = {17, 6}, .b = {9, 17}, .c = std::vector<int64_t>{9}, .b_const = bc,
+             .trans_a = true, .trans_b = true, .alpha = 2.0f, .beta = 3.0f});
+    }
+  }
+}
+
+// A fused consumer (bias + ReLU) composed on the output: the GEMM is computed per output tile.
+TEST(Gemm, FusedEpilogue) {
+  for (int64_t m : {1, 7, 33, 128}) {
+    check({.a = {m, 64}, .b = {64, 96}, .relu_bias_epilogue = true});
+    check({.a = {m, 64}, .b = {64, 100}, .relu_bias_epilogue = true});
+    check({.a = {2, m, 64}, .b = {64, 47}, .b_const = false, .relu_bias_epilogue = true});
+  }
+}
+
+// A consumer with other dims than the product (a Reshape): the product is computed whole first.
+TEST(Gemm, ReshapingEpilogue) {
+  check({.a = {2, 3, 7, 17}, .b = {17, 20}, .flatten_epilogue = true});
+  check({.a = {2, 7, 64}, .b = {64, 100}, .b_const = false, .flatten_epilogue = true});
+  check({.a = {3, 5, 17}, .b = {17, 9}, .b_const = false, .flatten_epilogue = true});
+  check({.dtype = DType::Int32, .a = {2, 7, 17}, .b = {17, 9}, .flatten_epilogue = true});
+}
+
+// The CUDA schedule compiles ahead of time without a GPU (PTX for sm_80).
+TEST(Gemm, CudaScheduleCompiles) {
+  const Halide::Target cuda("host-cuda-cuda_capability_80");
+  const std::vector<GemmCase> cases = {
+      {.a = {33, 64}, .b = {64, 100}},
+      {.a = {4, 33, 64}, .b = {4, 64, 48}, .b_const = false},
+      {.a = {17}, .b = {17, 40}},
+      {.op = "Gemm", .a = {9, 17}, .b = {50, 17}, .c = std::vector<int64_t>{50}, .trans_b = true},
+      {.dtype = DType::Float16, .a = {7, 33}, .b = {33, 20}},
+      {.a = {2, 7, 64}, .b = {64, 96}, .relu_bias_epilogue = true},
+      {.a = {2, 7, 64}, .b = {64, 96}, .flatten_epilogue = true},
+  };
+  auto dir = std::filesystem::temp_directory_path() / "onnxc_gemm_cuda";
+  std::filesystem::create_directories(dir);
+  int i = 0;
+  for (const GemmCase& c : cases) {
+    Inputs in = make_inputs(c, 3);
+    GemmKernel k(c, in.a, in.b, in.c_ptr(), cuda, /*jit=*/false);
+    std::string name = "gemm_cuda_" + std::to_string(i++);
+    EXPECT_NO_THROW(k.pipeline().compile_to_static_library((dir / name).string(), k.pipeline().infer_arguments(),
+                                                           name, cuda))
+        << describe(c);
+    EXPECT_TRUE(std::filesystem::exists(dir / (name + ".a"))) << describe(c);
+  }
+}
+
+}  // namespace
+}  // namespace onnxc::codegen::testing
