@@ -1,0 +1,348 @@
+#!/usr/bin/env bash
+# CLI behaviour tests for the onnxc executable: one function per ctest (tests/tools/CMakeLists.txt).
+#   cli_test.sh ONNXC CASE
+# Each case runs onnxc in a fresh temporary folder and checks exit status, stdout/stderr text, and
+# that failed commands leave no output behind. Exit 0 pass, 1 fail, 77 skip.
+set -uo pipefail
+
+ONNXC="$(realpath "$1")"
+CASE="$2"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+DATA="$HERE/data"
+ADD="$DATA/add_bcast"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/onnxc-cli-XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK"
+# Kernel objects go to a cache private to the test run unless the caller chose one.
+export ONNXC_CACHE_DIR="${ONNXC_CACHE_DIR:-$WORK/cache}"
+
+COMMANDS=(compile run compare bench inspect optimize test-suite)
+
+fail() {
+  echo "FAIL [$CASE]: $*" >&2
+  for f in out err; do
+    [[ -s $f ]] && { echo "--- $f:" >&2; head -40 "$f" >&2; }
+  done
+  exit 1
+}
+
+# run_onnxc ARGS...: runs onnxc, stdout -> out, stderr -> err, status -> $rc
+run_onnxc() {
+  "$ONNXC" "$@" >out 2>err
+  rc=$?
+}
+
+expect_rc() { [[ $rc -eq $1 ]] || fail "expected exit $1, got $rc (onnxc ${*:2})"; }
+expect_out() { grep -qE -- "$1" out || fail "stdout lacks /$1/"; }
+expect_err() { grep -qE -- "$1" err || fail "stderr lacks /$1/"; }
+
+# A user error: exit 2 and exactly one stderr line `onnxc CMD: error: ...` containing $2.
+expect_user_error() {
+  local cmd=$1 needle=$2
+  [[ $rc -eq 2 ]] || fail "onnxc $cmd: expected exit 2, got $rc"
+  [[ $(wc -l <err) -eq 1 ]] || fail "onnxc $cmd: expected one stderr line, got $(wc -l <err)"
+  grep -qF -- "onnxc $cmd: error: " err || fail "onnxc $cmd: stderr is not 'onnxc $cmd: error: ...'"
+  grep -qF -- "$needle" err || fail "onnxc $cmd: error does not mention '$needle'"
+}
+
+expect_absent() { [[ ! -e $1 ]] || fail "a failed command left $1 behind"; }
+
+# Bad model files every model-reading command must reject cleanly.
+make_bad_files() {
+  mkdir -p adir
+  printf 'this is not an ONNX model\n' >notonnx.onnx
+  head -c 60 "$ADD/model.onnx" >truncated.onnx
+  : >empty.onnx
+}
+
+case_help_main() {
+  run_onnxc --help
+  expect_rc 0
+  expect_out '^Usage: onnxc COMMAND'
+  for c in "${COMMANDS[@]}"; do grep -qE "^  $c +[a-z]" out || fail "--help does not list $c"; done
+  run_onnxc -h
+  expect_rc 0
+  run_onnxc help
+  expect_rc 0
+}
+
+case_version() {
+  run_onnxc --version
+  expect_rc 0
+  grep -qE '^onnxc [0-9]+\.[0-9]+\.[0-9]+$' out || fail "--version prints '$(cat out)'"
+}
+
+case_no_args() {
+  run_onnxc
+  expect_rc 2
+  expect_out '^Usage: onnxc'
+}
+
+case_unknown_command() {
+  run_onnxc frobnicate
+  expect_rc 2
+  expect_err "^onnxc: error: unknown command 'frobnicate'"
+  run_onnxc --frobnicate
+  expect_rc 2
+  expect_err "unknown option '--frobnicate'"
+  run_onnxc help frobnicate
+  expect_rc 2
+}
+
+case_help_each_command() {
+  for c in "${COMMANDS[@]}"; do
+    run_onnxc "$c" --help
+    expect_rc 0
+    head -1 out | grep -q "^Usage: onnxc $c " || fail "onnxc $c --help: first line is '$(head -1 out)'"
+    grep -q '^Options:' out || fail "onnxc $c --help has no Options section"
+    grep -q -- '--help' out || fail "onnxc $c --help does not list --help"
+    [[ -s err ]] && fail "onnxc $c --help wrote to stderr"
+    cp out help1
+    run_onnxc help "$c"
+    expect_rc 0
+    cmp -s out help1 || fail "'onnxc help $c' differs from 'onnxc $c --help'"
+  done
+}
+
+case_unknown_flag_each_command() {
+  for c in "${COMMANDS[@]}"; do
+    run_onnxc "$c" --bogus-flag x
+    expect_rc 2
+    head -1 err | grep -qF "onnxc $c: error: unknown option '--bogus-flag'" || fail "onnxc $c: '$(head -1 err)'"
+    expect_err "Try 'onnxc $c --help'"
+  done
+}
+
+case_usage_errors() {
+  run_onnxc compile "$ADD/model.onnx"
+  expect_rc 2
+  expect_err 'missing output folder'
+  run_onnxc compile "$ADD/model.onnx" -o
+  expect_rc 2
+  expect_err "needs a value"
+  run_onnxc compile
+  expect_rc 2
+  expect_err 'missing MODEL'
+  run_onnxc bench "$ADD/model.onnx" --runs abc
+  expect_rc 2
+  expect_err "'abc' is not an integer"
+  run_onnxc compare "$ADD/model.onnx" --rtol x
+  expect_rc 2
+  expect_err "'x' is not a number"
+  run_onnxc test-suite "$DATA" --filter '('
+  expect_rc 2
+  expect_err 'bad regular expression'
+  run_onnxc inspect a.onnx b.onnx
+  expect_rc 2
+  expect_err "unexpected argument 'b.onnx'"
+}
+
+# Every model-reading command: missing file, directory, empty, truncated, not ONNX.
+case_bad_model_files() {
+  make_bad_files
+  local bad
+  for bad in missing.onnx adir empty.onnx truncated.onnx notonnx.onnx; do
+    run_onnxc inspect "$bad"
+    expect_user_error inspect "$bad"
+    run_onnxc compile "$bad" -o outdir
+    expect_user_error compile "$bad"
+    expect_absent outdir
+    run_onnxc optimize "$bad" -o opt.onnx
+    expect_user_error optimize "$bad"
+    expect_absent opt.onnx
+    run_onnxc run "$bad" -i "x=$ADD/test_data_set_0/input_0.pb" -o runout
+    expect_user_error run "$bad"
+    expect_absent runout
+    run_onnxc bench "$bad" --runs 1
+    expect_user_error bench "$bad"
+    # compare with a directory looks for model.onnx inside it
+    [[ $bad == adir ]] && needle=adir/model.onnx || needle=$bad
+    run_onnxc compare "$bad" "$ADD/test_data_set_0"
+    expect_user_error compare "$needle"
+  done
+  ls -A | grep -v -e '^adir$' -e '\.onnx$' -e '^out$' -e '^err$' -e '^cache$' && fail "stray files left behind"
+  true
+}
+
+case_bad_tensor_files() {
+  make_bad_files
+  run_onnxc run "$ADD/model.onnx" -i x=missing.pb -i "y=$ADD/test_data_set_0/input_1.pb" -o runout
+  expect_user_error run missing.pb
+  expect_absent runout
+  run_onnxc run "$ADD/model.onnx" -i x=notonnx.onnx -i "y=$ADD/test_data_set_0/input_1.pb" -o runout
+  expect_user_error run notonnx.onnx
+  expect_absent runout
+  printf '\x93NUMPY\x01\x00\x10\x00{"descr": "<f4"' >bad.npy
+  run_onnxc run "$ADD/model.onnx" -i x=bad.npy -i "y=$ADD/test_data_set_0/input_1.pb" -o runout
+  expect_user_error run bad.npy
+  expect_absent runout
+  run_onnxc compare "$ADD/model.onnx" adir
+  expect_user_error compare adir
+  run_onnxc test-suite missing_dir
+  expect_user_error test-suite missing_dir
+  run_onnxc test-suite adir
+  expect_user_error test-suite 'no test folders'
+}
+
+case_compile_unsupported_op() {
+  run_onnxc compile "$DATA/unsupported_op.onnx" -o outdir
+  expect_user_error compile Frobnicate
+  expect_absent outdir
+  ls -A | grep partial >/dev/null && fail "staging folder left behind"
+  run_onnxc inspect "$DATA/unsupported_op.onnx"
+  expect_rc 0
+  expect_out 'com.example.Frobnicate'
+  expect_out 'no lowering'
+  true
+}
+
+case_inspect() {
+  run_onnxc inspect "$ADD/model.onnx"
+  expect_rc 0
+  expect_out '^producer +onnxc tests/tools'
+  expect_out '^ir version +8'
+  expect_out '^opsets +ai.onnx 17'
+  expect_out '^inputs +x +f32\[n,3\]'
+  expect_out '^ +y +f32\[3\]'
+  expect_out '^outputs +sum +f32\[n,3\]'
+  expect_out '^parameters +0 elements'
+  expect_out '^ext. data +no'
+  expect_out 'Add +1'
+  run_onnxc inspect "$ADD/model.onnx" --ir
+  expect_rc 0
+  expect_out 'Add'
+  run_onnxc inspect "$ADD/model.onnx" --passes default --timings
+  expect_rc 0
+  run_onnxc inspect --list-passes
+  expect_rc 0
+  expect_out 'default pipeline'
+  run_onnxc inspect "$ADD/model.onnx" --dump-after no_such_pass
+  expect_user_error inspect no_such_pass
+}
+
+case_compile_and_compare() {
+  run_onnxc compile "$ADD/model.onnx" -o lib --name addb
+  expect_rc 0
+  for f in lib/libaddb.so lib/libaddb.a lib/addb.h; do [[ -f $f ]] || fail "compile did not write $f"; done
+  expect_out 'kernels'
+  ls -A | grep partial >/dev/null && fail "staging folder left behind"
+  run_onnxc compare lib/libaddb.so "$ADD"
+  expect_rc 0
+  expect_out 'compare: 2 of 2 data sets match'
+  # The .onnx directly (compiled in a temporary folder), and the model folder form.
+  run_onnxc compare "$ADD/model.onnx"
+  expect_rc 0
+  run_onnxc compare "$ADD" --reference "$ADD/test_data_set_1"
+  expect_rc 0
+}
+
+# A reference with one element changed: exit 1, the output named, the element's index listed.
+case_compare_perturbed() {
+  cp -r "$ADD/test_data_set_1" ref
+  # output_0.pb ends with raw_data (the last field serialized): its last 4 bytes are element [4,2].
+  local size
+  size=$(stat -c %s ref/output_0.pb)
+  printf '\x00\x00\x7a\x44' | dd of=ref/output_0.pb bs=1 seek=$((size - 4)) conv=notrunc status=none  # 1000.0f
+  run_onnxc compare "$ADD/model.onnx" ref
+  expect_rc 1
+  expect_out "output 'sum' differs"
+  expect_out '\[4,2\] +[-0-9.e]+ +1000'
+  expect_out 'MISMATCH'
+  expect_err "output 'sum' differs"
+  # Loose enough tolerances accept it.
+  run_onnxc compare "$ADD/model.onnx" ref --atol 2000
+  expect_rc 0
+}
+
+case_run_outputs() {
+  run_onnxc run "$ADD/model.onnx" -i "x=$DATA/add_bcast_x0.npy" -i "y=$ADD/test_data_set_0/input_1.pb" -o outs
+  expect_rc 0
+  [[ -f outs/output_0.pb ]] || fail "run did not write outs/output_0.pb"
+  expect_out '^sum +f32\[2,3\]'
+  # outs as a data set: the .npy-fed output must equal what the .pb inputs give.
+  cp "$ADD/test_data_set_0/input_0.pb" "$ADD/test_data_set_0/input_1.pb" outs/
+  run_onnxc compare "$ADD/model.onnx" outs --rtol 0 --atol 0
+  expect_rc 0
+  # Positional inputs, a compiled library, and missing inputs named.
+  run_onnxc compile "$ADD/model.onnx" -o lib --name addb -q
+  expect_rc 0
+  run_onnxc run lib/libaddb.so -i "$ADD/test_data_set_0/input_0.pb" -i "$ADD/test_data_set_0/input_1.pb"
+  expect_rc 0
+  run_onnxc run lib/libaddb.so -i "x=$ADD/test_data_set_0/input_0.pb" -o outs2
+  expect_user_error run "missing inputs (y: f32[3])"
+  expect_absent outs2
+  run_onnxc run lib/libaddb.so -i "z=$ADD/test_data_set_0/input_0.pb"
+  expect_user_error run "input 'z'"
+  # A shape the model rejects: the runtime's message, one line.
+  run_onnxc run lib/libaddb.so -i "x=$ADD/test_data_set_0/input_1.pb" -i "y=$ADD/test_data_set_0/input_1.pb"
+  expect_user_error run "input 'x'"
+}
+
+case_optimize() {
+  run_onnxc optimize "$ADD/model.onnx" -o opt.onnx
+  expect_rc 0
+  [[ -f opt.onnx ]] || fail "optimize wrote nothing"
+  run_onnxc compare opt.onnx "$ADD"
+  expect_rc 0
+  run_onnxc optimize "$ADD/model.onnx" -o opt2.onnx --passes no_such_pass
+  expect_user_error optimize no_such_pass
+  expect_absent opt2.onnx
+}
+
+case_bench() {
+  run_onnxc bench "$ADD/model.onnx" --runs 5 --warmup 1 --dims n=4
+  expect_rc 0
+  expect_out '^inputs +x=4x3 y=3'
+  expect_out 'median [0-9.]+ ms +p10 [0-9.]+ ms +p90 [0-9.]+ ms'
+  expect_out 'peak RSS'
+  run_onnxc bench "$ADD/model.onnx" --runs 3 --shapes x=7x3 --tsv
+  expect_rc 0
+  [[ $(awk -F'\t' '{print NF}' out) == 5 ]] || fail "--tsv does not print 5 fields"
+  run_onnxc bench "$ADD/model.onnx" --shapes q=1x3
+  expect_user_error bench "no input 'q'"
+}
+
+case_test_suite() {
+  mkdir -p suite
+  cp -r "$ADD" suite/add_ok
+  cp -r "$ADD" suite/add_bad
+  local size
+  size=$(stat -c %s suite/add_bad/test_data_set_0/output_0.pb)
+  printf '\x00\x00\x7a\x44' | dd of=suite/add_bad/test_data_set_0/output_0.pb bs=1 seek=$((size - 4)) conv=notrunc status=none
+  mkdir -p suite/unsupported/test_data_set_0
+  cp "$DATA/unsupported_op.onnx" suite/unsupported/model.onnx
+  cp "$ADD/test_data_set_0/input_0.pb" suite/unsupported/test_data_set_0/
+  mkdir -p suite/broken/test_data_set_0
+  printf 'garbage' >suite/broken/model.onnx
+  run_onnxc test-suite suite -j 2 --tsv table.tsv
+  expect_rc 1
+  [[ $(tail -1 out) == "test-suite: 1 passed, 1 failed, 1 errored, 1 unsupported" ]] || fail "totals: '$(tail -1 out)'"
+  expect_out 'passed +add_ok'
+  expect_out "failed +add_bad .*output 'sum'"
+  expect_out 'errored +broken .*import'
+  expect_out 'unsupported +unsupported .*Frobnicate'
+  [[ $(wc -l <table.tsv) -eq 5 ]] || fail "table.tsv should have a header and 4 rows"
+  run_onnxc test-suite suite --filter '^add_ok$'
+  expect_rc 0
+  [[ $(tail -1 out) == "test-suite: 1 passed, 0 failed, 0 errored, 0 unsupported" ]] || fail "filter: '$(tail -1 out)'"
+  printf 'add_ok\nunsupported_op_not_here # comment\n' >expect.txt
+  run_onnxc test-suite suite --filter add_ok --expect-pass expect.txt
+  expect_rc 0
+}
+
+# A crashing child is reported, not fatal: a model folder whose run segfaults is simulated with a
+# timeout instead (a hang), which exercises the same kill-and-report path.
+case_test_suite_timeout() {
+  mkdir -p suite
+  cp -r "$ADD" suite/slow
+  # A FIFO as model.onnx blocks the child's read forever.
+  rm suite/slow/model.onnx
+  mkfifo suite/slow/model.onnx
+  run_onnxc test-suite suite --timeout 2
+  expect_rc 1
+  expect_out 'errored +slow .*timed out after 2 s'
+}
+
+declare -F "case_$CASE" >/dev/null || { echo "unknown case $CASE" >&2; exit 2; }
+"case_$CASE"
+echo "PASS [$CASE]"

@@ -1,0 +1,163 @@
+// `onnxc bench`: latency percentiles and peak memory of a model on random inputs.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "ir/error.h"
+#include "tools/args.h"
+#include "tools/build.h"
+
+namespace onnxc::tools {
+namespace {
+
+// VmHWM / VmRSS from /proc/self/status in bytes (0 if unavailable).
+uint64_t proc_status_bytes(const std::string& key) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind(key + ":", 0) == 0) return std::stoull(line.substr(key.size() + 1)) * 1024;
+  }
+  return 0;
+}
+
+// Resets the RSS high-water mark (Linux >= 4.0), so the peak measures the runs, not compilation.
+bool reset_peak_rss() {
+  std::ofstream f("/proc/self/clear_refs");
+  f << "5";
+  return f.good();
+}
+
+// A value for a symbolic dim nobody gave: batch-like symbols get 1, others (sequence lengths,
+// sizes) 128. Printed, so the choice is visible.
+int64_t default_dim(const std::string& symbol) {
+  std::string s = symbol;
+  std::transform(s.begin(), s.end(), s.begin(), ::tolower);
+  return s.find("batch") != std::string::npos || s == "n" || s == "b" ? 1 : 128;
+}
+
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  double pos = q * static_cast<double>(v.size() - 1);
+  size_t lo = static_cast<size_t>(pos);
+  size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+}  // namespace
+
+int bench_main(const std::vector<std::string>& args) {
+  std::string model, shapes_arg, dims_arg, target = "host";
+  int threads = 0, runs = 50, warmup = 5;
+  bool no_cache = false, tsv = false;
+  ArgParser p("bench", "MODEL [--shapes NAME=DIMS,...] [options]",
+              "Times MODEL on random inputs: median, p10 and p90 latency of single runs, and peak memory\n"
+              "(the process's RSS high-water mark during the runs, and the session arena). An .onnx MODEL\n"
+              "is compiled first (not timed); its peak RSS is reset before the runs where Linux allows.");
+  p.positional("MODEL", "model.onnx or a compiled libNAME.so", &model);
+  p.option("shapes", 's', "NAME=DIMS,...", "input shapes, e.g. src=1x128x64,mask=1x128", &shapes_arg);
+  p.option("dims", 'd', "SYM=N,...", "values for symbolic dims, e.g. batch=1,seq=128 (default:\n"
+                                      "symbols named like 'batch' are 1, all others 128)", &dims_arg);
+  p.option("threads", 't', "N", "runtime threads (default: all cores)", &threads);
+  p.option("runs", 'n', "N", "timed runs (default 50)", &runs);
+  p.option("warmup", 'w', "N", "untimed runs first (default 5)", &warmup);
+  p.option("target", 0, "T", "compile target for an .onnx MODEL (default host)", &target);
+  p.flag("no-cache", 0, "do not use the kernel cache when compiling an .onnx MODEL", &no_cache);
+  p.flag("tsv", 0, "print one machine-readable line:\n"
+                    "median_ms p10_ms p90_ms peak_rss_bytes arena_bytes", &tsv);
+  p.epilog("Example:\n  onnxc bench model.onnx --dims batch=1,seq=128 --threads 2 --runs 100");
+  if (!p.parse(args)) return kExitOk;
+  if (runs < 1) throw UsageError("--runs must be >= 1");
+  if (warmup < 0 || threads < 0) throw UsageError("--warmup and --threads must be >= 0");
+
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const std::string& item : split_list(shapes_arg, ',')) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos) throw UsageError("--shapes: '" + item + "' is not NAME=DIMS");
+    shapes[item.substr(0, eq)] = parse_dims(item.substr(eq + 1), "--shapes " + item.substr(0, eq));
+  }
+  std::map<std::string, int64_t> dims;
+  for (const std::string& item : split_list(dims_arg, ',')) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos) throw UsageError("--dims: '" + item + "' is not SYM=N");
+    dims[item.substr(0, eq)] = parse_int(item.substr(eq + 1), "--dims " + item.substr(0, eq));
+  }
+
+  require_file(model);
+  Executable::Options eo;
+  eo.threads = threads;
+  eo.target = target;
+  eo.use_cache = !no_cache;
+  eo.quiet = !stderr_is_tty();
+  Executable exe(model, eo);
+  ModelRunner& r = exe.runner();
+
+  // Resolve every input shape: --shapes, else the model's fixed dims and symbols.
+  std::vector<ir::Tensor> inputs;
+  std::string shape_note;
+  for (size_t i = 0; i < r.inputs().size(); ++i) {
+    const IOInfo& in = r.inputs()[i];
+    std::vector<int64_t> d;
+    if (auto it = shapes.find(in.name); it != shapes.end()) {
+      d = it->second;
+      shapes.erase(it);
+    } else {
+      for (size_t k = 0; k < in.dims.size(); ++k) {
+        if (in.dims[k] >= 0) {
+          d.push_back(in.dims[k]);
+          continue;
+        }
+        const std::string& sym = in.dim_names[k];
+        user_check(!sym.empty() && sym.find_first_of("+-*/() ") == std::string::npos)
+            << "input '" << in.name << "' dim " << k << " is '" << sym << "': give the shape with --shapes "
+            << in.name << "=...";
+        auto [it, fresh] = dims.emplace(sym, default_dim(sym));
+        d.push_back(it->second);
+      }
+    }
+    std::string ds;
+    for (size_t k = 0; k < d.size(); ++k) ds += (k ? "x" : "") + std::to_string(d[k]);
+    shape_note += (shape_note.empty() ? "" : " ") + in.name + "=" + (ds.empty() ? "scalar" : ds);
+    inputs.push_back(random_tensor(in.dtype, d, 1234 + i));
+  }
+  user_check(shapes.empty()) << "--shapes: the model has no input '" << shapes.begin()->first << "'";
+
+  auto run_once = [&] {
+    for (size_t i = 0; i < inputs.size(); ++i) r.set_input(i, inputs[i]);
+    auto t0 = std::chrono::steady_clock::now();
+    r.run();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  bool peak_reset = reset_peak_rss();
+  uint64_t rss_before = proc_status_bytes("VmRSS");
+  for (int i = 0; i < warmup; ++i) run_once();
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) ms.push_back(run_once());
+  uint64_t peak = proc_status_bytes("VmHWM");
+  if (!peak) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    peak = static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+  }
+  double med = percentile(ms, 0.5), p10 = percentile(ms, 0.1), p90 = percentile(ms, 0.9);
+  if (tsv) {
+    std::printf("%.4f\t%.4f\t%.4f\t%llu\t%llu\n", med, p10, p90, static_cast<unsigned long long>(peak),
+                static_cast<unsigned long long>(r.arena_bytes()));
+    return kExitOk;
+  }
+  std::printf("model     %s (%s, target %s)\n", model.c_str(), r.name().c_str(), r.target().c_str());
+  std::printf("inputs    %s\n", shape_note.c_str());
+  std::printf("threads   %s   runs %d (+%d warmup)\n", threads ? std::to_string(threads).c_str() : "all cores",
+              runs, warmup);
+  std::printf("latency   median %.3f ms   p10 %.3f ms   p90 %.3f ms   min %.3f ms\n", med, p10, p90,
+              *std::min_element(ms.begin(), ms.end()));
+  std::printf("memory    peak RSS %s%s   RSS before runs %s   arena %s\n", human_bytes(peak).c_str(),
+              peak_reset ? "" : " (whole process)", human_bytes(rss_before).c_str(),
+              human_bytes(r.arena_bytes()).c_str());
+  return kExitOk;
+}
+
+}  // namespace onnxc::tools

@@ -1,0 +1,182 @@
+// The compile path: frontend -> passes -> codegen, with staging so a failed compile writes nothing,
+// and opening a model (compiled here or already compiled) for running.
+#include "tools/build.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "codegen/compile.h"
+#include "codegen/partition.h"
+#include "frontend/onnx_import.h"
+#include "ir/error.h"
+#include "passes/pass.h"
+#include "passes/pipeline.h"
+
+namespace fs = std::filesystem;
+
+namespace onnxc::tools {
+
+void require_file(const std::string& path) {
+  std::error_code ec;
+  user_check(!path.empty()) << "empty file name";
+  user_check(fs::exists(path, ec)) << path << ": no such file";
+  user_check(!fs::is_directory(path, ec)) << path << ": is a directory, not a file";
+  user_check(access(path.c_str(), R_OK) == 0) << path << ": cannot read file (permission denied)";
+}
+
+bool is_library_path(const std::string& path) {
+  std::string f = fs::path(path).filename().string();
+  return f.size() > 3 && (f.compare(f.size() - 3, 3, ".so") == 0 || f.find(".so.") != std::string::npos);
+}
+
+ir::Model read_model(const std::string& path) {
+  require_file(path);
+  user_check(!is_library_path(path)) << path << ": is a compiled library; this command needs an .onnx model";
+  return frontend::load_model(path);
+}
+
+namespace {
+
+// "a,fixpoint(b,c),d" -> {"a", "fixpoint(b,c)", "d"}: commas inside parentheses do not split.
+std::vector<std::string> split_passes(const std::string& spec) {
+  std::vector<std::string> out;
+  std::string cur;
+  int depth = 0;
+  for (char c : spec + ",") {
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      size_t b = cur.find_first_not_of(' '), e = cur.find_last_not_of(' ');
+      if (b != std::string::npos) out.push_back(cur.substr(b, e - b + 1));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void optimize_model(ir::Model& m, const PassOptions& opt) {
+  std::vector<std::string> names;
+  if (opt.passes == "default") {
+    names = passes::default_pipeline();
+  } else if (opt.passes != "none" && !opt.passes.empty()) {
+    names = split_passes(opt.passes);
+  }
+  if (!opt.dump_after.empty()) {
+    bool found = passes::find_pass(opt.dump_after) != nullptr;
+    user_check(found) << "--dump-after: unknown pass '" << opt.dump_after << "' (see `onnxc inspect --list-passes`)";
+  }
+  if (names.empty()) return;
+  passes::PipelineOptions po;
+  if (!opt.dump_after.empty()) po.dump_after.insert(opt.dump_after);
+  po.dump_stream = opt.dump;
+  po.verify_each = opt.verify_each;
+  if (opt.timings) po.timings = opt.dump ? opt.dump : &std::cerr;
+  passes::run_pipeline(m, names, po);
+}
+
+std::string pass_list_help() {
+  std::ostringstream os;
+  size_t width = 0;
+  for (const passes::PassInfo& p : passes::pass_registry()) width = std::max(width, p.name.size());
+  for (const passes::PassInfo& p : passes::pass_registry()) {
+    os << "  " << p.name << std::string(width + 2 - p.name.size(), ' ') << p.summary << "\n";
+  }
+  std::string def;
+  for (const std::string& n : passes::default_pipeline()) def += (def.empty() ? "" : ", ") + n;
+  os << "default pipeline: " << def << "\n";
+  return os.str();
+}
+
+std::string default_model_name(const std::string& model_path) {
+  fs::path p(model_path);
+  std::string stem = p.stem().string();
+  if (stem == "model" && p.has_parent_path()) {
+    std::string parent = fs::absolute(p).parent_path().filename().string();
+    if (!parent.empty()) stem = parent;
+  }
+  std::string name;
+  for (char c : stem) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "m_" + name;
+  return name;
+}
+
+std::vector<std::string> unsupported_ops(const ir::Model& m) { return codegen::find_unsupported(m); }
+
+BuildResult build_library(const ir::Model& m, const std::string& out_dir, const BuildOptions& opt) {
+  std::error_code ec;
+  user_check(!fs::exists(out_dir, ec) || fs::is_directory(out_dir, ec)) << out_dir << ": exists and is not a directory";
+  fs::path parent = fs::absolute(out_dir).parent_path();
+  fs::create_directories(parent, ec);
+  user_check(!ec) << parent.string() << ": cannot create directory: " << ec.message();
+  // Staged beside out_dir (same filesystem), moved in file by file once everything is written.
+  TempDir stage(parent.string(), "." + fs::path(out_dir).filename().string() + ".partial");
+
+  codegen::CompileOptions co;
+  co.name = opt.name;
+  co.out_dir = stage.path();
+  co.target = opt.target;
+  co.jobs = opt.jobs;
+  co.use_cache = opt.use_cache;
+  if (opt.progress) {
+    co.progress = [&opt](const codegen::KernelProgress& kp) {
+      opt.progress(Progress{kp.done, kp.total, kp.kernel, kp.cache_hit});
+    };
+  }
+  codegen::CompileResult cr = codegen::compile_model(m, co);
+
+  fs::create_directories(out_dir, ec);
+  user_check(!ec) << out_dir << ": cannot create directory: " << ec.message();
+  BuildResult r;
+  for (const auto& e : fs::directory_iterator(stage.path())) {
+    fs::path dest = fs::path(out_dir) / e.path().filename();
+    fs::rename(e.path(), dest, ec);
+    user_check(!ec) << dest.string() << ": cannot write: " << ec.message();
+    r.files.push_back(dest.string());
+  }
+  auto moved = [&](const std::string& p) { return p.empty() ? p : (fs::path(out_dir) / fs::path(p).filename()).string(); };
+  r.library = moved(cr.so_path);
+  r.static_library = moved(cr.a_path);
+  r.header = moved(cr.header_path);
+  r.kernels = cr.kernels;
+  r.distinct_kernels = cr.distinct_kernels;
+  r.cache_hits = static_cast<int>(cr.cache_hits);
+  r.seconds = cr.seconds;
+  r.library_bytes = cr.library_bytes;
+  r.weights_bytes = cr.weights_bytes;
+  return r;
+}
+
+Executable::Executable(const std::string& path, const Options& opt) {
+  require_file(path);
+  std::string lib = path;
+  if (!is_library_path(path)) {
+    ir::Model m = read_model(path);
+    optimize_model(m, PassOptions{});
+    tmp_ = std::make_unique<TempDir>("onnxc-run");
+    BuildOptions bo;
+    bo.name = default_model_name(path);
+    bo.target = opt.target;
+    bo.jobs = opt.jobs;
+    bo.use_cache = opt.use_cache;
+    if (!opt.quiet) {
+      bo.progress = [](const Progress& p) {
+        std::fprintf(stderr, "\r\033[Kcompiling kernel %d/%d%s", p.done, p.total, p.done == p.total ? "\n" : "");
+      };
+    }
+    build_ = build_library(m, tmp_->path() + "/lib", bo);
+    lib = build_.library;
+  }
+  runner_ = std::make_unique<ModelRunner>(lib, opt.threads);
+}
+
+}  // namespace onnxc::tools

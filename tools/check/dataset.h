@@ -1,0 +1,43 @@
+// ONNX backend-test data folders: `test_data_set_N/` with `input_K.pb` and `output_K.pb`
+// (TensorProto files, K in numeric order), inside a model folder beside `model.onnx`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/tensor.h"
+
+namespace onnxc::check {
+
+struct NamedTensor {
+  std::string name;  // the TensorProto's name; may be empty
+  std::string file;
+  ir::Tensor tensor;
+};
+
+struct DataSet {
+  std::string dir;
+  std::vector<NamedTensor> inputs, outputs;
+};
+
+// The data-set folders `path` names: itself if it holds input_*.pb or output_*.pb files, else its
+// test_data_set_* subfolders in numeric order. UserError if there are none.
+std::vector<std::string> find_data_sets(const std::string& path);
+
+// True if `dir` holds model.onnx and at least one test_data_set_* folder.
+bool is_model_test_dir(const std::string& dir);
+
+// Every ONNX backend test folder (model.onnx + test_data_set_*) under `root` (root included), sorted.
+std::vector<std::string> find_model_test_dirs(const std::string& root);
+
+// Loads `dir`'s input_K.pb and output_K.pb files, K = 0, 1, ... in numeric order.
+DataSet load_data_set(const std::string& dir);
+
+// ONNX's test data stores bfloat16 tensors as uint16 (NumPy has no bfloat16): returns `t` with its
+// bits reinterpreted as `want` in that case, else `t` unchanged.
+ir::Tensor match_stored_dtype(const ir::Tensor& t, ir::DType want);
+
+// `prefix_K.pb` files in `dir`, sorted by K.
+std::vector<std::string> numbered_files(const std::string& dir, const std::string& prefix);
+
+}  // namespace onnxc::check

@@ -1,0 +1,136 @@
+// `onnxc compare`: run a model on ONNX test data (input_K.pb) and compare every output with its
+// reference (output_K.pb). Exit 0 if all match, 1 naming the first output that does not.
+#include <cstdio>
+#include <filesystem>
+
+#include "ir/error.h"
+#include "tools/args.h"
+#include "tools/build.h"
+#include "tools/check/compare.h"
+#include "tools/check/dataset.h"
+
+namespace fs = std::filesystem;
+
+namespace onnxc::tools {
+namespace {
+
+// Graph input slot of test input k: by tensor name when it names a model input, else by position.
+size_t input_slot(const ModelRunner& r, const check::NamedTensor& t, size_t k) {
+  int by_name = t.name.empty() ? -1 : r.input_index(t.name);
+  return by_name >= 0 ? static_cast<size_t>(by_name) : k;
+}
+
+size_t output_slot(const ModelRunner& r, const check::NamedTensor& t, size_t k) {
+  for (size_t i = 0; i < r.outputs().size(); ++i) {
+    if (!t.name.empty() && r.outputs()[i].name == t.name) return i;
+  }
+  return k;
+}
+
+}  // namespace
+
+int compare_main(const std::vector<std::string>& args) {
+  std::string model;
+  std::vector<std::string> data, references;
+  check::Tolerance tol;
+  int threads = 0, worst = 5;
+  std::string target = "host";
+  bool no_cache = false, quiet = false;
+  ArgParser p("compare", "MODEL [DATA...] [options]",
+              "Runs MODEL on the inputs of ONNX test-data folders (input_0.pb, input_1.pb, ...) and compares\n"
+              "each output with output_K.pb: max abs and rel error, mismatches at --rtol/--atol (an element\n"
+              "matches when |actual - expected| <= atol + rtol * |expected|; NaN matches NaN; ints, bools and\n"
+              "strings must be equal; dtypes and shapes must be equal) and the worst elements by index.");
+  p.positional("MODEL", "model.onnx (compiled through the kernel cache first), a compiled libNAME.so,\n"
+                        "or a folder holding model.onnx", &model);
+  p.positional_list("DATA", "test_data_set_N folders, or model folders holding them\n"
+                            "(default: MODEL's folder)", &data, 0);
+  p.option_list("reference", 'r', "DIR", "a data folder (same as a DATA argument; repeatable)", &references);
+  p.option("rtol", 0, "R", "relative tolerance (default 1e-3, as ONNX's backend tests)", &tol.rtol);
+  p.option("atol", 0, "A", "absolute tolerance (default 1e-7)", &tol.atol);
+  p.option("threads", 't', "N", "runtime threads (default: all cores)", &threads);
+  p.option("worst", 0, "K", "list the K worst elements of a failing output (default 5)", &worst);
+  p.option("target", 0, "T", "compile target for an .onnx MODEL (default host)", &target);
+  p.flag("no-cache", 0, "do not use the kernel cache when compiling an .onnx MODEL", &no_cache);
+  p.flag("quiet", 'q', "print only the summary line", &quiet);
+  p.epilog("Exit status: 0 every output matches, 1 an output differs (it is named), 2 error.\n\n"
+           "Examples:\n"
+           "  onnxc compare out/libencoder.so tests/models/encoder_layer --rtol 1e-4 --atol 1e-5\n"
+           "  onnxc compare model.onnx test_data_set_0/ test_data_set_1/");
+  if (!p.parse(args)) return kExitOk;
+  if (tol.rtol < 0 || tol.atol < 0) throw UsageError("--rtol and --atol must be >= 0");
+  if (worst < 0) throw UsageError("--worst must be >= 0");
+
+  std::error_code ec;
+  if (fs::is_directory(model, ec)) {
+    if (data.empty() && references.empty()) data.push_back(model);
+    model = (fs::path(model) / "model.onnx").string();
+  }
+  require_file(model);
+  data.insert(data.end(), references.begin(), references.end());
+  if (data.empty()) {
+    user_check(!is_library_path(model)) << "no test data given for the compiled library " << model
+                                        << " (pass test_data_set folders)";
+    data.push_back(fs::path(model).parent_path().empty() ? "." : fs::path(model).parent_path().string());
+  }
+  std::vector<std::string> sets;
+  for (const std::string& d : data) {
+    for (std::string& s : check::find_data_sets(d)) sets.push_back(std::move(s));
+  }
+
+  Executable::Options eo;
+  eo.threads = threads;
+  eo.target = target;
+  eo.use_cache = !no_cache;
+  eo.quiet = quiet || !stderr_is_tty();
+  Executable exe(model, eo);
+  ModelRunner& runner = exe.runner();
+
+  int failed_sets = 0;
+  std::string first_failure;
+  for (const std::string& dir : sets) {
+    check::DataSet ds = check::load_data_set(dir);
+    user_check(ds.inputs.size() == runner.inputs().size())
+        << dir << ": " << ds.inputs.size() << " input files for a model with " << runner.inputs().size()
+        << " inputs";
+    for (size_t k = 0; k < ds.inputs.size(); ++k) {
+      size_t slot = input_slot(runner, ds.inputs[k], k);
+      ir::DType want = slot < runner.inputs().size() ? runner.inputs()[slot].dtype : ds.inputs[k].tensor.dtype();
+      runner.set_input(slot, check::match_stored_dtype(ds.inputs[k].tensor, want));
+    }
+    runner.run();
+    std::vector<check::TensorReport> reports;
+    for (size_t k = 0; k < ds.outputs.size(); ++k) {
+      size_t slot = output_slot(runner, ds.outputs[k], k);
+      user_check(slot < runner.outputs().size())
+          << ds.outputs[k].file << ": the model has only " << runner.outputs().size() << " outputs";
+      ir::Tensor actual = runner.output(slot);
+      reports.push_back(check::compare_tensors(runner.outputs()[slot].name, actual,
+                                               check::match_stored_dtype(ds.outputs[k].tensor, actual.dtype()), tol,
+                                               static_cast<size_t>(worst)));
+    }
+    bool ok = true;
+    for (const check::TensorReport& r : reports) {
+      if (r.ok) continue;
+      ok = false;
+      if (first_failure.empty()) {
+        first_failure = "output '" + r.name + "' differs in " + dir +
+                        (r.problem.empty() ? " (" + std::to_string(r.mismatches) + " of " + std::to_string(r.numel) +
+                                                 " elements)"
+                                           : " (" + r.problem + ")");
+      }
+    }
+    failed_sets += ok ? 0 : 1;
+    if (!quiet || !ok) std::fputs(check::format_reports(dir, reports, tol).c_str(), stdout);
+  }
+  if (failed_sets) {
+    std::printf("compare: %d of %zu data sets differ: %s\n", failed_sets, sets.size(), first_failure.c_str());
+    std::fflush(stdout);
+    std::fprintf(stderr, "onnxc compare: %s\n", first_failure.c_str());
+    return kExitMismatch;
+  }
+  std::printf("compare: %zu of %zu data sets match\n", sets.size(), sets.size());
+  return kExitOk;
+}
+
+}  // namespace onnxc::tools

@@ -1,0 +1,76 @@
+// `onnxc compile`: model.onnx -> default passes -> a library (libNAME.so, libNAME.a, NAME.h) in DIR.
+#include <cstdio>
+
+#include "codegen/target.h"
+#include "ir/error.h"
+#include "tools/args.h"
+#include "tools/build.h"
+
+namespace onnxc::tools {
+
+int compile_main(const std::vector<std::string>& args) {
+  std::string model, out_dir, passes = "default";
+  BuildOptions bo;
+  bool no_cache = false, quiet = false;
+  ArgParser p("compile", "MODEL -o DIR [options]",
+              "Compiles an ONNX model into a native library: DIR/libNAME.so and DIR/libNAME.a (kernels, plan,\n"
+              "embedded weights and a private Halide runtime) and DIR/NAME.h, which declares\n"
+              "onnxc_model_NAME() for onnxc_model_from_desc(). Link with libonnxc_runtime, or load the .so\n"
+              "with onnxc_model_open(). Dynamic dims stay symbolic: one library serves every shape.");
+  p.positional("MODEL", "the .onnx file", &model);
+  p.option("output", 'o', "DIR", "output folder (created if missing; files in it are replaced)", &out_dir);
+  p.option("name", 'n', "NAME", "library name, a C identifier (default: from the model file name)", &bo.name);
+  p.option("target", 0, "T", "host (default: this machine), x86-64-avx512, cuda, or a Halide target\n"
+                             "string such as x86-64-linux-avx2-fma", &bo.target);
+  p.option("threads", 't', "N", "default runtime thread count. Not baked into the library yet (codegen has\n"
+                                "no such option): set onnxc_session_options.num_threads or\n"
+                                "HL_NUM_THREADS when running. Accepted so scripts need not change", &bo.threads);
+  p.option("jobs", 'j', "N", "kernels compiled in parallel (default: all cores)", &bo.jobs);
+  p.option("passes", 0, "LIST", "graph passes before codegen: default, none, or a comma list", &passes);
+  p.flag("no-cache", 0, "compile every kernel, neither reading nor filling the kernel cache\n"
+                        "($ONNXC_CACHE_DIR, default ~/.cache/onnxc/kernels)", &no_cache);
+  p.flag("quiet", 'q', "no progress, only errors", &quiet);
+  p.epilog("Example:\n  onnxc compile encoder.onnx -o build/encoder --name encoder\n"
+           "  cc app.c -Ibuild/encoder build/encoder/libencoder.a $(pkg-config --cflags --libs onnxc)");
+  if (!p.parse(args)) return kExitOk;
+  if (out_dir.empty()) throw UsageError("missing output folder: -o DIR");
+  if (bo.jobs < 0 || bo.threads < 0) throw UsageError("--jobs and --threads must be >= 0");
+  bo.use_cache = !no_cache;
+  if (bo.name.empty()) bo.name = default_model_name(model);
+
+  ir::Model m = read_model(model);
+  bo.passes.passes = passes;
+  optimize_model(m, bo.passes);
+
+  const bool tty = stderr_is_tty();
+  if (!quiet) {
+    bo.progress = [tty](const Progress& pr) {
+      if (tty) {
+        std::fprintf(stderr, "\r\033[K[%d/%d] %s%s", pr.done, pr.total, pr.kernel.c_str(), pr.cached ? " (cached)" : "");
+        if (pr.done == pr.total) std::fputc('\n', stderr);
+      } else {
+        std::fprintf(stderr, "[%d/%d] %s%s\n", pr.done, pr.total, pr.kernel.c_str(), pr.cached ? " (cached)" : "");
+      }
+      std::fflush(stderr);
+    };
+  }
+  BuildResult r = build_library(m, out_dir, bo);
+  if (quiet) return kExitOk;
+  std::printf("compiled %s -> %s\n", model.c_str(), out_dir.c_str());
+  std::printf("  library   %s (%s)\n", r.library.c_str(), human_bytes(r.library_bytes).c_str());
+  std::printf("            %s, %s\n", r.static_library.c_str(), r.header.c_str());
+  std::printf("  kernels   %d calls per run, %d distinct, %d from the cache\n", r.kernels, r.distinct_kernels,
+              r.cache_hits);
+  std::printf("  weights   %s (embedded)\n", human_bytes(r.weights_bytes).c_str());
+  std::printf("  arena     planned at run time per input shape (onnxc bench reports it)\n");
+  std::string resolved = codegen::parse_target(bo.target).to_string();
+  std::printf("  target    %s%s\n", bo.target.c_str(), resolved == bo.target ? "" : (" (" + resolved + ")").c_str());
+  std::printf("  time      %.2f s\n", r.seconds);
+  if (bo.threads) {
+    std::printf("  note      --threads %d is not baked in: pass it at run time (num_threads / HL_NUM_THREADS)\n",
+                bo.threads);
+  }
+  return kExitOk;
+}
+
+}  // namespace onnxc::tools

@@ -1,0 +1,62 @@
+// A compiled model library loaded through the runtime's C API, with one session, taking and
+// returning ir::Tensors: what `run`, `compare`, `bench` and `test-suite` share. Runtime failures
+// become UserErrors (ONNXC_ERR_INTERNAL becomes an InternalError) carrying the runtime's message.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/tensor.h"
+
+struct onnxc_model;
+struct onnxc_session;
+
+namespace onnxc::tools {
+
+struct IOInfo {
+  std::string name;
+  ir::DType dtype = ir::DType::Undefined;
+  std::vector<int64_t> dims;            // -1 for a dynamic dim
+  std::vector<std::string> dim_names;   // "" for a fixed dim, else the symbol or expression
+  std::string type_str() const;         // "f32[batch,seq,64]"
+};
+
+class ModelRunner {
+ public:
+  // Opens a library built by `onnxc compile` (onnxc_model_open) and creates a session with
+  // `num_threads` workers (0 = the runtime's default).
+  ModelRunner(const std::string& library_path, int num_threads);
+  ~ModelRunner();
+  ModelRunner(const ModelRunner&) = delete;
+  ModelRunner& operator=(const ModelRunner&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::string& target() const { return target_; }
+  const std::vector<IOInfo>& inputs() const { return inputs_; }
+  const std::vector<IOInfo>& outputs() const { return outputs_; }
+  // Index of the input named `name`, or -1.
+  int input_index(const std::string& name) const;
+
+  // Binds input `index`; the tensor is kept alive by the runner until run() returns.
+  void set_input(size_t index, const ir::Tensor& t);
+  void run();
+  // A copy of output `index` of the last run.
+  ir::Tensor output(size_t index) const;
+  // Bytes of the session arena (0 before the first run).
+  uint64_t arena_bytes() const;
+
+ private:
+  [[noreturn]] void fail(int status, const std::string& what) const;
+  std::string path_, name_, target_;
+  onnxc_model* model_ = nullptr;
+  onnxc_session* session_ = nullptr;
+  std::vector<IOInfo> inputs_, outputs_;
+  std::vector<ir::Tensor> bound_;  // inputs borrowed by the runtime until the next run returns
+};
+
+// Fills a tensor of `dtype` and `dims` with reproducible pseudo-random values (floats ~ U(-1, 1),
+// ints in [0, 8), bools 0/1) for benchmarks and smoke runs.
+ir::Tensor random_tensor(ir::DType dtype, const std::vector<int64_t>& dims, uint64_t seed);
+
+}  // namespace onnxc::tools
