@@ -65,6 +65,13 @@ struct ExternalWriter {
   }
 };
 
+void collect_domains(const ir::Graph& g, std::set<std::string>& out) {
+  for (const ir::Node* n : g.nodes()) {
+    if (!n->domain().empty() && n->domain() != "ai.onnx") out.insert(n->domain());
+    for (const ir::Graph* sg : n->subgraphs()) collect_domains(*sg, out);
+  }
+}
+
 class Exporter {
  public:
   explicit Exporter(ExternalWriter* ext) : ext_(ext) {}
@@ -75,6 +82,16 @@ class Exporter {
       auto* op = p->add_opset_import();
       op->set_domain(o.domain);
       op->set_version(o.version);
+    }
+    // Passes may introduce ops of a domain the source model never imported (onnxc.*); a model
+    // that uses a domain must import it, or checkers and other runtimes reject the file.
+    std::set<std::string> used;
+    collect_domains(*m.graph, used);
+    for (const auto& d : used) {
+      if (m.opset(d) != 0) continue;
+      auto* op = p->add_opset_import();
+      op->set_domain(d);
+      op->set_version(1);
     }
     if (!m.producer_name.empty()) p->set_producer_name(m.producer_name);
     if (!m.producer_version.empty()) p->set_producer_version(m.producer_version);

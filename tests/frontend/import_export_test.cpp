@@ -368,6 +368,21 @@ TEST(FrontendExport, SaveIsAtomic) {
   EXPECT_THAT(e, HasSubstr("cannot create"));
 }
 
+// A pass may add ops of a domain the model never imported (onnxc.SymbolicShape); the written
+// model must import that domain, or ONNX's checker and other runtimes reject it.
+TEST(FrontendExport, ImportsDomainsThatNodesUse) {
+  ir::Model m;
+  m.opset_imports = {{"", 17}};
+  ir::Value* x = m.graph->add_input("x", ir::Type::tensor(ir::DType::Float32, ir::Shape{ir::Dim::symbol("n")}));
+  ir::Node* n = m.graph->add_node("SymbolicShape", {x}, {"s"}, "onnxc");
+  n->output()->set_type(ir::Type::tensor(ir::DType::Int64, ir::Shape{1}));
+  m.graph->add_output(n->output());
+  onnx::ModelProto p = export_model(m);
+  ASSERT_EQ(p.opset_import_size(), 2);
+  EXPECT_EQ(p.opset_import(1).domain(), "onnxc");
+  EXPECT_EQ(p.opset_import(1).version(), 1);
+}
+
 TEST(FrontendImport, BundledTransformerModels) {
   for (const char* name : {"encoder_layer", "decoder_prelayer_causal", "mha_cross_attention"}) {
     SCOPED_TRACE(name);
