@@ -26,7 +26,8 @@ struct HTensor {
   Halide::Expr at(const std::vector<Halide::Expr>& onnx_index) const;
 };
 
-// The Halide type used to hold an ONNX dtype inside kernels (bool is uint8 in memory).
+// The Halide type used to hold an ONNX dtype inside kernels. Bool is Halide's Bool() (UInt(1)), which
+// Halide stores one byte per element: the runtime passes bool tensors as uint1 buffers.
 Halide::Type halide_type(ir::DType t);
 
 // Kernel classes pick schedules; emission schedules the kernel's root by class unless the lowering

@@ -1,0 +1,345 @@
+// Builds a kernel's Halide pipeline from its mini graph: inputs become ImageParams (scalar constants
+// become literals), node lowerings run in order, outputs are scheduled by class or by the lowering.
+#include "codegen/emit/kernel_builder.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "codegen/lower/lower_util.h"
+#include "codegen/schedule/schedule.h"
+#include "ir/error.h"
+#include "ir/printer.h"
+
+namespace onnxc::codegen {
+
+namespace {
+
+std::string hex64(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
+  return buf;
+}
+
+uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string float_text(double f) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%a", f);
+  return buf;
+}
+
+std::string attr_text(const ir::Attribute& a) {
+  using K = ir::Attribute::Kind;
+  std::ostringstream os;
+  os << a.name << "=";
+  switch (a.kind) {
+    case K::Float: os << float_text(a.f); break;
+    case K::Int: os << a.i; break;
+    case K::String: os << '"' << a.s << '"'; break;
+    case K::Tensor: os << "tensor:" << hex64(a.t.fingerprint()); break;
+    case K::Floats: for (float f : a.floats) os << float_text(f) << ","; break;
+    case K::Ints: for (int64_t i : a.ints) os << i << ","; break;
+    case K::Strings: for (const auto& s : a.strings) os << '"' << s << "\","; break;
+    case K::Tensors: for (const auto& t : a.tensors) os << hex64(t.fingerprint()) << ","; break;
+    case K::Graph: os << "graph{" << (a.g ? ir::to_string(*a.g) : "") << "}"; break;
+    default: os << "kind" << static_cast<int>(a.kind); break;
+  }
+  return os.str();
+}
+
+// Renames symbols s0, s1... in order of first appearance in a kernel's shapes.
+class SymbolNames {
+ public:
+  std::string shape(const ir::Shape& s) {
+    std::string r = "[";
+    for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + dim(s[i]);
+    return r + "]";
+  }
+  std::string dim(const ir::Dim& d) {
+    std::set<std::string> syms;
+    d.collect_symbols(syms);
+    for (const auto& s : syms)
+      if (!rename_.count(s)) {
+        rename_[s] = ir::Dim::symbol("s" + std::to_string(order_.size()));
+        order_.push_back(s);
+      }
+    return d.substitute(rename_).str();
+  }
+  const std::vector<std::string>& order() const { return order_; }
+
+ private:
+  std::map<std::string, ir::Dim> rename_;
+  std::vector<std::string> order_;  // model symbol names, in canonical order
+};
+
+// Inputs with one element that are constant become literals: no buffer, and the value is known to
+// the simplifier (x * 0.5 instead of a load).
+bool baked(const ir::Value* v) { return v->is_constant() && v->constant().numel() == 1; }
+
+std::string walk_canonical(const KernelDesc& k, const std::string& target, SymbolNames& names) {
+  std::ostringstream os;
+  os << "target " << target << "\n";
+  std::map<const ir::Value*, int> local;
+  auto ref = [&](const ir::Value* v) { return v ? std::to_string(local.at(v)) : std::string("-"); };
+  for (const ir::Value* v : k.graph->inputs()) {
+    local[v] = static_cast<int>(local.size());
+    os << "in " << ir::dtype_name(v->dtype()) << names.shape(*v->shape());
+    if (v->is_constant()) os << (baked(v) ? " baked " : " const ") << hex64(v->constant().fingerprint());
+    os << "\n";
+  }
+  for (const ir::Node* n : k.graph->nodes()) {
+    os << "node " << n->domain() << "." << n->op_type() << " v" << k.opsets.at(n->domain()) << " (";
+    for (const auto* v : n->inputs()) os << ref(v) << " ";
+    os << ") -> (";
+    for (const auto* v : n->outputs()) {
+      if (!v) {
+        os << "- ";
+        continue;
+      }
+      local[v] = static_cast<int>(local.size());
+      os << ref(v) << ":" << ir::dtype_name(v->dtype()) << names.shape(*v->shape()) << " ";
+    }
+    os << ")";
+    for (const auto& a : n->attributes()) os << " " << attr_text(a);
+    os << "\n";
+  }
+  os << "out";
+  for (const auto* v : k.graph->outputs()) os << " " << ref(v);
+  os << "\n";
+  return os.str();
+}
+
+}  // namespace
+
+std::string canonical_form(const KernelDesc& k, const std::string& target) {
+  SymbolNames names;
+  return walk_canonical(k, target, names);
+}
+
+Halide::Expr dim_to_expr(const ir::Dim& d, const std::map<std::string, Halide::Expr>& symbols) {
+  using K = ir::Dim::Kind;
+  switch (d.kind()) {
+    case K::Const: return Halide::Expr(static_cast<int32_t>(d.value()));
+    case K::Sym: {
+      auto it = symbols.find(d.name());
+      internal_check(it != symbols.end()) << "symbol " << d.name() << " has no kernel parameter";
+      return it->second;
+    }
+    default: break;
+  }
+  std::vector<Halide::Expr> ops;
+  for (const auto& o : d.operands()) ops.push_back(dim_to_expr(o, symbols));
+  Halide::Expr r = ops[0];
+  switch (d.kind()) {
+    case K::Add: for (size_t i = 1; i < ops.size(); ++i) r = r + ops[i]; return r;
+    case K::Mul: for (size_t i = 1; i < ops.size(); ++i) r = r * ops[i]; return r;
+    case K::FloorDiv: return ops[0] / ops[1];  // Halide division is floor for positive divisors
+    case K::CeilDiv: return -((-ops[0]) / ops[1]);
+    case K::Mod: return ops[0] % ops[1];
+    case K::Min: return Halide::min(ops[0], ops[1]);
+    case K::Max: return Halide::max(ops[0], ops[1]);
+    default: internal_error << "unexpected dim kind in " << d.str();
+  }
+}
+
+namespace {
+
+class Builder {
+ public:
+  Builder(const KernelDesc& k, Partition& p, const Halide::Target& t, const std::string& tname)
+      : k_(k), p_(p), target_(t) {
+    SymbolNames names;
+    out_.canonical = walk_canonical(k, tname, names);
+    out_.fn_name = "onnxc_k_" + hex64(fnv1a(out_.canonical));
+    for (size_t i = 0; i < names.order().size(); ++i) {
+      Halide::Param<int64_t> prm("s" + std::to_string(i));
+      params_.push_back(prm);
+      symbols_[names.order()[i]] = Halide::cast<int32_t>(prm);
+      symbol_order_.push_back(names.order()[i]);
+    }
+  }
+
+  BuiltKernel run() {
+    bind_inputs();
+    for (const ir::Node* n : k_.graph->nodes()) lower_node(*n);
+    std::vector<Halide::Func> outs = output_funcs();
+    out_.pipeline = Halide::Pipeline(outs);
+    collect_args();
+    return std::move(out_);
+  }
+
+ private:
+  Halide::Expr dim(const ir::Dim& d) { return dim_to_expr(d, symbols_); }
+  std::vector<Halide::Expr> dims(const ir::Shape& s) {
+    std::vector<Halide::Expr> r;
+    for (const auto& d : s) r.push_back(dim(d));
+    return r;
+  }
+
+  void bind_inputs() {
+    const auto& ins = k_.graph->inputs();
+    for (size_t i = 0; i < ins.size(); ++i) {
+      const ir::Value* v = ins[i];
+      HTensor t;
+      t.dtype = v->dtype();
+      t.shape = dims(*v->shape());
+      Halide::Type ty = halide_type(t.dtype);
+      if (baked(v)) {
+        const ir::Tensor& c = v->constant();
+        Halide::Expr lit = ty.is_float() ? literal(ty, c.get_f64(0)) : Halide::Internal::make_const(ty, c.get_i64(0));
+        t = define("const" + std::to_string(i), t.shape, t.dtype, [&](const Index&) { return lit; });
+      } else {
+        Halide::ImageParam ip(ty, t.rank(), "in" + std::to_string(i));
+        for (int d = 0; d < t.rank(); ++d) ip.dim(d).set_min(0);
+        image_params_.push_back({ip, k_.inputs[i]});
+        t.func = ip;
+        input_funcs_.insert(t.func.name());
+      }
+      values_[v] = t;
+    }
+  }
+
+  HTensor add_constant(const ir::Node& n, const std::string& hint, ir::Tensor data) {
+    PlanTensor w;
+    w.name = (n.output(0) ? n.output(0)->name() : n.name()) + "/" + hint;
+    w.dtype = data.dtype();
+    w.shape.assign(data.dims().begin(), data.dims().end());
+    w.kind = TensorKind::Weight;
+    w.data = std::move(data);
+    p_.tensors.push_back(w);
+    int id = static_cast<int>(p_.tensors.size()) - 1;
+    Halide::ImageParam ip(halide_type(w.dtype), static_cast<int>(w.shape.size()),
+                          "w" + std::to_string(image_params_.size()));
+    for (int d = 0; d < ip.dimensions(); ++d) ip.dim(d).set_min(0);
+    image_params_.push_back({ip, id});
+    HTensor t;
+    t.func = ip;
+    input_funcs_.insert(t.func.name());
+    t.dtype = w.dtype;
+    t.shape = dims(w.shape);
+    return t;
+  }
+
+  void lower_node(const ir::Node& n) {
+    const OpLowering* l = find_lowering(n.domain(), n.op_type());
+    internal_check(l) << "no lowering for " << n.describe();
+    LowerContext ctx{n, {}, {}, {}, target_, k_.opsets.at(n.domain()), nullptr, nullptr, nullptr, l->kclass};
+    for (const ir::Value* v : n.inputs()) {
+      ctx.in.push_back(v ? values_.at(v) : HTensor{});
+      ctx.const_in.push_back(v && v->is_constant() ? &v->constant() : nullptr);
+    }
+    for (const ir::Value* v : n.outputs()) ctx.out_shape.push_back(v ? dims(*v->shape()) : std::vector<Halide::Expr>{});
+    ctx.dim_expr = [this](const ir::Dim& d) { return dim(d); };
+    ctx.add_constant = [this, &n](const std::string& hint, ir::Tensor t) { return add_constant(n, hint, std::move(t)); };
+    std::vector<HTensor> outs;
+    try {
+      outs = l->fn(ctx);
+    } catch (const Halide::CompileError& e) {
+      user_error << n.describe() << ": " << e.what();
+    }
+    for (size_t i = 0; i < n.num_outputs(); ++i) {
+      const ir::Value* v = n.output(i);
+      if (!v || i >= outs.size() || !outs[i].defined()) continue;
+      internal_check(outs[i].rank() == static_cast<int>(v->shape()->size()))
+          << n.describe() << ": lowering returned rank " << outs[i].rank() << " for output " << i
+          << " of shape " << ir::shape_str(*v->shape());
+      values_[v] = outs[i];
+      producer_[v] = &n;
+    }
+    if (ctx.schedule) {
+      schedules_[&n] = ctx.schedule;
+      // The kernel's anchor (a MatMul with an epilogue, say) schedules outputs computed after it.
+      if (l->kclass == k_.kclass && !anchor_) anchor_ = &n;
+    }
+    if (n.output(0) && !values_.count(n.output(0)))
+      internal_error << n.describe() << ": lowering produced no output 0";
+  }
+
+  // The Funcs realized as kernel outputs: fresh where a lowering returned an input or a Func
+  // already used by another output, or a value of another type.
+  std::vector<Halide::Func> output_funcs() {
+    std::vector<Halide::Func> outs;
+    std::set<std::string> used = input_funcs_;
+    for (const ir::Value* v : k_.graph->outputs()) {
+      auto it = values_.find(v);
+      internal_check(it != values_.end()) << "kernel " << k_.name << ": output '" << v->name() << "' was not lowered";
+      HTensor t = it->second;
+      Halide::Type ty = halide_type(v->dtype());
+      Halide::Func f = t.func;
+      bool fresh = used.count(f.name()) || !is_pure_func(f) || f.output_types()[0] != ty;
+      if (fresh) {
+        t = define("out", t.shape, v->dtype(), [&](const Index& i) { return t.at(i); });
+        f = t.func;
+      }
+      used.insert(f.name());
+      for (int d = 0; d < f.dimensions(); ++d) f.output_buffer().dim(d).set_min(0);
+      f.compute_root();
+      // Each lowering's schedule runs once, on the first output it covers; an output from a node
+      // without one (an epilogue) takes the anchor's.
+      const ir::Node* by = schedules_.count(producer_[v]) ? producer_[v] : anchor_;
+      if (by && !fresh && scheduled_.insert(by).second) schedules_[by](f, target_);
+      else schedule_output(f, k_.kclass, target_);
+      outs.push_back(f);
+    }
+    return outs;
+  }
+
+  // Output Funcs defined with Vars (a Func over an ImageParam is not).
+  static bool is_pure_func(const Halide::Func& f) {
+    if (!f.defined()) return false;
+    for (const auto& a : f.function().definition().args())
+      if (!a.as<Halide::Internal::Variable>()) return false;
+    return true;
+  }
+
+  void collect_args() {
+    std::set<std::string> used;
+    for (const auto& a : out_.pipeline.infer_arguments()) used.insert(a.name);
+    for (const auto& [ip, id] : image_params_)
+      if (used.count(ip.name())) {
+        out_.args.push_back(ip);
+        out_.call_args.push_back({id, ""});
+      }
+    for (size_t i = 0; i < params_.size(); ++i)
+      if (used.count(params_[i].name())) {
+        out_.args.push_back(params_[i]);
+        out_.call_args.push_back({-1, symbol_order_[i]});
+      }
+    for (int id : k_.outputs) out_.call_args.push_back({id, ""});
+  }
+
+  const KernelDesc& k_;
+  Partition& p_;
+  Halide::Target target_;
+  BuiltKernel out_;
+  std::vector<Halide::Param<int64_t>> params_;
+  std::vector<std::string> symbol_order_;
+  std::map<std::string, Halide::Expr> symbols_;
+  std::vector<std::pair<Halide::ImageParam, int>> image_params_;  // with the tensor id each binds
+  std::map<const ir::Value*, HTensor> values_;
+  std::set<std::string> input_funcs_;  // names of the Funcs that read ImageParams
+  std::map<const ir::Value*, const ir::Node*> producer_;
+  std::map<const ir::Node*, std::function<void(Halide::Func, const Halide::Target&)>> schedules_;
+  const ir::Node* anchor_ = nullptr;
+  std::set<const ir::Node*> scheduled_;
+};
+
+}  // namespace
+
+BuiltKernel build_kernel(const KernelDesc& k, Partition& p, const Halide::Target& target,
+                         const std::string& target_name) {
+  try {
+    return Builder(k, p, target, target_name).run();
+  } catch (const Halide::CompileError& e) {
+    user_error << "kernel " << k.name << ": " << e.what();
+  } catch (const Halide::InternalError& e) {
+    internal_error << "kernel " << k.name << ": Halide: " << e.what();
+  }
+}
+
+}  // namespace onnxc::codegen

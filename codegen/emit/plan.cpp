@@ -1,0 +1,156 @@
+// make_plan(): partition + built kernels -> PlanDescription (tensor compaction, expression table,
+// weights layout, symbol binding check).
+#include "codegen/emit/plan.h"
+
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "codegen/version.h"
+#include "ir/error.h"
+
+namespace onnxc::codegen {
+
+namespace {
+
+class PlanMaker {
+ public:
+  PlanMaker(const Partition& p, const std::vector<BuiltKernel>& built) : p_(p), built_(built) {}
+
+  PlanDescription run(PlanDescription d) {
+    d_ = std::move(d);
+    keep_referenced_tensors();
+    bind_symbols();
+    for (int old : kept_) add_tensor(old);
+    for (int id : p_.inputs) d_.inputs.push_back(new_id_.at(id));
+    for (int id : p_.outputs) d_.outputs.push_back(new_id_.at(id));
+    add_steps();
+    return std::move(d_);
+  }
+
+ private:
+  void keep_referenced_tensors() {
+    std::set<int> keep(p_.inputs.begin(), p_.inputs.end());
+    keep.insert(p_.outputs.begin(), p_.outputs.end());
+    for (const auto& b : built_)
+      for (const auto& a : b.call_args)
+        if (a.tensor >= 0) keep.insert(a.tensor);
+    for (int id : std::set<int>(keep))
+      if (p_.tensors[id].kind == TensorKind::View) keep.insert(p_.tensors[id].view_of);
+    kept_.assign(keep.begin(), keep.end());
+    for (size_t i = 0; i < kept_.size(); ++i) new_id_[kept_[i]] = static_cast<int>(i);
+  }
+
+  // Symbols in graph-input order of appearance; each must be some input's dim on its own, so the
+  // runtime can bind it from the shapes the user passes.
+  void bind_symbols() {
+    std::set<std::string> bound;
+    for (int id : p_.inputs)
+      for (const auto& dim : p_.tensors[id].shape)
+        if (dim.is_symbol() && bound.insert(dim.name()).second) {
+          sym_index_[dim.name()] = static_cast<int>(d_.symbols.size());
+          d_.symbols.push_back(dim.name());
+        }
+    for (int id : kept_) {
+      std::set<std::string> syms;
+      for (const auto& dim : p_.tensors[id].shape) dim.collect_symbols(syms);
+      for (const auto& s : syms)
+        user_check(bound.count(s)) << "tensor '" << p_.tensors[id].name << "' has shape "
+                                   << ir::shape_str(p_.tensors[id].shape) << ": symbol '" << s
+                                   << "' is not a dim of any graph input, so its value is unknown at run time";
+    }
+  }
+
+  void emit_rpn(const ir::Dim& d, std::vector<int64_t>& code) {
+    using K = ir::Dim::Kind;
+    switch (d.kind()) {
+      case K::Const: code.insert(code.end(), {0, d.value()}); return;
+      case K::Sym: code.insert(code.end(), {1, sym_index_.at(d.name())}); return;
+      default: break;
+    }
+    static const std::map<K, int64_t> op = {{K::Add, 2}, {K::Mul, 4}, {K::FloorDiv, 5}, {K::CeilDiv, 6},
+                                            {K::Mod, 7}, {K::Min, 8}, {K::Max, 9}};
+    const auto& ops = d.operands();
+    emit_rpn(ops[0], code);
+    for (size_t i = 1; i < ops.size(); ++i) {
+      emit_rpn(ops[i], code);
+      code.push_back(op.at(d.kind()));
+    }
+  }
+
+  int32_t expr_id(const ir::Dim& d) {
+    auto it = expr_ids_.find(d.str());
+    if (it != expr_ids_.end()) return it->second;
+    std::vector<int64_t> code;
+    emit_rpn(d, code);
+    d_.exprs.push_back(std::move(code));
+    d_.expr_text.push_back(d.str());
+    return expr_ids_[d.str()] = static_cast<int32_t>(d_.exprs.size()) - 1;
+  }
+
+  // Offset of a weight's bytes in the blob; equal bytes are stored once.
+  uint64_t place_weight(const ir::Tensor& t) {
+    for (const auto& [off, w] : placed_)
+      if (w->nbytes() == t.nbytes() && std::memcmp(w->raw(), t.raw(), t.nbytes()) == 0) return off;
+    uint64_t off = (d_.weights.size() + 63) / 64 * 64;
+    d_.weights.resize(off + t.nbytes());
+    if (t.nbytes()) std::memcpy(d_.weights.data() + off, t.raw(), t.nbytes());
+    placed_.push_back({off, &t});
+    return off;
+  }
+
+  void add_tensor(int old) {
+    const PlanTensor& t = p_.tensors[old];
+    PlanDescription::Tensor o;
+    o.name = t.name;
+    o.dtype = static_cast<int32_t>(t.dtype);
+    o.kind = static_cast<int32_t>(t.kind);
+    for (const auto& dim : t.shape) o.dims.push_back(expr_id(dim));
+    if (t.kind == TensorKind::View) o.view_of = new_id_.at(t.view_of);
+    if (t.kind == TensorKind::Weight) {
+      user_check(t.data && t.dtype != ir::DType::String) << "weight '" << t.name << "' has no numeric data";
+      o.weight_bytes = t.data->nbytes();
+      o.weight_offset = o.weight_bytes ? place_weight(*t.data) : 0;
+    }
+    d_.tensors.push_back(std::move(o));
+  }
+
+  void add_steps() {
+    std::map<std::string, int> kernel_index;
+    for (size_t i = 0; i < built_.size(); ++i) {
+      const BuiltKernel& b = built_[i];
+      auto [it, fresh] = kernel_index.emplace(b.fn_name, static_cast<int>(d_.kernels.size()));
+      if (fresh) d_.kernels.push_back(b.fn_name);
+      PlanDescription::Step s;
+      s.kernel = it->second;
+      s.comment = p_.kernels[i].name;
+      for (const auto& a : b.call_args)
+        s.args.push_back(a.tensor >= 0 ? new_id_.at(a.tensor) : -(expr_id(ir::Dim::symbol(a.symbol)) + 1));
+      d_.steps.push_back(std::move(s));
+    }
+  }
+
+  const Partition& p_;
+  const std::vector<BuiltKernel>& built_;
+  PlanDescription d_;
+  std::vector<int> kept_;
+  std::map<int, int> new_id_;
+  std::map<std::string, int> sym_index_;
+  std::map<std::string, int32_t> expr_ids_;
+  std::vector<std::pair<uint64_t, const ir::Tensor*>> placed_;
+};
+
+}  // namespace
+
+PlanDescription make_plan(const Partition& p, const std::vector<BuiltKernel>& built, const std::string& name,
+                          const std::string& target, bool uses_cuda) {
+  internal_check(built.size() == p.kernels.size()) << "make_plan: one built kernel per kernel";
+  PlanDescription d;
+  d.name = name;
+  d.target = target;
+  d.uses_cuda = uses_cuda;
+  d.producer = std::string("onnxc ") + kOnnxcVersion;
+  return PlanMaker(p, built).run(std::move(d));
+}
+
+}  // namespace onnxc::codegen

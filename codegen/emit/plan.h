@@ -1,0 +1,55 @@
+// The execution plan as plain data, one to one with onnxc_model_desc (runtime/include/onnxc/
+// model_abi.h): symbols, shape expressions in reverse Polish notation, tensors, kernels, steps and the
+// weights blob. make_plan() builds it from a partition and its built kernels; generate_plan_c()
+// prints it as the C file every compiled library carries.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/emit/kernel_builder.h"
+#include "codegen/partition.h"
+
+namespace onnxc::codegen {
+
+struct PlanDescription {
+  struct Tensor {
+    std::string name;
+    int32_t dtype = 0;
+    int32_t kind = 0;               // enum onnxc_tensor_kind
+    std::vector<int32_t> dims;      // expression ids
+    int32_t view_of = -1;
+    uint64_t weight_offset = 0, weight_bytes = 0;
+  };
+  struct Step {
+    int32_t kernel = 0;
+    std::vector<int32_t> args;      // tensor ids; -(expr+1) for scalars
+    std::string comment;            // the kernel's root node, for readers of the C file
+  };
+  std::string name, target, producer;
+  bool uses_cuda = false;
+  std::vector<std::string> symbols;
+  std::vector<std::vector<int64_t>> exprs;  // each expression's RPN words
+  std::vector<std::string> expr_text;       // each expression as text, for comments
+  std::vector<Tensor> tensors;
+  std::vector<int32_t> inputs, outputs;
+  std::vector<std::string> kernels;         // entry point names (the argv function is NAME_argv)
+  std::vector<Step> steps;
+  std::vector<uint8_t> weights;             // the blob; each weight at a 64-byte aligned offset
+};
+
+// Builds the plan: drops tensors no step, input or output refers to, lays out the weights blob (equal
+// weights share bytes), serializes shapes. built[i] is kernel i of p. Throws UserError when a symbol
+// is not a dim of some graph input (the runtime could not bind it).
+PlanDescription make_plan(const Partition& p, const std::vector<BuiltKernel>& built, const std::string& name,
+                          const std::string& target, bool uses_cuda);
+
+// The generated C source defining `onnxc_model_<name>` and the weak `onnxc_model_entry`. The weights
+// blob is the symbol `onnxc_weights_<name>`, defined elsewhere (an .incbin object) when non-empty.
+std::string generate_plan_c(const PlanDescription& plan);
+
+// The public header NAME.h declaring onnxc_model_<name>.
+std::string generate_header(const std::string& name);
+
+}  // namespace onnxc::codegen

@@ -1,0 +1,264 @@
+// Elementwise ops: unary math and activations, casts, and n-ary ops with multidirectional (numpy)
+// broadcasting over symbolic extents. Float math on f16/bf16 is computed in f32 and rounded once.
+#include <cmath>
+
+#include "codegen/lower/lower_util.h"
+
+namespace onnxc::codegen {
+
+namespace {
+
+using Halide::Expr;
+using Halide::Type;
+using Fn = std::function<Expr(const std::vector<Expr>&, const ir::Node&)>;
+
+// Type the arithmetic runs in: f32 for narrow floats, f32 for integers fed to float-only math.
+Type compute_type(Type t, bool float_math) {
+  if (t.is_float() && t.bits() < 32) return Halide::Float(32);
+  if (t.is_bfloat()) return Halide::Float(32);
+  if (float_math && !t.is_float()) return Halide::Float(t.bits() > 32 ? 64 : 32);
+  return t;
+}
+
+Expr lit(const Expr& like, double v) { return literal(like.type(), v); }
+
+// out(i) = f(inputs broadcast to i). `float_math`: the op is defined on floats only.
+LowerFn broadcast_op(bool float_math, Fn f) {
+  return [f, float_math](LowerContext& ctx) -> std::vector<HTensor> {
+    const auto& shape = out_shape(ctx);
+    std::vector<const HTensor*> ins;
+    for (const auto& t : ctx.in) ins.push_back(t.defined() ? &t : nullptr);
+    return {define(ctx.node.op_type(), shape, out_dtype(ctx), [&](const Index& i) {
+      std::vector<Expr> v;
+      for (const HTensor* t : ins) {
+        if (!t) {
+          v.push_back(Expr());
+          continue;
+        }
+        Expr e = broadcast_at(*t, i, shape);
+        Type ct = compute_type(e.type(), float_math);
+        v.push_back(ct == e.type() ? e : Halide::cast(ct, e));
+      }
+      return f(v, ctx.node);
+    })};
+  };
+}
+
+LowerFn unary_float(std::function<Expr(Expr, const ir::Node&)> f) {
+  return broadcast_op(true, [f](const std::vector<Expr>& v, const ir::Node& n) { return f(v[0], n); });
+}
+LowerFn unary(std::function<Expr(Expr, const ir::Node&)> f) {
+  return broadcast_op(false, [f](const std::vector<Expr>& v, const ir::Node& n) { return f(v[0], n); });
+}
+LowerFn binary(std::function<Expr(Expr, Expr)> f) {
+  return broadcast_op(false, [f](const std::vector<Expr>& v, const ir::Node&) { return f(v[0], v[1]); });
+}
+// Variadic ops fold left over their inputs.
+LowerFn variadic(std::function<Expr(Expr, Expr)> f, bool mean = false) {
+  return broadcast_op(false, [f, mean](const std::vector<Expr>& v, const ir::Node&) {
+    Expr r = v[0];
+    for (size_t i = 1; i < v.size(); ++i) r = f(r, v[i]);
+    return mean ? r / lit(r, static_cast<double>(v.size())) : r;
+  });
+}
+
+Expr sigmoid(Expr x) { return lit(x, 1) / (lit(x, 1) + Halide::exp(-x)); }
+Expr softplus(Expr x) { return Halide::max(x, lit(x, 0)) + Halide::log(lit(x, 1) + Halide::exp(-Halide::abs(x))); }
+Expr erf_any(Expr x) {
+  if (x.type() == Halide::Float(32)) return Halide::erf(x);
+  return Halide::cast(x.type(), Halide::erf(Halide::cast<float>(x)));
+}
+float fattr(const ir::Node& n, const char* name, float def) { return n.attr_float(name, def); }
+
+Expr gelu(Expr x, const ir::Node& n) {
+  if (n.attr_string("approximate", "none") == "tanh") {
+    Expr inner = lit(x, std::sqrt(2.0 / M_PI)) * (x + lit(x, 0.044715) * x * x * x);
+    return lit(x, 0.5) * x * (lit(x, 1) + Halide::tanh(inner));
+  }
+  return lit(x, 0.5) * x * (lit(x, 1) + erf_any(x * lit(x, M_SQRT1_2)));
+}
+
+Expr sign(Expr x) {
+  return Halide::select(x > lit(x, 0), lit(x, 1), x < lit(x, 0), lit(x, -1), lit(x, 0));
+}
+
+// x ** y, with small constant integer exponents as multiplications (exact and vectorizable).
+Expr power(Expr x, Expr y) {
+  Type rt = x.type();
+  Expr yc = Halide::Internal::simplify(Halide::cast(Halide::Float(64), y));
+  if (auto c = Halide::Internal::as_const_float(yc)) {
+    if (*c == 1) return x;
+    if (*c == 2) return x * x;
+    if (*c == 3) return x * x * x;
+    if (*c == 0.5 && rt.is_float()) return Halide::sqrt(x);
+    if (*c == -1 && rt.is_float()) return lit(x, 1) / x;
+  }
+  if (!rt.is_float()) return Halide::cast(rt, Halide::pow(Halide::cast<double>(x), Halide::cast<double>(y)));
+  return Halide::pow(x, Halide::cast(rt, y));
+}
+
+// Integer division truncating toward zero, from Halide's Euclidean division (which defines x / 0 as 0,
+// where div_round_to_zero would trap on a zero divisor in a masked vector lane).
+Expr divide(Expr a, Expr b) {
+  if (a.type().is_float() || a.type().is_uint()) return a / b;
+  Expr q = a / b, r = a % b;  // r >= 0
+  Expr one = Halide::Internal::make_one(a.type());
+  return Halide::select(a < 0 && r != 0, Halide::select(b > 0, q + one, q - one), q);
+}
+
+Expr modulo(Expr a, Expr b, const ir::Node& n) {
+  if (a.type().is_float() || n.attr_int("fmod", 0)) {
+    if (a.type().is_float()) return a - Halide::trunc(a / b) * b;
+    return a - divide(a, b) * b;
+  }
+  Expr r = a % b;  // Euclidean: r >= 0; ONNX takes the divisor's sign
+  if (a.type().is_uint()) return r;
+  return Halide::select(b < lit(b, 0) && r != lit(r, 0), r + b, r);
+}
+
+Expr clip(const std::vector<Expr>& v, const ir::Node& n) {
+  Expr x = v[0];
+  Expr lo = v.size() > 1 && v[1].defined() ? v[1] : Expr();
+  Expr hi = v.size() > 2 && v[2].defined() ? v[2] : Expr();
+  if (n.has_attr("min")) lo = lit(x, n.attr_float("min", 0));
+  if (n.has_attr("max")) hi = lit(x, n.attr_float("max", 0));
+  if (lo.defined()) x = Halide::max(x, lo);
+  if (hi.defined()) x = Halide::min(x, hi);
+  return x;
+}
+
+Expr is_inf(Expr x, const ir::Node& n) {
+  if (!x.type().is_float()) return Halide::Internal::const_false();
+  Expr inf = Halide::is_inf(x);
+  bool neg = n.attr_int("detect_negative", 1), pos = n.attr_int("detect_positive", 1);
+  if (neg && pos) return inf;
+  if (neg) return inf && x < lit(x, 0);
+  if (pos) return inf && x > lit(x, 0);
+  return Halide::Internal::const_false();
+}
+
+// Cast / CastLike: float -> bool is x != 0; f32 -> bf16 truncates the low mantissa bits, as the
+// reference of the ONNX version this project pins (1.12) does; everything else is a C-style
+// conversion.
+LowerFn cast_op() {
+  return [](LowerContext& ctx) -> std::vector<HTensor> {
+    const HTensor& a = ctx.in[0];
+    ir::DType to = out_dtype(ctx);
+    return {define("Cast", out_shape(ctx), to, [&](const Index& i) {
+      Expr x = a.at(i);
+      if (to == ir::DType::Bool) return from_bool(to_bool(x));
+      if (to == ir::DType::BFloat16 && x.type() == Halide::Float(32))
+        return Halide::reinterpret(Halide::BFloat(16),
+                                   Halide::cast<uint16_t>(Halide::reinterpret(Halide::UInt(32), x) >> 16));
+      return Halide::cast(halide_type(to), x);
+    })};
+  };
+}
+
+// Dropout run as a kernel (its mask is used, or training_mode is not constant false): inference
+// semantics only; training needs random numbers.
+std::vector<HTensor> dropout(LowerContext& ctx) {
+  if (has_input(ctx, 2)) {
+    auto tm = const_ints(ctx, 2);
+    user_check(tm && (*tm)[0] == 0) << ctx.node.describe() << ": Dropout in training mode is not supported";
+  }
+  const HTensor& a = ctx.in[0];
+  std::vector<HTensor> r = {define("Dropout", out_shape(ctx), out_dtype(ctx), [&](const Index& i) { return a.at(i); })};
+  if (ctx.node.output(1))
+    r.push_back(define("DropoutMask", out_shape(ctx, 1), ir::DType::Bool, [](const Index&) { return Expr(uint8_t(1)); }));
+  return r;
+}
+
+constexpr auto EW = KernelClass::Elementwise;
+#define UNARY_FLOAT(op, body) Registrar reg_##op("", #op, EW, unary_float([](Expr x, const ir::Node& n) { return body; }))
+#define UNARY(op, body) Registrar reg_##op("", #op, EW, unary([](Expr x, const ir::Node& n) { return body; }))
+#define BINARY(op, body) Registrar reg_##op("", #op, EW, binary([](Expr a, Expr b) { return body; }))
+
+UNARY_FLOAT(Sqrt, Halide::sqrt(x));
+UNARY_FLOAT(Exp, Halide::exp(x));
+UNARY_FLOAT(Log, Halide::log(x));
+UNARY_FLOAT(Tanh, Halide::tanh(x));
+UNARY_FLOAT(Erf, erf_any(x));
+UNARY_FLOAT(Sigmoid, sigmoid(x));
+UNARY_FLOAT(Reciprocal, lit(x, 1) / x);
+UNARY_FLOAT(Floor, Halide::floor(x));
+UNARY_FLOAT(Ceil, Halide::ceil(x));
+UNARY_FLOAT(Round, Halide::round(x));
+UNARY_FLOAT(Sin, Halide::sin(x));
+UNARY_FLOAT(Cos, Halide::cos(x));
+UNARY_FLOAT(Tan, Halide::tan(x));
+UNARY_FLOAT(Asin, Halide::asin(x));
+UNARY_FLOAT(Acos, Halide::acos(x));
+UNARY_FLOAT(Atan, Halide::atan(x));
+UNARY_FLOAT(Sinh, Halide::sinh(x));
+UNARY_FLOAT(Cosh, Halide::cosh(x));
+UNARY_FLOAT(Asinh, Halide::asinh(x));
+UNARY_FLOAT(Acosh, Halide::acosh(x));
+UNARY_FLOAT(Atanh, Halide::atanh(x));
+UNARY_FLOAT(LeakyRelu, Halide::select(x < lit(x, 0), lit(x, fattr(n, "alpha", 0.01f)) * x, x));
+UNARY_FLOAT(Elu, Halide::select(x < lit(x, 0), lit(x, fattr(n, "alpha", 1.f)) * (Halide::exp(x) - lit(x, 1)), x));
+UNARY_FLOAT(Selu, lit(x, fattr(n, "gamma", 1.05070102214813232421875f)) *
+                      Halide::select(x <= lit(x, 0), lit(x, fattr(n, "alpha", 1.67326319217681884765625f)) *
+                                                         (Halide::exp(x) - lit(x, 1)), x));
+UNARY_FLOAT(Celu, Halide::max(lit(x, 0), x) + Halide::min(lit(x, 0), lit(x, fattr(n, "alpha", 1.f)) *
+                                              (Halide::exp(x / lit(x, fattr(n, "alpha", 1.f))) - lit(x, 1))));
+UNARY_FLOAT(HardSigmoid, Halide::clamp(lit(x, fattr(n, "alpha", 0.2f)) * x + lit(x, fattr(n, "beta", 0.5f)),
+                                       lit(x, 0), lit(x, 1)));
+UNARY_FLOAT(HardSwish, x * Halide::clamp(x / lit(x, 6) + lit(x, 0.5), lit(x, 0), lit(x, 1)));
+UNARY_FLOAT(Softplus, softplus(x));
+UNARY_FLOAT(Softsign, x / (lit(x, 1) + Halide::abs(x)));
+UNARY_FLOAT(ThresholdedRelu, Halide::select(x > lit(x, fattr(n, "alpha", 1.f)), x, lit(x, 0)));
+UNARY_FLOAT(Mish, x * Halide::tanh(softplus(x)));
+UNARY_FLOAT(Gelu, gelu(x, n));
+UNARY_FLOAT(Shrink, Halide::select(x < lit(x, -fattr(n, "lambd", 0.5f)), x + lit(x, fattr(n, "bias", 0.f)),
+                                   x > lit(x, fattr(n, "lambd", 0.5f)), x - lit(x, fattr(n, "bias", 0.f)),
+                                   lit(x, 0)));
+UNARY(Relu, Halide::max(x, lit(x, 0)));
+UNARY(Neg, -x);
+UNARY(Abs, x.type().is_uint() ? x : Halide::cast(x.type(), Halide::abs(x)));
+UNARY(Sign, sign(x));
+UNARY(IsNaN, x.type().is_float() ? Halide::is_nan(x) : Halide::Internal::const_false());
+UNARY(IsInf, is_inf(x, n));
+UNARY(Not, from_bool(!to_bool(x)));
+UNARY(BitwiseNot, ~x);
+UNARY(Identity, x);
+
+BINARY(Add, a + b);
+BINARY(Sub, a - b);
+BINARY(Mul, a * b);
+BINARY(Div, divide(a, b));
+BINARY(Pow, power(a, b));
+BINARY(Equal, a == b);
+BINARY(Less, a < b);
+BINARY(Greater, a > b);
+BINARY(LessOrEqual, a <= b);
+BINARY(GreaterOrEqual, a >= b);
+BINARY(And, to_bool(a) && to_bool(b));
+BINARY(Or, to_bool(a) || to_bool(b));
+BINARY(Xor, to_bool(a) != to_bool(b));
+BINARY(BitwiseAnd, a & b);
+BINARY(BitwiseOr, a | b);
+BINARY(BitwiseXor, a ^ b);
+BINARY(PRelu, Halide::select(a < lit(a, 0), a * b, a));
+
+Registrar reg_Mod("", "Mod", EW, broadcast_op(false, [](const std::vector<Expr>& v, const ir::Node& n) {
+  return modulo(v[0], v[1], n);
+}));
+Registrar reg_BitShift("", "BitShift", EW, broadcast_op(false, [](const std::vector<Expr>& v, const ir::Node& n) {
+  return n.attr_string("direction", "LEFT") == "RIGHT" ? v[0] >> v[1] : v[0] << v[1];
+}));
+Registrar reg_Max("", "Max", EW, variadic([](Expr a, Expr b) { return Halide::max(a, b); }));
+Registrar reg_Min("", "Min", EW, variadic([](Expr a, Expr b) { return Halide::min(a, b); }));
+Registrar reg_Sum("", "Sum", EW, variadic([](Expr a, Expr b) { return a + b; }));
+Registrar reg_Mean("", "Mean", EW, variadic([](Expr a, Expr b) { return a + b; }, true));
+Registrar reg_Clip("", "Clip", EW, broadcast_op(false, clip));
+Registrar reg_Where("", "Where", EW, broadcast_op(false, [](const std::vector<Expr>& v, const ir::Node&) {
+  return Halide::select(to_bool(v[0]), v[1], v[2]);
+}));
+Registrar reg_Cast("", "Cast", EW, cast_op());
+Registrar reg_CastLike("", "CastLike", EW, cast_op());
+Registrar reg_Dropout("", "Dropout", EW, dropout);
+
+}  // namespace
+
+}  // namespace onnxc::codegen

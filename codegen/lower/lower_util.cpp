@@ -1,0 +1,135 @@
+// Helpers shared by the lowering files (see lower_util.h).
+#include "codegen/lower/lower_util.h"
+
+#include <algorithm>
+
+namespace onnxc::codegen {
+
+std::vector<Halide::Var> make_vars(int rank) {
+  std::vector<Halide::Var> v;
+  for (int i = 0; i < rank; ++i) v.emplace_back("d" + std::to_string(i));
+  return v;
+}
+
+Index onnx_index(const std::vector<Halide::Var>& vars) { return Index(vars.rbegin(), vars.rend()); }
+
+HTensor define(const std::string& name, std::vector<Halide::Expr> shape, ir::DType dtype,
+               const std::function<Halide::Expr(const Index&)>& body) {
+  HTensor t;
+  t.func = Halide::Func(name);
+  t.dtype = dtype;
+  auto vars = make_vars(static_cast<int>(shape.size()));
+  Halide::Expr v = body(onnx_index(vars));
+  Halide::Type ty = halide_type(dtype);
+  if (v.type() != ty) v = Halide::cast(ty, v);
+  std::vector<Halide::Var> args(vars.begin(), vars.end());
+  t.func(args) = v;
+  t.shape = std::move(shape);
+  return t;
+}
+
+Halide::Expr broadcast_at(const HTensor& t, const Index& out_idx, const std::vector<Halide::Expr>& out_shape) {
+  int r = t.rank(), ro = static_cast<int>(out_idx.size());
+  internal_check(r <= ro) << "broadcast_at: input rank " << r << " > output rank " << ro;
+  Index idx(r);
+  for (int i = 0; i < r; ++i) {
+    int o = ro - r + i;
+    const Halide::Expr& e = t.shape[i];
+    if (Halide::Internal::is_const_one(e)) idx[i] = 0;
+    else if (Halide::Internal::equal(e, out_shape[o])) idx[i] = out_idx[o];
+    else idx[i] = Halide::min(out_idx[o], e - 1);
+  }
+  return t.at(idx);
+}
+
+int normalize_axis(int64_t axis, int rank, const ir::Node& node) {
+  user_check(axis >= -rank && axis < std::max(rank, 1))
+      << node.describe() << ": axis " << axis << " is out of range for rank " << rank;
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+ir::DType out_dtype(const LowerContext& ctx, int i) { return ctx.node.output(i)->dtype(); }
+
+const std::vector<Halide::Expr>& out_shape(const LowerContext& ctx, int i) {
+  internal_check(i < static_cast<int>(ctx.out_shape.size())) << "no output " << i;
+  return ctx.out_shape[i];
+}
+
+bool has_input(const LowerContext& ctx, int i) {
+  return i < static_cast<int>(ctx.in.size()) && ctx.in[i].defined();
+}
+
+std::optional<std::vector<int64_t>> const_ints(const LowerContext& ctx, int i) {
+  if (i >= static_cast<int>(ctx.const_in.size()) || !ctx.const_in[i]) return std::nullopt;
+  const ir::Tensor& t = *ctx.const_in[i];
+  std::vector<int64_t> r(static_cast<size_t>(t.numel()));
+  for (int64_t k = 0; k < t.numel(); ++k) r[k] = t.get_i64(k);
+  return r;
+}
+
+std::optional<std::vector<double>> const_floats(const LowerContext& ctx, int i) {
+  if (i >= static_cast<int>(ctx.const_in.size()) || !ctx.const_in[i]) return std::nullopt;
+  const ir::Tensor& t = *ctx.const_in[i];
+  std::vector<double> r(static_cast<size_t>(t.numel()));
+  for (int64_t k = 0; k < t.numel(); ++k) r[k] = t.get_f64(k);
+  return r;
+}
+
+Halide::Expr literal(Halide::Type t, double v) {
+  if (t.is_float()) return Halide::cast(t, Halide::Expr(v));
+  if (t.is_uint()) return Halide::Internal::make_const(t, static_cast<uint64_t>(static_cast<int64_t>(v)));
+  return Halide::Internal::make_const(t, static_cast<int64_t>(v));
+}
+
+Halide::Expr element(const LowerContext& ctx, int i, int k) {
+  internal_check(has_input(ctx, i)) << ctx.node.describe() << ": input " << i << " is absent";
+  const HTensor& t = ctx.in[i];
+  Halide::Type ty = halide_type(t.dtype);
+  if (i < static_cast<int>(ctx.const_in.size()) && ctx.const_in[i]) {
+    const ir::Tensor& c = *ctx.const_in[i];
+    internal_check(k < c.numel()) << ctx.node.describe() << ": element " << k << " of input " << i;
+    if (ty.is_float()) return literal(ty, c.get_f64(k));
+    return Halide::Internal::make_const(ty, c.get_i64(k));
+  }
+  if (t.rank() == 0) return t.func();
+  internal_check(t.rank() == 1) << ctx.node.describe() << ": input " << i << " must be 1-D";
+  return t.at({Halide::Expr(k)});
+}
+
+Halide::Expr element_i32(const LowerContext& ctx, int i, int k) {
+  Halide::Expr e = element(ctx, i, k);
+  if (e.type().is_uint() && e.type().bits() >= 32)
+    e = Halide::min(e, Halide::Internal::make_const(e.type(), INT32_MAX / 2));
+  else if (e.type().bits() > 32)
+    e = Halide::clamp(e, Halide::Internal::make_const(e.type(), INT32_MIN / 2),
+                      Halide::Internal::make_const(e.type(), INT32_MAX / 2));
+  return Halide::Internal::simplify(Halide::cast(Halide::Int(32), e));
+}
+
+Halide::Type accumulator_type(Halide::Type t) {
+  if (t.is_float() && t.bits() < 32) return Halide::Float(32);
+  if (t.is_bfloat()) return Halide::Float(32);
+  return t;
+}
+
+RowSpace::RowSpace(const HTensor& x, const std::vector<int>& reduced) {
+  int rank = x.rank();
+  vars = make_vars(rank);
+  idx = onnx_index(vars);
+  std::vector<Halide::Range> ranges;
+  for (int a : reduced) ranges.emplace_back(0, x.shape[a]);
+  if (!ranges.empty()) r = Halide::RDom(Halide::Region(ranges.begin(), ranges.end()));
+  ridx = idx;
+  for (size_t k = 0; k < reduced.size(); ++k) ridx[reduced[k]] = r[static_cast<int>(k)];
+  for (int h = 0; h < rank; ++h)
+    if (std::find(reduced.begin(), reduced.end(), rank - 1 - h) == reduced.end()) stat_vars.push_back(vars[h]);
+  bool trailing = !reduced.empty() && reduced.back() == rank - 1 && reduced.front() == rank - static_cast<int>(reduced.size());
+  for (size_t k = 1; trailing && k < reduced.size(); ++k) trailing = reduced[k] == reduced[k - 1] + 1;
+  reduced_inner = trailing ? static_cast<int>(reduced.size()) : 0;
+}
+
+std::vector<Halide::Expr> RowSpace::at(const Index& onnx) {
+  return std::vector<Halide::Expr>(onnx.rbegin(), onnx.rend());
+}
+
+}  // namespace onnxc::codegen

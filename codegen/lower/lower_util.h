@@ -1,0 +1,78 @@
+// Helpers shared by the op-family lowering files: defining tensors by an index function,
+// numpy-style broadcasting over symbolic extents, axis normalisation and reading constant or
+// runtime-valued operands (axes, starts, pads...).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/lower/lower.h"
+#include "ir/error.h"
+
+namespace onnxc::codegen {
+
+using Index = std::vector<Halide::Expr>;  // an element index in ONNX order (outermost first)
+
+// Pure Vars for a Func of `rank` dims, in Halide order (innermost first).
+std::vector<Halide::Var> make_vars(int rank);
+// The ONNX-order index of those Vars.
+Index onnx_index(const std::vector<Halide::Var>& vars);
+
+// A new tensor whose element at ONNX index i is body(i).
+HTensor define(const std::string& name, std::vector<Halide::Expr> shape, ir::DType dtype,
+               const std::function<Halide::Expr(const Index&)>& body);
+
+// Element of `t` that a broadcast result reads at `out_idx` (right-aligned numpy rules). A dim of t
+// that is statically 1 reads index 0; a dim that is neither 1 nor provably the result's extent is
+// clamped, so a runtime extent of 1 also broadcasts.
+Halide::Expr broadcast_at(const HTensor& t, const Index& out_idx, const std::vector<Halide::Expr>& out_shape);
+
+// Axis in [0, rank); negative axes count from the end. UserError names the node when out of range.
+int normalize_axis(int64_t axis, int rank, const ir::Node& node);
+
+// The dtype ONNX declares for output i of the node.
+ir::DType out_dtype(const LowerContext& ctx, int i = 0);
+// Output i's extents (ctx.out_shape[i]); UserError if the output's shape was not inferred.
+const std::vector<Halide::Expr>& out_shape(const LowerContext& ctx, int i = 0);
+
+// True if input i is present (not omitted).
+bool has_input(const LowerContext& ctx, int i);
+// Integer contents of a constant input, or nullopt when absent or not constant.
+std::optional<std::vector<int64_t>> const_ints(const LowerContext& ctx, int i);
+// Floating contents of a constant input.
+std::optional<std::vector<double>> const_floats(const LowerContext& ctx, int i);
+// Element k of a 1-D (or scalar) input as an Expr of its own type: a literal when the input is
+// constant, otherwise a load from the tensor (runtime-valued operand).
+Halide::Expr element(const LowerContext& ctx, int i, int k);
+// Same, cast to Int(32) and clamped into int32 range first (for starts/ends/pads).
+Halide::Expr element_i32(const LowerContext& ctx, int i, int k);
+
+// Bool tensors are Halide Bool() values; these convert from any numeric value and to 0/1 bytes.
+inline Halide::Expr to_bool(const Halide::Expr& e) { return e != Halide::Internal::make_zero(e.type()); }
+inline Halide::Expr from_bool(const Halide::Expr& e) { return Halide::cast(Halide::UInt(8), e); }
+// A literal of a Halide type (float types from a double, integer types from an int64).
+Halide::Expr literal(Halide::Type t, double v);
+
+// Type used for accumulating a reduction of `t`: f32 for f16/bf16, else t itself.
+Halide::Type accumulator_type(Halide::Type t);
+
+// The index space of a row-wise op (softmax, norms, reductions) over input `x`: `reduced` are the
+// ONNX axes a row spans. Per-row statistics are Funcs over stat_vars (the other dims, Halide order);
+// `r` walks a row and `ridx` is the element index with the reduced dims taken from r.
+struct RowSpace {
+  RowSpace(const HTensor& x, const std::vector<int>& reduced);
+  std::vector<Halide::Var> vars;       // all dims, Halide order
+  Index idx;                           // the same, ONNX order
+  std::vector<Halide::Var> stat_vars;  // vars without the reduced dims
+  Halide::RDom r;
+  Index ridx;
+  int reduced_inner = 0;  // how many innermost dims a row is, when it is exactly those; else 0
+
+  std::vector<Halide::Expr> stat_args() const { return {stat_vars.begin(), stat_vars.end()}; }
+  std::vector<Halide::Expr> all_args() const { return {vars.begin(), vars.end()}; }
+  // Func arguments (Halide order) for an ONNX-order index.
+  static std::vector<Halide::Expr> at(const Index& onnx);
+};
+
+}  // namespace onnxc::codegen

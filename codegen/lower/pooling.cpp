@@ -1,0 +1,178 @@
+// Pooling: MaxPool (with its optional Indices output), AveragePool (count_include_pad), LpPool and
+// the Global* forms. Windows of up to 256 positions are unrolled into one vectorizable expression;
+// larger ones (global pooling) reduce over an RDom. Positions outside the input never count; with
+// count_include_pad, positions inside the declared pads count as zeros.
+#include "codegen/lower/window.h"
+
+namespace onnxc::codegen {
+
+namespace {
+
+using Halide::Expr;
+
+Window read_window_impl(const LowerContext& ctx, const HTensor& x, const std::vector<Expr>& out,
+                        std::vector<int64_t> kernel) {
+  const ir::Node& n = ctx.node;
+  int sp = x.rank() - 2;
+  Window w;
+  w.kernel = kernel.empty() ? n.attr_ints("kernel_shape") : kernel;
+  user_check(static_cast<int>(w.kernel.size()) == sp) << n.describe() << ": kernel_shape needs " << sp << " entries";
+  w.strides = n.attr_ints("strides", std::vector<int64_t>(sp, 1));
+  w.dilations = n.attr_ints("dilations", std::vector<int64_t>(sp, 1));
+  std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
+  std::vector<int64_t> pads = n.attr_ints("pads", std::vector<int64_t>(2 * sp, 0));
+  for (int i = 0; i < sp; ++i) {
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      Expr in = x.shape[i + 2];
+      Expr total = Halide::max((out[i + 2] - 1) * static_cast<int32_t>(w.strides[i]) +
+                                   static_cast<int32_t>((w.kernel[i] - 1) * w.dilations[i] + 1) - in, 0);
+      Expr small = total / 2, big = total - total / 2;
+      w.pad_begin.push_back(auto_pad == "SAME_UPPER" ? small : big);
+      w.pad_end.push_back(auto_pad == "SAME_UPPER" ? big : small);
+    } else if (auto_pad == "VALID") {
+      w.pad_begin.push_back(0);
+      w.pad_end.push_back(0);
+    } else {
+      w.pad_begin.push_back(static_cast<int32_t>(pads[i]));
+      w.pad_end.push_back(static_cast<int32_t>(pads[i + sp]));
+    }
+  }
+  return w;
+}
+
+// Every kernel offset vector of the window, in row-major order.
+std::vector<std::vector<int>> offsets(const Window& w) {
+  std::vector<std::vector<int>> all = {{}};
+  for (int i = 0; i < w.spatial(); ++i) {
+    std::vector<std::vector<int>> next;
+    for (const auto& o : all)
+      for (int r = 0; r < w.kernel[i]; ++r) {
+        auto v = o;
+        v.push_back(r);
+        next.push_back(v);
+      }
+    all = std::move(next);
+  }
+  return all;
+}
+
+enum class Pool { Max, Avg, Lp };
+
+// The pooled value at output index `o` (ONNX order, [n, c, spatial...]).
+Expr pool_at(const LowerContext& ctx, const HTensor& x, const Window& w, Pool kind, const Index& o) {
+  Halide::Type ty = halide_type(x.dtype), at = kind == Pool::Max ? ty : accumulator_type(ty);
+  bool include_pad = ctx.node.attr_int("count_include_pad", 0) != 0;
+  double p = ctx.node.attr_int("p", 2);
+  Expr acc, count = Halide::cast(at, 0);
+  auto visit = [&](const std::vector<Expr>& r) {
+    Index i = {o[0], o[1]};
+    Expr valid = Halide::Internal::const_true(), in_pads = Halide::Internal::const_true();
+    for (int s = 0; s < w.spatial(); ++s) {
+      Expr pos = w.input_pos(s, o[s + 2], r[s]);
+      valid = valid && pos >= 0 && pos < x.shape[s + 2];
+      in_pads = in_pads && pos >= -w.pad_begin[s] && pos < x.shape[s + 2] + w.pad_end[s];
+      i.push_back(Halide::clamp(pos, 0, x.shape[s + 2] - 1));
+    }
+    Expr v = Halide::cast(at, x.at(i));
+    Expr term;
+    if (kind == Pool::Max) term = Halide::select(valid, v, at.min());
+    else if (kind == Pool::Avg) term = Halide::select(valid, v, Halide::cast(at, 0));
+    else term = Halide::select(valid, Halide::pow(Halide::abs(v), literal(at, p)), Halide::cast(at, 0));
+    acc = !acc.defined() ? term : kind == Pool::Max ? Halide::max(acc, term) : acc + term;
+    count = count + Halide::cast(at, include_pad ? in_pads : valid);
+  };
+  int64_t volume = 1;
+  for (int64_t k : w.kernel) volume *= k;
+  if (volume <= 256) {
+    for (const auto& off : offsets(w)) visit(std::vector<Expr>(off.begin(), off.end()));
+  } else {  // large windows: an inline reduction
+    std::vector<Halide::Range> ranges;
+    for (int64_t k : w.kernel) ranges.emplace_back(0, static_cast<int32_t>(k));
+    Halide::RDom rd(Halide::Region(ranges.begin(), ranges.end()));
+    std::vector<Expr> r;
+    for (int s = 0; s < rd.dimensions(); ++s) r.push_back(rd[s]);
+    Expr a0, c0;
+    visit(r);
+    a0 = acc;
+    c0 = count;
+    acc = kind == Pool::Max ? Halide::maximum(a0) : Halide::sum(a0);
+    count = Halide::sum(c0);
+  }
+  if (kind == Pool::Avg) acc = acc / Halide::max(count, Halide::cast(at, 1));
+  if (kind == Pool::Lp) acc = Halide::pow(acc, literal(at, 1.0 / p));
+  return acc;
+}
+
+LowerFn pool(Pool kind, bool global) {
+  return [kind, global](LowerContext& ctx) -> std::vector<HTensor> {
+    const HTensor& x = ctx.in[0];
+    user_check(x.rank() >= 3) << ctx.node.describe() << ": pooling needs [N, C, spatial...]";
+    const auto& shape = out_shape(ctx);
+    Window w;
+    if (global) {
+      for (int i = 2; i < x.rank(); ++i) {
+        auto k = Halide::Internal::as_const_int(x.shape[i]);
+        user_check(k != nullptr) << ctx.node.describe() << ": global pooling over dynamic spatial extents is not supported";
+        w.kernel.push_back(*k);
+        w.strides.push_back(1);
+        w.dilations.push_back(1);
+        w.pad_begin.push_back(0);
+        w.pad_end.push_back(0);
+      }
+    } else {
+      w = read_window(ctx, x, shape);
+    }
+    std::vector<HTensor> outs = {define(ctx.node.op_type(), shape, out_dtype(ctx), [&](const Index& o) {
+      return pool_at(ctx, x, w, kind, o);
+    })};
+    if (kind == Pool::Max && ctx.node.output(1)) {  // Indices: flat input index of the first maximum
+      bool column_major = ctx.node.attr_int("storage_order", 0) != 0;
+      outs.push_back(define("MaxPoolIndices", out_shape(ctx, 1), ir::DType::Int64, [&](const Index& o) {
+        Expr best = outs[0].at(o), found = Halide::cast<int64_t>(-1);
+        auto all = offsets(w);
+        for (auto it = all.rbegin(); it != all.rend(); ++it) {  // reverse: the first match wins
+          Index i = {o[0], o[1]};
+          Expr valid = Halide::Internal::const_true();
+          for (int s = 0; s < w.spatial(); ++s) {
+            Expr pos = w.input_pos(s, o[s + 2], (*it)[s]);
+            valid = valid && pos >= 0 && pos < x.shape[s + 2];
+            i.push_back(Halide::clamp(pos, 0, x.shape[s + 2] - 1));
+          }
+          Expr flat = Halide::cast<int64_t>(i[0]) * Halide::cast<int64_t>(x.shape[1]) + Halide::cast<int64_t>(i[1]);
+          Expr spatial = Halide::cast<int64_t>(0), stride = Halide::cast<int64_t>(1);
+          for (int s = w.spatial() - 1; s >= 0; --s) {  // row-major spatial offset
+            spatial = spatial + Halide::cast<int64_t>(i[s + 2]) * stride;
+            stride = stride * Halide::cast<int64_t>(x.shape[s + 2]);
+          }
+          if (column_major) {
+            spatial = Halide::cast<int64_t>(0);
+            Expr cs = Halide::cast<int64_t>(1);
+            for (int s = 0; s < w.spatial(); ++s) {
+              spatial = spatial + Halide::cast<int64_t>(i[s + 2]) * cs;
+              cs = cs * Halide::cast<int64_t>(x.shape[s + 2]);
+            }
+          }
+          found = Halide::select(valid && x.at(i) == best, flat * stride + spatial, found);
+        }
+        return found;
+      }));
+    }
+    return outs;
+  };
+}
+
+constexpr auto DM = KernelClass::Reduction;  // not inlined into consumers: windows overlap
+Registrar reg_MaxPool("", "MaxPool", DM, pool(Pool::Max, false));
+Registrar reg_AveragePool("", "AveragePool", DM, pool(Pool::Avg, false));
+Registrar reg_LpPool("", "LpPool", DM, pool(Pool::Lp, false));
+Registrar reg_GlobalMaxPool("", "GlobalMaxPool", DM, pool(Pool::Max, true));
+Registrar reg_GlobalAveragePool("", "GlobalAveragePool", DM, pool(Pool::Avg, true));
+Registrar reg_GlobalLpPool("", "GlobalLpPool", DM, pool(Pool::Lp, true));
+
+}  // namespace
+
+Window read_window(const LowerContext& ctx, const HTensor& x, const std::vector<Expr>& out, std::vector<int64_t> kernel) {
+  return read_window_impl(ctx, x, out, std::move(kernel));
+}
+
+}  // namespace onnxc::codegen

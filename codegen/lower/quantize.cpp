@@ -1,0 +1,86 @@
+// Linear quantization: QuantizeLinear (round half to even, saturate to the zero point's type,
+// per-tensor or per-axis scale), DequantizeLinear, and DynamicQuantizeLinear (uint8, scale and zero
+// point from the tensor's range, computed in the same kernel).
+#include "codegen/lower/lower_util.h"
+#include "codegen/schedule/schedule.h"
+
+namespace onnxc::codegen {
+
+namespace {
+
+using Halide::Expr;
+using Halide::Func;
+
+// Input i (scale or zero point) at the element `o` of x: per-tensor when it has one element,
+// per-axis (1-D along `axis`) otherwise.
+Expr param_at(const LowerContext& ctx, int i, const Index& o) {
+  const HTensor& p = ctx.in[i];
+  if (p.rank() == 0) return p.func();
+  if (Halide::Internal::is_const_one(p.shape[0])) return p.at({Expr(0)});
+  int axis = normalize_axis(ctx.node.attr_int("axis", 1), static_cast<int>(o.size()), ctx.node);
+  return p.at({o[axis]});
+}
+
+Expr saturate_round(Expr v, Halide::Type t) {
+  return Halide::cast(t, Halide::clamp(Halide::round(v), Halide::cast<float>(t.min()), Halide::cast<float>(t.max())));
+}
+
+std::vector<HTensor> quantize(LowerContext& ctx) {
+  const HTensor& x = ctx.in[0];
+  ir::DType dt = out_dtype(ctx);
+  Halide::Type ot = halide_type(dt);
+  return {define("QuantizeLinear", x.shape, dt, [&](const Index& o) {
+    Expr v = Halide::cast<float>(x.at(o)) / Halide::cast<float>(param_at(ctx, 1, o));
+    if (has_input(ctx, 2)) v = Halide::round(v) + Halide::cast<float>(param_at(ctx, 2, o));
+    return saturate_round(v, ot);
+  })};
+}
+
+std::vector<HTensor> dequantize(LowerContext& ctx) {
+  const HTensor& x = ctx.in[0];
+  return {define("DequantizeLinear", x.shape, out_dtype(ctx), [&](const Index& o) {
+    Expr v = Halide::cast<float>(x.at(o));
+    if (has_input(ctx, 2)) v = v - Halide::cast<float>(param_at(ctx, 2, o));
+    return v * Halide::cast<float>(param_at(ctx, 1, o));
+  })};
+}
+
+std::vector<HTensor> dynamic_quantize(LowerContext& ctx) {
+  const HTensor& x = ctx.in[0];
+  std::vector<Halide::Range> ranges;
+  for (const Expr& e : x.shape) ranges.emplace_back(0, e);
+  Func range("dql_range");
+  range() = Halide::Tuple(0.0f, 0.0f);  // the range always includes 0
+  if (!ranges.empty()) {
+    Halide::RDom rd(Halide::Region(ranges.begin(), ranges.end()));
+    Index i;
+    for (int k = 0; k < rd.dimensions(); ++k) i.push_back(rd[k]);
+    Expr v = Halide::cast<float>(x.at(i));
+    range() = Halide::Tuple(Halide::min(range()[0], v), Halide::max(range()[1], v));
+  } else {
+    Expr v = Halide::cast<float>(x.func());
+    range() = Halide::Tuple(Halide::min(0.0f, v), Halide::max(0.0f, v));
+  }
+  Expr scale = (range()[1] - range()[0]) / 255.0f;
+  Expr zp = saturate_round(-range()[0] / scale, Halide::UInt(8));
+  std::vector<HTensor> outs;
+  outs.push_back(define("DynamicQuantizeLinear", x.shape, ir::DType::UInt8, [&](const Index& o) {
+    return saturate_round(Halide::round(Halide::cast<float>(x.at(o)) / scale) + Halide::cast<float>(zp), Halide::UInt(8));
+  }));
+  outs.push_back(define("dql_scale", {}, ir::DType::Float32, [&](const Index&) { return scale; }));
+  outs.push_back(define("dql_zero_point", {}, ir::DType::UInt8, [&](const Index&) { return zp; }));
+  ctx.schedule = [range](Func output, const Halide::Target& t) {
+    Func r = range;
+    r.compute_root();
+    schedule_output(output, KernelClass::Elementwise, t);
+  };
+  return outs;
+}
+
+Registrar reg_QuantizeLinear("", "QuantizeLinear", KernelClass::Elementwise, quantize);
+Registrar reg_DequantizeLinear("", "DequantizeLinear", KernelClass::Elementwise, dequantize);
+Registrar reg_DynamicQuantizeLinear("", "DynamicQuantizeLinear", KernelClass::Reduction, dynamic_quantize);
+
+}  // namespace
+
+}  // namespace onnxc::codegen

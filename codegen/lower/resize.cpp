@@ -1,0 +1,160 @@
+// Resize (opsets 10-18) and Upsample: separable interpolation, axis by axis, as ONNX's reference
+// defines it. Per axis, an output coordinate maps to an input coordinate x (coordinate_transformation
+// _mode), whose n neighbours (n = 2 nearest/linear, 4 cubic; edge-clamped) are weighted by
+// coefficients of the fraction of x; the output is the sum over all neighbour combinations.
+#include <cmath>
+
+#include "codegen/lower/lower_util.h"
+
+namespace onnxc::codegen {
+
+namespace {
+
+using Halide::Expr;
+
+struct Axis {
+  std::vector<Expr> idx, coef;  // neighbour input indices (clamped) and their weights
+  Expr outside;                 // tf_crop_and_resize: the coordinate left the input (extrapolate)
+};
+
+std::vector<Expr> cubic(Expr t, float a) {
+  Expr s = t + 1.0f, u = 1.0f - t, v = u + 1.0f;
+  return {((a * s - 5 * a) * s + 8 * a) * s - 4 * a, ((a + 2) * t - (a + 3)) * t * t + 1.0f,
+          ((a + 2) * u - (a + 3)) * u * u + 1.0f, ((a * v - 5 * a) * v + 8 * a) * v - 4 * a};
+}
+
+std::vector<Expr> nearest(Expr t, const std::string& mode) {
+  Expr zero = 0.0f, one = 1.0f;
+  Expr down;  // 1 when the left neighbour is chosen
+  if (mode == "round_prefer_ceil") down = t < 0.5f;
+  else if (mode == "floor") down = Halide::Internal::const_true();
+  else if (mode == "ceil") down = Halide::Internal::const_false();
+  else down = t <= 0.5f;  // round_prefer_floor
+  down = down && t < 1.0f;  // an integral coordinate (t == 1) is its own neighbour
+  return {Halide::select(down, one, zero), Halide::select(down, zero, one)};
+}
+
+class Resizer {
+ public:
+  explicit Resizer(LowerContext& ctx) : ctx_(ctx), x_(ctx.in[0]), out_(out_shape(ctx)) {
+    const ir::Node& n = ctx.node;
+    bool v10 = ctx.opset < 11 || n.op_type() == "Upsample";
+    mode_ = n.attr_string("mode", "nearest");
+    coord_ = v10 ? "asymmetric" : n.attr_string("coordinate_transformation_mode", "half_pixel");
+    nearest_mode_ = v10 ? "floor" : n.attr_string("nearest_mode", "round_prefer_floor");
+    cubic_a_ = n.attr_float("cubic_coeff_a", -0.75f);
+    exclude_ = n.attr_int("exclude_outside", 0) != 0;
+    extrapolation_ = n.attr_float("extrapolation_value", 0.0f);
+    scales_input_ = v10 ? 1 : 2;
+    user_check(mode_ == "nearest" || mode_ == "linear" || mode_ == "cubic")
+        << n.describe() << ": mode '" << mode_ << "' is not supported";
+  }
+
+  HTensor run() {
+    int r = x_.rank();
+    return define("Resize", out_, out_dtype(ctx_), [&](const Index& o) {
+      std::vector<Axis> axes;
+      for (int d = 0; d < r; ++d) axes.push_back(axis(d, o[d]));
+      Expr sum = 0.0f, outside = Halide::Internal::const_false();
+      Index i(r);
+      std::function<void(int, Expr)> walk = [&](int d, Expr w) {
+        if (d == r) {
+          sum = sum + w * Halide::cast<float>(x_.at(i));
+          return;
+        }
+        for (size_t k = 0; k < axes[d].idx.size(); ++k) {
+          i[d] = axes[d].idx[k];
+          walk(d + 1, axes[d].coef.size() == 1 ? w : w * axes[d].coef[k]);
+        }
+      };
+      walk(0, 1.0f);
+      for (const auto& a : axes)
+        if (a.outside.defined()) outside = outside || a.outside;
+      Halide::Type ot = halide_type(out_dtype(ctx_));
+      Expr v = ot.is_float() ? sum : Halide::round(sum);
+      return Halide::select(outside, Halide::cast(ot, extrapolation_), Halide::cast(ot, v));
+    });
+  }
+
+ private:
+  // The scale of dim d (output / input extent), from the scales input or the sizes.
+  Expr scale(int d) {
+    if (has_input(ctx_, scales_input_) && !Halide::Internal::is_const_zero(ctx_.in[scales_input_].shape[0]))
+      return Halide::cast<float>(element(ctx_, scales_input_, d));
+    return Halide::cast<float>(out_[d]) / Halide::cast<float>(x_.shape[d]);
+  }
+
+  Axis axis(int d, Expr o) {
+    Expr in = x_.shape[d];
+    Axis a;
+    // Unresized dims (extent and scale statically equal) read straight through.
+    if (Halide::Internal::equal(in, out_[d]) && !(has_input(ctx_, scales_input_) && !const_ints(ctx_, scales_input_))) {
+      auto sc = const_floats(ctx_, scales_input_);
+      bool unit = !sc || sc->empty() || (*sc)[d] == 1.0;
+      if (unit && coord_ != "tf_crop_and_resize") {
+        a.idx = {o};
+        a.coef = {Expr(1.0f)};
+        return a;
+      }
+    }
+    Expr s = scale(d), of = Halide::cast<float>(o), inf = Halide::cast<float>(in);
+    Expr out_w = s * inf;  // the reference's (fractional) output width
+    Expr x;
+    if (coord_ == "align_corners") {
+      x = Halide::select(out_w == 1.0f, 0.0f, of * (inf - 1.0f) / (out_w - 1.0f));
+    } else if (coord_ == "asymmetric") {
+      x = of / s;
+    } else if (coord_ == "pytorch_half_pixel") {
+      x = Halide::select(out_w == 1.0f, -0.5f, (of + 0.5f) / s - 0.5f);
+    } else if (coord_ == "tf_half_pixel_for_nn") {
+      x = (of + 0.5f) / s;
+    } else if (coord_ == "tf_crop_and_resize") {
+      int r = x_.rank();
+      Expr lo = Halide::cast<float>(element(ctx_, 1, d)), hi = Halide::cast<float>(element(ctx_, 1, d + r));
+      x = Halide::select(out_w == 1.0f, (hi - lo) * (inf - 1.0f) / 2.0f, of * (hi - lo) * (inf - 1.0f) / (out_w - 1.0f));
+      x = x + lo * (inf - 1.0f);
+      a.outside = x < 0.0f || x > inf - 1.0f;
+    } else {
+      user_check(coord_ == "half_pixel") << ctx_.node.describe() << ": coordinate_transformation_mode '" << coord_
+                                         << "' is not supported";
+      x = (of + 0.5f) / s - 0.5f;
+    }
+    // Exactly as the reference's arithmetic: no reciprocal multiplication for a division by a
+    // constant scale (3/4 as x * 1.3333334 would move a coordinate off a .5 tie).
+    x = Halide::strict_float(x);
+    Expr fl = Halide::floor(x);
+    Expr t = Halide::select(x == fl, 1.0f, x - fl);  // in (0, 1]: the left neighbour is preferred
+    std::vector<Expr> c = mode_ == "cubic" ? cubic(t, cubic_a_) : mode_ == "linear"
+                              ? std::vector<Expr>{1.0f - t, t} : nearest(t, nearest_mode_);
+    int n = static_cast<int>(c.size());
+    Expr base = Halide::cast<int32_t>(Halide::ceil(x)) - n / 2;
+    Expr total = 0.0f;
+    for (int k = 0; k < n; ++k) {
+      Expr j = base + k;
+      if (exclude_) c[k] = Halide::select(j >= 0 && j < in, c[k], 0.0f);
+      total = total + c[k];
+      a.idx.push_back(Halide::clamp(j, 0, in - 1));
+    }
+    if (exclude_)
+      for (auto& e : c) e = e / total;
+    a.coef = c;
+    return a;
+  }
+
+  LowerContext& ctx_;
+  const HTensor& x_;
+  std::vector<Expr> out_;
+  std::string mode_, coord_, nearest_mode_;
+  float cubic_a_, extrapolation_;
+  bool exclude_;
+  int scales_input_;
+};
+
+std::vector<HTensor> resize(LowerContext& ctx) { return {Resizer(ctx).run()}; }
+
+Registrar reg_Resize("", "Resize", KernelClass::DataMovement, resize);
+Registrar reg_Upsample("", "Upsample", KernelClass::DataMovement, resize);
+
+}  // namespace
+
+}  // namespace onnxc::codegen

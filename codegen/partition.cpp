@@ -1,0 +1,401 @@
+// Graph -> kernels. Grouping rule: an elementwise node joins the kernel of its consumers when every
+// use of its output lies in that one kernel (and the output is not a graph output). Processing nodes
+// in reverse topological order makes each kernel a convex set: one root plus the elementwise trees
+// that feed only it, so no path leaves a kernel and comes back.
+#include "codegen/partition.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <unordered_map>
+
+#include "ir/error.h"
+
+namespace onnxc::codegen {
+
+namespace {
+
+bool is_constant_node(const ir::Node& n) { return n.domain().empty() && n.op_type() == "Constant"; }
+
+// The tensor a Constant node makes (value attribute; value_float/int/s forms too).
+std::optional<ir::Tensor> constant_node_value(const ir::Node& n) {
+  for (const auto& a : n.attributes()) {
+    if (a.name == "value" && a.kind == ir::Attribute::Kind::Tensor) return a.t;
+    if (a.name == "value_float") return ir::Tensor::scalar<float>(ir::DType::Float32, a.f);
+    if (a.name == "value_int") return ir::Tensor::scalar<int64_t>(ir::DType::Int64, a.i);
+    if (a.name == "value_floats")
+      return ir::Tensor::from_vector<float>(ir::DType::Float32, {int64_t(a.floats.size())}, a.floats);
+    if (a.name == "value_ints")
+      return ir::Tensor::from_vector<int64_t>(ir::DType::Int64, {int64_t(a.ints.size())}, a.ints);
+  }
+  return std::nullopt;
+}
+
+// Nodes whose outputs graph outputs depend on.
+std::set<const ir::Node*> live_nodes(const ir::Graph& g) {
+  std::set<const ir::Node*> live;
+  std::vector<const ir::Value*> work(g.outputs().begin(), g.outputs().end());
+  while (!work.empty()) {
+    const ir::Value* v = work.back();
+    work.pop_back();
+    const ir::Node* p = v ? v->producer() : nullptr;
+    if (!p || v->is_constant() || !live.insert(p).second) continue;
+    // A view reads only its first input's bytes; its other inputs (the target shape) are not needed.
+    size_t n_in = is_view_op(*p) ? std::min<size_t>(1, p->num_inputs()) : p->num_inputs();
+    for (size_t i = 0; i < n_in; ++i)
+      if (p->input(i)) work.push_back(p->input(i));
+  }
+  return live;
+}
+
+bool value_live(const ir::Value* v) { return v && (!v->uses().empty() || v->is_graph_output()); }
+
+KernelClass class_of(const ir::Node& n) {
+  const OpLowering* l = find_lowering(n.domain(), n.op_type());
+  return l ? l->kclass : KernelClass::Other;
+}
+
+// Kernels whose lowering may read fused producers as inline Funcs: not GEMMs and convolutions, whose
+// inner loops would recompute them.
+bool accepts_fused_producers(KernelClass k) {
+  return k != KernelClass::MatMul && k != KernelClass::Attention && k != KernelClass::Other;
+}
+
+// Producers that may be inlined into their consumer's kernel: pure index maps of their inputs.
+bool is_fusible_producer(const ir::Node& n) {
+  KernelClass k = class_of(n);
+  return (k == KernelClass::Elementwise || k == KernelClass::DataMovement) && n.num_outputs() == 1;
+}
+
+// Nodes computed from shapes alone (no input data read): copied into every kernel that reads them
+// rather than run as kernels of their own; a consumer that never loads the value drops it.
+bool is_shape_only(const ir::Node& n) {
+  return (n.domain() == "onnxc" && n.op_type() == "SymbolicShape") || (n.domain().empty() && n.op_type() == "Shape");
+}
+
+bool same_shape(const ir::Value* a, const ir::Value* b) {
+  return a->shape() && b->shape() && *a->shape() == *b->shape() && a->dtype() == b->dtype();
+}
+
+class Partitioner {
+ public:
+  explicit Partitioner(const ir::Model& m) : m_(m), g_(*m.graph) {}
+
+  Partition run() {
+    auto unsupported = find_unsupported(m_);
+    if (!unsupported.empty()) {
+      std::string msg = "model uses ops code generation does not support:";
+      for (const auto& u : unsupported) msg += "\n  " + u;
+      user_error << msg;
+    }
+    live_ = live_nodes(g_);
+    nodes_ = g_.nodes();
+    for (auto* v : g_.inputs()) p_.inputs.push_back(tensor_of(v, TensorKind::Input));
+    for (auto* n : nodes_) {
+      if (!live_.count(n)) continue;
+      if (is_constant_node(*n)) make_constant(*n);
+      else if (is_view_op(*n) && !view_needs_kernel(*n)) make_view(*n);
+    }
+    group_nodes();
+    for (size_t g = 0; g < groups_.size(); ++g) build_kernel(groups_[g], group_class_[g]);
+    bind_outputs();
+    return std::move(p_);
+  }
+
+ private:
+  int add_tensor(PlanTensor t) {
+    p_.tensors.push_back(std::move(t));
+    return static_cast<int>(p_.tensors.size()) - 1;
+  }
+
+  static ir::Shape shape_of(const ir::Value* v) {
+    user_check(v->type().is_tensor() && v->type().has_rank())
+        << "value '" << v->name() << "'"
+        << (v->producer() ? " (output of " + v->producer()->describe() + ")" : "")
+        << " has no inferred shape; code generation needs shapes (run shape inference first)";
+    for (const auto& d : *v->shape())
+      user_check(!d.is_unknown() && d.str().find('?') == std::string::npos)
+          << "value '" << v->name() << "' has an unknown dim in " << ir::shape_str(*v->shape())
+          << "; code generation needs every dim to be a number or a symbolic expression";
+    return *v->shape();
+  }
+
+  // The tensor id of a value, creating it (as `kind`, or Weight for constants) on first sight.
+  int tensor_of(const ir::Value* v, TensorKind kind = TensorKind::Intermediate) {
+    auto it = ids_.find(v);
+    if (it != ids_.end()) return it->second;
+    PlanTensor t;
+    t.name = v->name();
+    t.dtype = v->dtype();
+    if (v->is_constant() && !v->is_graph_input()) {
+      t.kind = TensorKind::Weight;
+      t.data = v->constant();
+      t.shape.assign(v->constant().dims().begin(), v->constant().dims().end());
+    } else {
+      t.kind = kind;
+      t.shape = shape_of(v);
+    }
+    int id = add_tensor(std::move(t));
+    ids_[v] = id;
+    return id;
+  }
+
+  void make_constant(const ir::Node& n) {
+    auto value = constant_node_value(n);
+    user_check(value.has_value()) << n.describe() << ": unsupported Constant form";
+    PlanTensor t;
+    t.name = n.output()->name();
+    t.dtype = value->dtype();
+    t.kind = TensorKind::Weight;
+    t.shape.assign(value->dims().begin(), value->dims().end());
+    t.data = std::move(value);
+    ids_[n.output()] = add_tensor(std::move(t));
+  }
+
+  // Dropout is a view only in inference mode with its mask output unused.
+  bool view_needs_kernel(const ir::Node& n) const {
+    if (n.op_type() == "Dropout") {
+      if (value_live(n.output(1))) return true;
+      if (auto* tm = n.input(2); tm && (!tm->is_constant() || tm->constant().get_i64(0) != 0)) return true;
+    }
+    return false;
+  }
+
+  void make_view(const ir::Node& n) {
+    int src = tensor_of(n.input(0));
+    const ir::Value* out = n.output(0);
+    PlanTensor t;
+    t.name = out->name();
+    t.dtype = out->dtype();
+    t.shape = shape_of(out);
+    const PlanTensor& s = p_.tensors[src];
+    if (s.kind == TensorKind::Weight) {  // a view of a weight is a weight: same bytes, new dims
+      auto dims = ir::shape_as_ints(t.shape);
+      user_check(dims.has_value()) << n.describe() << ": view of a constant has a symbolic shape";
+      t.kind = TensorKind::Weight;
+      t.data = s.data->reshaped(*dims);
+    } else {
+      t.kind = TensorKind::View;
+      t.view_of = s.kind == TensorKind::View ? s.view_of : src;
+    }
+    ids_[out] = add_tensor(std::move(t));
+  }
+
+  bool needs_kernel(const ir::Node* n) const {
+    return live_.count(n) && !is_constant_node(*n) && !(is_view_op(*n) && !view_needs_kernel(*n));
+  }
+
+  // Assigns every node that needs a kernel to a group; groups_ ends in execution order. First each
+  // MatMul takes its chain of single-use elementwise consumers (bias, activation) as an epilogue;
+  // then, in reverse topological order, fusible producers join the group of all their uses.
+  void group_nodes() {
+    std::unordered_map<const ir::Node*, int> topo;
+    for (size_t i = 0; i < nodes_.size(); ++i) topo[nodes_[i]] = static_cast<int>(i);
+    std::vector<std::vector<const ir::Node*>> groups;
+    auto new_group = [&](const ir::Node* n) {
+      groups.emplace_back();
+      root_class_.push_back(class_of(*n));
+      return static_cast<int>(groups.size()) - 1;
+    };
+    auto join = [&](const ir::Node* n, int g) {
+      groups[g].push_back(n);
+      group_of_[n] = g;
+    };
+    for (const ir::Node* n : nodes_) {
+      if (!needs_kernel(n) || class_of(*n) != KernelClass::MatMul || group_of_.count(n)) continue;
+      int g = new_group(n);
+      join(n, g);
+      for (const ir::Node* e = epilogue_of(n); e; e = epilogue_of(e)) join(e, g);
+    }
+    for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
+      const ir::Node* n = *it;
+      if (!needs_kernel(n) || group_of_.count(n)) continue;
+      if (is_shape_only(*n) && only_kernel_uses(*n)) {
+        shape_only_.insert(n);
+        continue;
+      }
+      int g = fusion_target(*n);
+      join(n, g < 0 ? new_group(n) : g);
+    }
+    std::vector<int> root_pos(groups.size());
+    for (size_t g = 0; g < groups.size(); ++g) {
+      std::sort(groups[g].begin(), groups[g].end(), [&](auto* a, auto* b) { return topo[a] < topo[b]; });
+      root_pos[g] = topo[groups[g].back()];
+    }
+    std::vector<int> order(groups.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return root_pos[a] < root_pos[b]; });
+    for (int g : order) {
+      groups_.push_back(std::move(groups[g]));
+      group_class_.push_back(root_class_[g]);
+    }
+  }
+
+  // The elementwise node that can run as the epilogue of `n` (its output's only use, same shape).
+  const ir::Node* epilogue_of(const ir::Node* n) const {
+    const ir::Value* out = n->num_outputs() == 1 ? n->output(0) : nullptr;
+    if (!out || out->is_graph_output() || out->uses().size() != 1) return nullptr;
+    const ir::Node* e = out->uses()[0].node;
+    if (!needs_kernel(e) || group_of_.count(e) || class_of(*e) != KernelClass::Elementwise || e->num_outputs() != 1)
+      return nullptr;
+    return same_shape(out, e->output(0)) ? e : nullptr;
+  }
+
+  bool only_kernel_uses(const ir::Node& n) const {
+    for (const ir::Value* v : n.outputs()) {
+      if (!v) continue;
+      if (v->is_graph_output()) return false;
+      for (const auto& u : v->uses())
+        if (live_.count(u.node) && !group_of_.count(u.node)) return false;  // a view or a shape-only node
+    }
+    return true;
+  }
+
+  // The group a fusible producer joins, or -1 for a new group.
+  int fusion_target(const ir::Node& n) const {
+    if (!is_fusible_producer(n)) return -1;
+    const ir::Value* out = n.output(0);
+    if (!out || out->is_graph_output() || out->uses().empty()) return -1;
+    int target = -1;
+    for (const auto& u : out->uses()) {
+      auto it = group_of_.find(u.node);
+      if (it == group_of_.end()) return -1;  // a view, or a node of another graph
+      if (target >= 0 && it->second != target) return -1;
+      target = it->second;
+    }
+    return target >= 0 && accepts_fused_producers(root_class_[target]) ? target : -1;
+  }
+
+  void build_kernel(const std::vector<const ir::Node*>& members, KernelClass kclass) {
+    KernelDesc k;
+    const ir::Node* root = members.back();
+    k.name = root->describe();
+    k.kclass = kclass;
+    k.graph = std::make_shared<ir::Graph>("kernel");
+    std::set<const ir::Node*> in_group(members.begin(), members.end());
+    std::unordered_map<const ir::Value*, ir::Value*> local;
+    std::function<ir::Value*(const ir::Value*)> local_value;
+    auto copy_node = [&](const ir::Node* n) {
+      std::vector<ir::Value*> ins;
+      for (auto* v : n->inputs()) ins.push_back(local_value(v));
+      std::vector<std::string> outs;
+      for (auto* v : n->outputs()) outs.push_back(v ? v->name() : "");
+      ir::Node* c = k.graph->add_node(n->op_type(), ins, outs, n->domain());
+      c->set_name(n->name());
+      c->mutable_attributes() = n->attributes();
+      for (size_t i = 0; i < n->num_outputs(); ++i)
+        if (const ir::Value* v = n->output(i)) {
+          c->output(i)->set_type(v->type());
+          local[v] = c->output(i);
+        }
+      k.opsets[n->domain()] = m_.opset(n->domain());
+      return c;
+    };
+    local_value = [&](const ir::Value* v) -> ir::Value* {
+      if (!v) return nullptr;
+      auto it = local.find(v);
+      if (it != local.end()) return it->second;
+      if (v->producer() && shape_only_.count(v->producer())) {
+        copy_node(v->producer());
+        return local.at(v);
+      }
+      int id = tensor_of(v);
+      const PlanTensor& t = p_.tensors[id];
+      ir::Value* lv = k.graph->add_input(v->name(), ir::Type::tensor(t.dtype, t.shape));
+      if (t.data) lv->set_constant(*t.data);
+      k.inputs.push_back(id);
+      return local[v] = lv;
+    };
+    for (const ir::Node* n : members) {
+      ir::Node* c = copy_node(n);
+      for (size_t i = 0; i < n->num_outputs(); ++i) {
+        const ir::Value* v = n->output(i);
+        if (!v) continue;
+        ir::Value* lv = c->output(i);
+        bool external = v->is_graph_output() ||
+                        std::any_of(v->uses().begin(), v->uses().end(),
+                                    [&](const ir::Use& u) { return !in_group.count(u.node); });
+        if (external) {
+          shape_of(v);
+          k.graph->add_output(lv);
+          k.outputs.push_back(tensor_of(v));
+        }
+      }
+    }
+    p_.kernels.push_back(std::move(k));
+  }
+
+  // Graph outputs: mark produced tensors as outputs; inputs, weights and views get a copy kernel.
+  void bind_outputs() {
+    for (const ir::Value* v : g_.outputs()) {
+      int id = tensor_of(v);
+      PlanTensor& t = p_.tensors[id];
+      if (t.kind == TensorKind::Intermediate || t.kind == TensorKind::Output) {
+        t.kind = TensorKind::Output;
+        p_.outputs.push_back(id);
+        continue;
+      }
+      PlanTensor out;
+      out.name = t.name;
+      out.dtype = t.dtype;
+      out.shape = t.shape;
+      out.kind = TensorKind::Output;
+      if (t.kind == TensorKind::View) p_.tensors[id].name += "/view";
+      int out_id = add_tensor(std::move(out));
+      p_.kernels.push_back(copy_kernel(id, out_id));
+      p_.outputs.push_back(out_id);
+    }
+  }
+
+  KernelDesc copy_kernel(int src, int dst) {
+    const PlanTensor& s = p_.tensors[src];
+    const PlanTensor& d = p_.tensors[dst];
+    KernelDesc k;
+    k.name = "copy to output '" + d.name + "'";
+    k.kclass = KernelClass::DataMovement;
+    k.graph = std::make_shared<ir::Graph>("kernel");
+    ir::Value* in = k.graph->add_input(s.name, ir::Type::tensor(s.dtype, s.shape));
+    if (s.data) in->set_constant(*s.data);
+    ir::Node* c = k.graph->add_node("Copy", {in}, {d.name + "/copy"}, "onnxc");
+    c->output()->set_type(ir::Type::tensor(d.dtype, d.shape));
+    k.graph->add_output(c->output());
+    k.inputs = {src};
+    k.outputs = {dst};
+    k.opsets["onnxc"] = 1;
+    return k;
+  }
+
+  const ir::Model& m_;
+  const ir::Graph& g_;
+  Partition p_;
+  std::set<const ir::Node*> live_;
+  std::vector<ir::Node*> nodes_;
+  std::unordered_map<const ir::Value*, int> ids_;
+  std::unordered_map<const ir::Node*, int> group_of_;
+  std::vector<KernelClass> root_class_;  // by group index, while grouping
+  std::vector<std::vector<const ir::Node*>> groups_;  // in execution order
+  std::vector<KernelClass> group_class_;              // aligned with groups_
+  std::set<const ir::Node*> shape_only_;              // copied into the kernels that read them
+};
+
+}  // namespace
+
+bool is_view_op(const ir::Node& n) {
+  static const std::set<std::string> kViews = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"};
+  return n.domain().empty() && kViews.count(n.op_type());
+}
+
+std::vector<std::string> find_unsupported(const ir::Model& m) {
+  std::vector<std::string> r;
+  auto live = live_nodes(*m.graph);
+  for (auto* n : m.graph->nodes()) {
+    if (!live.count(n) || is_constant_node(*n) || is_view_op(*n)) continue;
+    if (!find_lowering(n->domain(), n->op_type()))
+      r.push_back((n->domain().empty() ? "" : n->domain() + ".") + n->op_type() + " (" + n->describe() + ")");
+  }
+  return r;
+}
+
+Partition partition_model(const ir::Model& m) { return Partitioner(m).run(); }
+
+}  // namespace onnxc::codegen

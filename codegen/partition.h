@@ -1,0 +1,60 @@
+// Partitioning: a model graph becomes a table of tensors and an ordered list of kernels. The result
+// is plain data: each kernel owns a small copy of its nodes (a mini graph whose inputs carry the
+// constant data of weights), so nothing after this step points into the model's graph.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/lower/lower.h"
+#include "ir/graph.h"
+
+namespace onnxc::codegen {
+
+// Numbered as enum onnxc_tensor_kind in runtime/include/onnxc/model_abi.h.
+enum class TensorKind { Input = 0, Output = 1, Intermediate = 2, Weight = 3, View = 4 };
+
+struct PlanTensor {
+  std::string name;
+  ir::DType dtype = ir::DType::Undefined;
+  ir::Shape shape;
+  TensorKind kind = TensorKind::Intermediate;
+  int view_of = -1;                 // View: the (non-view) tensor whose bytes this is
+  std::optional<ir::Tensor> data;   // Weight: the bytes
+};
+
+struct KernelDesc {
+  std::string name;                 // for messages and profiles: the root node, e.g. "Softmax 'sm'"
+  KernelClass kclass = KernelClass::Elementwise;
+  // The kernel's nodes, copied: graph inputs are aligned with `inputs`, graph outputs with
+  // `outputs`. Inputs bound to weights carry the weight's constant data.
+  std::shared_ptr<ir::Graph> graph;
+  std::vector<int> inputs;          // tensor ids
+  std::vector<int> outputs;         // tensor ids
+  std::map<std::string, int64_t> opsets;  // opset per domain of its nodes ("" = ai.onnx)
+};
+
+struct Partition {
+  std::vector<PlanTensor> tensors;
+  std::vector<int> inputs;          // graph inputs, in order
+  std::vector<int> outputs;         // graph outputs, in order
+  std::vector<KernelDesc> kernels;  // in execution order
+};
+
+// Ops that are views of their first input (same bytes, another shape); they never get a kernel.
+bool is_view_op(const ir::Node& n);
+
+// Live nodes (those graph outputs depend on) that have no lowering: one "OpType (node)" entry each.
+std::vector<std::string> find_unsupported(const ir::Model& m);
+
+// Partitions a model whose values all have inferred dtypes and shapes. Kernels: one per node, except
+// that views get none and elementwise producers whose every use is inside one consumer kernel are
+// inlined into it (chains and trees of elementwise/broadcast ops become one kernel). Graph outputs
+// that are inputs, weights or views get a copy kernel. Throws UserError for unsupported ops
+// (listing all of them) and for values without an inferred shape.
+Partition partition_model(const ir::Model& m);
+
+}  // namespace onnxc::codegen

@@ -1,0 +1,155 @@
+// CPU and CUDA schedules for elementwise, data-movement and row-wise (reduction) kernels.
+#include "codegen/schedule/schedule.h"
+
+namespace onnxc::codegen {
+
+using Halide::Func;
+using Halide::TailStrategy;
+using Halide::Var;
+using Halide::VarOrRVar;
+
+namespace {
+
+std::vector<Var> pure_vars(const Func& f) { return f.args(); }
+
+// Fuses vars[from..] of f (innermost first) into one loop var; returns it (or vars[from] alone).
+Var fuse_outer(Func f, const std::vector<Var>& vars, size_t from) {
+  Var fused = vars[from];
+  for (size_t i = from + 1; i < vars.size(); ++i) {
+    Var next(fused.name() + "_" + vars[i].name());
+    f.fuse(fused, vars[i], next);
+    fused = next;
+  }
+  return fused;
+}
+
+// Below this many output elements a kernel runs on the calling thread: waking the thread pool for
+// each of a model's dozens of small kernels costs more than it saves (4x slower end to end on the
+// 64-wide test models with 2 threads).
+constexpr int64_t kParallelMinElements = 16384;
+
+// The CPU elementwise schedule: innermost dim vectorized, the others fused into one loop that runs
+// in parallel when `large` holds.
+void cpu_elementwise(Func f, const Halide::Target& t, const Halide::Expr& large) {
+  auto vars = pure_vars(f);
+  if (vars.empty()) return;
+  int w = vector_width(f, t);
+  if (w > 1) f.vectorize(vars[0], w, TailStrategy::GuardWithIf);
+  if (vars.size() >= 2) {
+    Var outer = fuse_outer(f, vars, 1);
+    f.specialize(large).parallel(outer);
+  }
+}
+
+void gpu_tile_func(Func f, int stage = -1) {
+  auto vars = pure_vars(f);
+  Halide::Stage s = stage < 0 ? Halide::Stage(f) : Halide::Stage(f.update(stage));
+  if (vars.empty()) {
+    if (stage < 0) f.gpu_single_thread();
+    else f.update(stage).gpu_single_thread();
+    return;
+  }
+  Var bx("bx"), tx("tx"), by("by"), ty("ty");
+  if (vars.size() == 1) {
+    s.gpu_tile(vars[0], bx, tx, 128, TailStrategy::GuardWithIf);
+    return;
+  }
+  Var y = vars[1];
+  for (size_t i = 2; i < vars.size(); ++i) {
+    Var next(y.name() + "_" + vars[i].name());
+    s.fuse(y, vars[i], next);
+    y = next;
+  }
+  s.gpu_tile(vars[0], y, bx, by, tx, ty, 32, 8, TailStrategy::GuardWithIf);
+}
+
+}  // namespace
+
+bool is_gpu(const Halide::Target& t) { return t.has_gpu_feature(); }
+
+Halide::Expr worth_parallel(const Func& out) {
+  Halide::Expr n = Halide::cast<int64_t>(1);
+  for (int d = 0; d < out.dimensions(); ++d) n = n * Halide::cast<int64_t>(out.output_buffer().dim(d).extent());
+  return n >= Halide::Expr(kParallelMinElements);
+}
+
+int vector_width(const Func& f, const Halide::Target& t) {
+  if (is_gpu(t)) return 1;
+  Halide::Type ty = f.output_types()[0];
+  int w = t.natural_vector_size(ty);
+  return std::max(1, std::min(w, 32));
+}
+
+void schedule_output(Func out, KernelClass k, const Halide::Target& t) {
+  if (is_gpu(t)) {
+    gpu_tile_func(out);
+    for (int i = 0; i < out.num_update_definitions(); ++i) gpu_tile_func(out, i);
+    return;
+  }
+  cpu_elementwise(out, t, worth_parallel(out));
+}
+
+void schedule_rowwise(Func out, const std::vector<Func>& stats, int reduced_inner, const Halide::Target& t) {
+  if (is_gpu(t)) {
+    for (Func s : stats) {
+      s.compute_root();
+      gpu_tile_func(s);
+      for (int i = 0; i < s.num_update_definitions(); ++i) gpu_tile_func(s, i);
+    }
+    gpu_tile_func(out);
+    return;
+  }
+  auto vars = pure_vars(out);
+  Halide::Expr large = worth_parallel(out);
+  if (reduced_inner > 0 && static_cast<size_t>(reduced_inner) < vars.size() && !stats.empty()) {
+    int w = vector_width(out, t);
+    if (w > 1) out.vectorize(vars[0], w, TailStrategy::GuardWithIf);
+    Var row = fuse_outer(out, vars, reduced_inner);
+    out.specialize(large).parallel(row);
+    for (Func s : stats) {
+      s.compute_at(out, row);
+      // Row-shaped intermediates (e.g. exp(x - max)) vectorize like the output; per-row scalars not.
+      if (s.dimensions() == out.dimensions() && w > 1) s.vectorize(s.args()[0], w, TailStrategy::GuardWithIf);
+    }
+    return;
+  }
+  if (reduced_inner <= 0 || vars.empty()) {
+    for (Func s : stats) {
+      s.compute_root();
+      schedule_reduction(s, true, large, t);
+    }
+    cpu_elementwise(out, t, large);
+    return;
+  }
+  // One row: the whole tensor.
+  int w = vector_width(out, t);
+  if (w > 1) out.vectorize(vars[0], w, TailStrategy::GuardWithIf);
+  for (Func s : stats) s.compute_root();
+}
+
+void schedule_reduction(Func acc, bool vectorize_inner, const Halide::Expr& large, const Halide::Target& t) {
+  if (is_gpu(t)) {
+    gpu_tile_func(acc);
+    for (int i = 0; i < acc.num_update_definitions(); ++i) gpu_tile_func(acc, i);
+    return;
+  }
+  auto vars = pure_vars(acc);
+  if (vars.empty()) return;
+  int w = vectorize_inner ? vector_width(acc, t) : 1;
+  for (int s = -1; s < acc.num_update_definitions(); ++s) {
+    Halide::Stage st = s < 0 ? Halide::Stage(acc) : Halide::Stage(acc.update(s));
+    if (w > 1) st.vectorize(vars[0], w, TailStrategy::GuardWithIf);
+    size_t from = w > 1 ? 1 : 0;
+    if (vars.size() > from) {
+      Var fused = vars[from];
+      for (size_t i = from + 1; i < vars.size(); ++i) {
+        Var next(fused.name() + "_" + vars[i].name());
+        st.fuse(fused, vars[i], next);
+        fused = next;
+      }
+      st.specialize(large).parallel(fused);
+    }
+  }
+}
+
+}  // namespace onnxc::codegen

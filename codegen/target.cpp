@@ -1,0 +1,40 @@
+// Named targets -> Halide targets.
+#include "codegen/target.h"
+
+#include <fstream>
+#include <iterator>
+
+#include "ir/error.h"
+
+namespace onnxc::codegen {
+
+namespace {
+
+// Halide 14 reads AVX-512 BF16 + VNNI as "avx512_sapphirerapids", which lets LLVM use AVX512-FP16
+// instructions; CPUs without them (AMD Zen 4/5) would die with SIGILL in f16/bf16 kernels. The
+// feature is kept only where /proc/cpuinfo lists avx512_fp16.
+Halide::Target host_target() {
+  Halide::Target t = Halide::get_host_target();
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string text((std::istreambuf_iterator<char>(cpuinfo)), std::istreambuf_iterator<char>());
+  if (t.has_feature(Halide::Target::AVX512_SapphireRapids) && text.find("avx512_fp16") == std::string::npos)
+    t = t.without_feature(Halide::Target::AVX512_SapphireRapids);
+  return t;
+}
+
+}  // namespace
+
+Halide::Target parse_target(const std::string& name) {
+  if (name.empty() || name == "host") return host_target();
+  if (name == "x86-64-avx512") return Halide::Target("x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41");
+  if (name == "cuda") return host_target().with_feature(Halide::Target::CUDA)
+                                .with_feature(Halide::Target::CUDACapability80);
+  std::string s = name;
+  if (s.rfind("cuda", 0) == 0) s = "host-" + s;
+  if (s.rfind("host-", 0) == 0) s = host_target().to_string() + s.substr(4);
+  user_check(Halide::Target::validate_target_string(s))
+      << "unknown target '" << name << "' (expected host, x86-64-avx512, cuda or a Halide target string)";
+  return Halide::Target(s);
+}
+
+}  // namespace onnxc::codegen

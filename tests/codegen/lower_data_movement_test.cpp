@@ -1,0 +1,145 @@
+// Data-movement and shape lowerings: Transpose, Concat, Split, Slice (negative, stepped, clamped,
+// symbolic extents), Gather, Expand, Tile, Pad, Trilu, Shape, ConstantOfShape, Range,
+// onnxc.SymbolicShape.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "test_util.h"
+
+namespace onnxc::test {
+namespace {
+
+using ir::DType;
+using ir::Dim;
+
+std::vector<float> iota(int n, float start = 0) {
+  std::vector<float> v(n);
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+TEST(LowerDataMovement, TransposeConcatSplit) {
+  ModelBuilder b(13);
+  Dim n = Dim::symbol("n");
+  auto* x = b.input("x", DType::Float32, {n, 3});
+  auto* y = b.input("y", DType::Float32, {n, 1});
+  ir::Node* t = b.node("Transpose", {x}, {{"xt", ir::Type::tensor(DType::Float32, ir::Shape{3, n})}});
+  t->set_attr_ints("perm", {1, 0});
+  b.output(t->output());
+  ir::Node* c = b.node("Concat", {y, x, y}, {{"cat", ir::Type::tensor(DType::Float32, ir::Shape{n, 5})}});
+  c->set_attr_int("axis", 1);
+  b.output(c->output());
+  auto* sizes = b.const_i64("sizes", {1, 2});
+  ir::Node* s = b.node("Split", {x, sizes}, {{"s0", ir::Type::tensor(DType::Float32, ir::Shape{n, 1})},
+                                             {"s1", ir::Type::tensor(DType::Float32, ir::Shape{n, 2})}});
+  s->set_attr_int("axis", 1);
+  b.output(s->output(0));
+  b.output(s->output(1));
+  auto r = compile(b.model(), "tcs");
+  LoadedModel lib(r.so_path);
+  auto out = lib.run({HostTensor::f32({2, 3}, iota(6)), HostTensor::f32({2, 1}, {-1, -2})});
+  EXPECT_TRUE(all_close(out[0].values<float>(), {0, 3, 1, 4, 2, 5}));
+  EXPECT_TRUE(all_close(out[1].values<float>(), {-1, 0, 1, 2, -1, -2, 3, 4, 5, -2}));
+  EXPECT_TRUE(all_close(out[2].values<float>(), {0, 3}));
+  EXPECT_TRUE(all_close(out[3].values<float>(), {1, 2, 4, 5}));
+}
+
+TEST(LowerDataMovement, SliceNegativeSteppedClampedSymbolic) {
+  ModelBuilder b(13);
+  Dim n = Dim::symbol("n");
+  auto* x = b.input("x", DType::Float32, {n, 6});
+  // x[1:, -1:-7:-2] with ends clamped: rows 1..n-1, columns 5, 3, 1.
+  auto* st = b.const_i64("st", {1, -1});
+  auto* en = b.const_i64("en", {INT64_MAX, -100});
+  auto* ax = b.const_i64("ax", {0, 1});
+  auto* sp = b.const_i64("sp", {1, -2});
+  b.output(b.op("Slice", {x, st, en, ax, sp}, "s", DType::Float32, {n - 1, 3}));
+  auto r = compile(b.model(), "slice");
+  LoadedModel lib(r.so_path);
+  auto out = lib.run({HostTensor::f32({3, 6}, iota(18))});
+  EXPECT_EQ(out[0].dims, (std::vector<int64_t>{2, 3}));
+  EXPECT_TRUE(all_close(out[0].values<float>(), {11, 9, 7, 17, 15, 13}));
+}
+
+TEST(LowerDataMovement, GatherExpandTile) {
+  ModelBuilder b(13);
+  auto* x = b.input("x", DType::Float32, {3, 2});
+  auto* idx = b.constant("idx", ir::Tensor::from_vector<int64_t>(DType::Int64, {2, 2}, {2, -3, 0, 1}));
+  b.output(b.op("Gather", {x, idx}, "g", DType::Float32, {2, 2, 2}));
+  auto* one = b.constant("one", ir::Tensor::scalar<int64_t>(DType::Int64, 1));
+  ir::Node* g1 = b.node("Gather", {x, one}, {{"col", ir::Type::tensor(DType::Float32, ir::Shape{3})}});
+  g1->set_attr_int("axis", 1);
+  b.output(g1->output());
+  auto* shape = b.const_i64("shape", {2, 3, 2});
+  b.output(b.op("Expand", {x, shape}, "e", DType::Float32, {2, 3, 2}));
+  auto* reps = b.const_i64("reps", {1, 2});
+  b.output(b.op("Tile", {x, reps}, "t", DType::Float32, {3, 4}));
+  auto out = compile_and_run(b.model(), {HostTensor::f32({3, 2}, iota(6))});
+  EXPECT_TRUE(all_close(out[0].values<float>(), {4, 5, 0, 1, 0, 1, 2, 3}));
+  EXPECT_TRUE(all_close(out[1].values<float>(), {1, 3, 5}));
+  auto e = iota(6);
+  e.insert(e.end(), e.begin(), e.end());
+  EXPECT_TRUE(all_close(out[2].values<float>(), e));
+  EXPECT_TRUE(all_close(out[3].values<float>(), {0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5}));
+}
+
+TEST(LowerDataMovement, PadModesAndTrilu) {
+  ModelBuilder b(13);
+  auto* x = b.input("x", DType::Float32, {2, 3});
+  auto* pads = b.const_i64("pads", {0, 2, 1, 1});  // [begin0, begin1, end0, end1]
+  auto* val = b.constant("val", ir::Tensor::scalar<float>(DType::Float32, -1.0f));
+  b.output(b.op("Pad", {x, pads, val}, "pc", DType::Float32, {3, 6}));
+  for (const char* mode : {"reflect", "edge"}) {
+    ir::Node* p = b.node("Pad", {x, pads}, {{std::string("p_") + mode, ir::Type::tensor(DType::Float32, ir::Shape{3, 6})}});
+    p->set_attr_string("mode", mode);
+    b.output(p->output());
+  }
+  b.output(b.op("Trilu", {x}, "upper", DType::Float32, {2, 3}));
+  auto* k = b.constant("k", ir::Tensor::scalar<int64_t>(DType::Int64, -1));
+  ir::Node* lo = b.node("Trilu", {x, k}, {{"lower", ir::Type::tensor(DType::Float32, ir::Shape{2, 3})}});
+  lo->set_attr_int("upper", 0);
+  b.output(lo->output());
+  auto out = compile_and_run(b.model(), {HostTensor::f32({2, 3}, {1, 2, 3, 4, 5, 6})});
+  EXPECT_TRUE(all_close(out[0].values<float>(), {-1, -1, 1, 2, 3, -1, -1, -1, 4, 5, 6, -1, -1, -1, -1, -1, -1, -1}));
+  EXPECT_TRUE(all_close(out[1].values<float>(), {3, 2, 1, 2, 3, 2, 6, 5, 4, 5, 6, 5, 3, 2, 1, 2, 3, 2}));
+  EXPECT_TRUE(all_close(out[2].values<float>(), {1, 1, 1, 2, 3, 3, 4, 4, 4, 5, 6, 6, 4, 4, 4, 5, 6, 6}));
+  EXPECT_TRUE(all_close(out[3].values<float>(), {1, 2, 3, 0, 5, 6}));
+  EXPECT_TRUE(all_close(out[4].values<float>(), {0, 0, 0, 4, 0, 0}));
+}
+
+TEST(LowerDataMovement, ShapeOpsFromSymbols) {
+  ModelBuilder b(17);
+  Dim n = Dim::symbol("n"), t = Dim::symbol("t");
+  auto* x = b.input("x", DType::Float32, {n, t, 4});
+  b.output(b.op("Shape", {x}, "shape", DType::Int64, {3}));
+  auto* sh = b.const_i64("sh", {2, 3});
+  ir::Node* cos = b.node("ConstantOfShape", {sh}, {{"filled", ir::Type::tensor(DType::Float32, ir::Shape{2, 3})}});
+  ir::Attribute v;
+  v.name = "value";
+  v.kind = ir::Attribute::Kind::Tensor;
+  v.t = ir::Tensor::from_vector<float>(DType::Float32, {1}, {2.5f});
+  cos->set_attr(v);
+  b.output(cos->output());
+  ir::Node* ss = b.node("SymbolicShape", {x}, {{"dims", ir::Type::tensor(DType::Int64, ir::Shape{2})}}, "onnxc");
+  ir::Attribute dims;
+  dims.name = "dims";
+  dims.kind = ir::Attribute::Kind::Strings;
+  dims.strings = {"4*n", "t+1"};
+  ss->set_attr(dims);
+  b.output(ss->output());
+  auto* start = b.constant("start", ir::Tensor::scalar<int64_t>(DType::Int64, 3));
+  auto* limit = b.constant("limit", ir::Tensor::scalar<int64_t>(DType::Int64, 10));
+  auto* delta = b.constant("delta", ir::Tensor::scalar<int64_t>(DType::Int64, 3));
+  b.output(b.op("Range", {start, limit, delta}, "range", DType::Int64, {3}));
+  auto r = compile(b.model(), "shapes");
+  LoadedModel lib(r.so_path);
+  auto out = lib.run({HostTensor::f32({2, 5, 4}, iota(40))});
+  EXPECT_EQ(out[0].values<int64_t>(), (std::vector<int64_t>{2, 5, 4}));
+  EXPECT_TRUE(all_close(out[1].values<float>(), std::vector<float>(6, 2.5f)));
+  EXPECT_EQ(out[2].values<int64_t>(), (std::vector<int64_t>{8, 6}));
+  EXPECT_EQ(out[3].values<int64_t>(), (std::vector<int64_t>{3, 6, 9}));
+}
+
+}  // namespace
+}  // namespace onnxc::test

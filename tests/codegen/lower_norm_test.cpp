@@ -1,0 +1,116 @@
+// Normalization lowerings: LayerNormalization (last axis with Mean/InvStdDev outputs, two trailing
+// axes), RMSNormalization, BatchNormalization (inference).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_util.h"
+
+namespace onnxc::test {
+namespace {
+
+using ir::DType;
+using ir::Dim;
+
+struct LnRef {
+  std::vector<float> y, mean, inv;
+};
+
+LnRef layer_norm_ref(const std::vector<float>& x, int rows, int len, const std::vector<float>& scale,
+                     const std::vector<float>& bias, float eps) {
+  LnRef r;
+  for (int i = 0; i < rows; ++i) {
+    double m = 0, v = 0;
+    for (int k = 0; k < len; ++k) m += x[i * len + k];
+    m /= len;
+    for (int k = 0; k < len; ++k) v += (x[i * len + k] - m) * (x[i * len + k] - m);
+    double inv = 1 / std::sqrt(v / len + eps);
+    for (int k = 0; k < len; ++k) r.y.push_back(float((x[i * len + k] - m) * inv * scale[k] + (bias.empty() ? 0 : bias[k])));
+    r.mean.push_back(float(m));
+    r.inv.push_back(float(inv));
+  }
+  return r;
+}
+
+std::vector<float> wave(int n, float scale, float offset = 0) {
+  std::vector<float> v;
+  for (int i = 0; i < n; ++i) v.push_back(std::cos(i * 0.9f) * scale + offset);
+  return v;
+}
+
+TEST(LowerNorm, LayerNormLastAxisWithStatsOutputs) {
+  ModelBuilder b(17);
+  Dim n = Dim::symbol("n");
+  auto* x = b.input("x", DType::Float32, {n, 2, 8});
+  auto scale = wave(8, 0.5f, 1), bias = wave(8, 0.1f);
+  auto* s = b.const_f32("scale", {8}, scale);
+  auto* bb = b.const_f32("bias", {8}, bias);
+  ir::Node* ln = b.node("LayerNormalization", {x, s, bb},
+                        {{"y", ir::Type::tensor(DType::Float32, ir::Shape{n, 2, 8})},
+                         {"mean", ir::Type::tensor(DType::Float32, ir::Shape{n, 2, 1})},
+                         {"inv", ir::Type::tensor(DType::Float32, ir::Shape{n, 2, 1})}});
+  ln->set_attr_float("epsilon", 1e-3f);
+  for (int i = 0; i < 3; ++i) b.output(ln->output(i));
+  auto r = compile(b.model(), "ln_stats");
+  LoadedModel lib(r.so_path);
+  for (int rows : {1, 3}) {
+    auto xv = wave(rows * 16, 3, 0.5f);
+    auto out = lib.run({HostTensor::f32({rows, 2, 8}, xv)});
+    auto ref = layer_norm_ref(xv, rows * 2, 8, scale, bias, 1e-3f);
+    EXPECT_TRUE(all_close(out[0].values<float>(), ref.y, 1e-5, 1e-5));
+    EXPECT_TRUE(all_close(out[1].values<float>(), ref.mean, 1e-5, 1e-6));
+    EXPECT_TRUE(all_close(out[2].values<float>(), ref.inv, 1e-5, 1e-6));
+  }
+}
+
+TEST(LowerNorm, LayerNormTwoTrailingAxesAndResidualFusion) {
+  ModelBuilder b(17);
+  auto* x = b.input("x", DType::Float32, {3, 2, 4});
+  auto* res = b.input("res", DType::Float32, {3, 2, 4});
+  auto scale = wave(8, 0.3f, 1);
+  auto* s = b.const_f32("scale", {2, 4}, scale);
+  auto* sum = b.op("Add", {x, res}, "sum", DType::Float32, {3, 2, 4});
+  ir::Node* ln = b.node("LayerNormalization", {sum, s}, {{"y", ir::Type::tensor(DType::Float32, ir::Shape{3, 2, 4})}});
+  ln->set_attr_int("axis", -2);
+  b.output(ln->output());
+  auto r = compile(b.model(), "ln2");
+  EXPECT_EQ(r.kernels, 1);  // the residual Add is inlined into the norm
+  LoadedModel lib(r.so_path);
+  auto xv = wave(24, 2), rv = wave(24, 1, 0.25f);
+  std::vector<float> sv(24);
+  for (int i = 0; i < 24; ++i) sv[i] = xv[i] + rv[i];
+  auto out = lib.run({HostTensor::f32({3, 2, 4}, xv), HostTensor::f32({3, 2, 4}, rv)});
+  EXPECT_TRUE(all_close(out[0].values<float>(), layer_norm_ref(sv, 3, 8, scale, {}, 1e-5f).y, 1e-5, 1e-5));
+}
+
+TEST(LowerNorm, RmsAndBatchNorm) {
+  ModelBuilder b(23);
+  auto* x = b.input("x", DType::Float32, {2, 3, 2});
+  auto scale3 = std::vector<float>{0.5f, 1, 2};
+  auto* s2 = b.const_f32("s2", {2}, {1.5f, -1});
+  b.output(b.op("RMSNormalization", {x, s2}, "rms", DType::Float32, {2, 3, 2}));
+  auto* sc = b.const_f32("sc", {3}, scale3);
+  auto* bi = b.const_f32("bi", {3}, {0, 1, -1});
+  auto* mu = b.const_f32("mu", {3}, {0.5f, 0, 1});
+  auto* var = b.const_f32("var", {3}, {1, 4, 0.25f});
+  b.output(b.op("BatchNormalization", {x, sc, bi, mu, var}, "bn", DType::Float32, {2, 3, 2}));
+  auto xv = wave(12, 2);
+  auto out = compile_and_run(b.model(), {HostTensor::f32({2, 3, 2}, xv)});
+  std::vector<float> rms, bn;
+  for (int r = 0; r < 6; ++r) {
+    double q = (xv[2 * r] * xv[2 * r] + xv[2 * r + 1] * xv[2 * r + 1]) / 2;
+    double inv = 1 / std::sqrt(q + 1e-5);
+    rms.push_back(float(xv[2 * r] * inv * 1.5));
+    rms.push_back(float(xv[2 * r + 1] * inv * -1));
+  }
+  float mus[] = {0.5f, 0, 1}, vars[] = {1, 4, 0.25f}, bis[] = {0, 1, -1};
+  for (int i = 0; i < 12; ++i) {
+    int c = (i / 2) % 3;
+    bn.push_back(float((xv[i] - mus[c]) / std::sqrt(vars[c] + 1e-5) * scale3[c] + bis[c]));
+  }
+  EXPECT_TRUE(all_close(out[0].values<float>(), rms, 1e-5, 1e-6));
+  EXPECT_TRUE(all_close(out[1].values<float>(), bn, 1e-5, 1e-6));
+}
+
+}  // namespace
+}  // namespace onnxc::test

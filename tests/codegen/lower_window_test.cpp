@@ -1,0 +1,96 @@
+// Window ops: pooling (max with indices, average with and without pads counted), convolution with
+// groups, strides and padding, ConvTranspose, Resize (linear, half_pixel).
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "test_util.h"
+
+namespace onnxc::test {
+namespace {
+
+using ir::DType;
+using ir::Dim;
+
+std::vector<float> iota(int n, float start = 0) {
+  std::vector<float> v(n);
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+TEST(LowerWindow, MaxAndAveragePool) {
+  ModelBuilder b(13);
+  auto* x = b.input("x", DType::Float32, {1, 1, 3, 3});
+  ir::Node* mp = b.node("MaxPool", {x}, {{"max", ir::Type::tensor(DType::Float32, ir::Shape{1, 1, 2, 2})},
+                                         {"argmax", ir::Type::tensor(DType::Int64, ir::Shape{1, 1, 2, 2})}});
+  mp->set_attr_ints("kernel_shape", {2, 2});
+  ir::Node* ap = b.node("AveragePool", {x}, {{"avg", ir::Type::tensor(DType::Float32, ir::Shape{1, 1, 3, 3})}});
+  ap->set_attr_ints("kernel_shape", {2, 2});
+  ap->set_attr_ints("pads", {0, 0, 1, 1});
+  ir::Node* api = b.node("AveragePool", {x}, {{"avg_pad", ir::Type::tensor(DType::Float32, ir::Shape{1, 1, 3, 3})}});
+  api->set_attr_ints("kernel_shape", {2, 2});
+  api->set_attr_ints("pads", {0, 0, 1, 1});
+  api->set_attr_int("count_include_pad", 1);
+  for (auto* n : {mp, ap, api}) b.output(n->output(0));
+  b.output(mp->output(1));
+  // x = [[0 1 2] [3 4 5] [6 7 8]]
+  auto out = compile_and_run(b.model(), {HostTensor::f32({1, 1, 3, 3}, iota(9))});
+  EXPECT_TRUE(all_close(out[0].values<float>(), {4, 5, 7, 8}));
+  EXPECT_TRUE(all_close(out[1].values<float>(), {2, 3, 3.5f, 5, 6, 6.5f, 6.5f, 7.5f, 8}));
+  EXPECT_TRUE(all_close(out[2].values<float>(), {2, 3, 1.75f, 5, 6, 3.25f, 3.25f, 3.75f, 2}));
+  EXPECT_EQ(out[3].values<int64_t>(), (std::vector<int64_t>{4, 5, 7, 8}));
+}
+
+TEST(LowerWindow, GroupedStridedPaddedConv) {
+  ModelBuilder b(13);
+  Dim n = Dim::symbol("n");
+  auto* x = b.input("x", DType::Float32, {n, 2, 4, 4});
+  // Two groups of one channel: out channel 0 sums 3x3 windows of x channel 0, channel 1 negates the
+  // centre of x channel 1.
+  std::vector<float> w(18, 0.f);
+  for (int i = 0; i < 9; ++i) w[i] = 1;
+  w[9 + 4] = -1;
+  auto* wt = b.const_f32("w", {2, 1, 3, 3}, w);
+  auto* bias = b.const_f32("b", {2}, {0.5f, 0});
+  ir::Node* c = b.node("Conv", {x, wt, bias}, {{"y", ir::Type::tensor(DType::Float32, ir::Shape{n, 2, 2, 2})}});
+  c->set_attr_int("group", 2);
+  c->set_attr_ints("strides", {2, 2});
+  c->set_attr_ints("pads", {1, 1, 1, 1});
+  b.output(c->output());
+  auto xv = iota(32);
+  auto out = compile_and_run(b.model(), {HostTensor::f32({1, 2, 4, 4}, xv)});
+  // Channel 0 windows centred at (0,0), (0,2), (2,0), (2,2) with zero padding.
+  auto sum = [&](int ci, int cj) {
+    float s = 0;
+    for (int i = ci - 1; i <= ci + 1; ++i)
+      for (int j = cj - 1; j <= cj + 1; ++j)
+        if (i >= 0 && i < 4 && j >= 0 && j < 4) s += xv[i * 4 + j];
+    return s + 0.5f;
+  };
+  EXPECT_TRUE(all_close(out[0].values<float>(), {sum(0, 0), sum(0, 2), sum(2, 0), sum(2, 2), -16, -18, -24, -26}));
+}
+
+TEST(LowerWindow, ConvTransposeStride2) {
+  ModelBuilder b(13);
+  auto* x = b.input("x", DType::Float32, {1, 1, 3});
+  auto* w = b.const_f32("w", {1, 1, 2}, {1, 10});
+  ir::Node* c = b.node("ConvTranspose", {x, w}, {{"y", ir::Type::tensor(DType::Float32, ir::Shape{1, 1, 6})}});
+  c->set_attr_ints("strides", {2});
+  b.output(c->output());
+  auto out = compile_and_run(b.model(), {HostTensor::f32({1, 1, 3}, {1, 2, 3})});
+  EXPECT_TRUE(all_close(out[0].values<float>(), {1, 10, 2, 20, 3, 30}));
+}
+
+TEST(LowerWindow, ResizeLinearHalfPixel) {
+  ModelBuilder b(13);
+  auto* x = b.input("x", DType::Float32, {1, 1, 1, 2});
+  auto* scales = b.const_f32("scales", {4}, {1, 1, 1, 2});
+  ir::Node* r = b.node("Resize", {x, nullptr, scales}, {{"y", ir::Type::tensor(DType::Float32, ir::Shape{1, 1, 1, 4})}});
+  r->set_attr_string("mode", "linear");
+  b.output(r->output());
+  auto out = compile_and_run(b.model(), {HostTensor::f32({1, 1, 1, 2}, {0, 4})});
+  EXPECT_TRUE(all_close(out[0].values<float>(), {0, 1, 3, 4}));
+}
+
+}  // namespace
+}  // namespace onnxc::test

@@ -1,0 +1,131 @@
+// Partitioning and plan emission as text: which nodes share a kernel, views, weights, copy kernels
+// for graph outputs; the generated plan C for a tiny model against a golden file; unsupported ops
+// reported all at once.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "codegen/emit/kernel_builder.h"
+#include "codegen/emit/plan.h"
+#include "codegen/partition.h"
+#include "codegen/target.h"
+#include "ir/error.h"
+#include "test_util.h"
+
+namespace onnxc::test {
+namespace {
+
+using ir::DType;
+using ir::Dim;
+
+const char* kind_text(codegen::TensorKind k) {
+  static const char* names[] = {"input", "output", "intermediate", "weight", "view"};
+  return names[static_cast<int>(k)];
+}
+
+// One line per tensor and per kernel: "kernel <ops> (<inputs>) -> (<outputs>)".
+std::string partition_text(const codegen::Partition& p) {
+  std::ostringstream os;
+  for (const auto& t : p.tensors) {
+    os << "tensor " << t.name << ": " << kind_text(t.kind) << " " << ir::dtype_name(t.dtype) << ir::shape_str(t.shape);
+    if (t.view_of >= 0) os << " of " << p.tensors[t.view_of].name;
+    os << "\n";
+  }
+  for (const auto& k : p.kernels) {
+    os << "kernel";
+    for (const ir::Node* n : k.graph->nodes()) os << " " << n->op_type();
+    os << " (";
+    for (size_t i = 0; i < k.inputs.size(); ++i) os << (i ? ", " : "") << p.tensors[k.inputs[i]].name;
+    os << ") -> (";
+    for (size_t i = 0; i < k.outputs.size(); ++i) os << (i ? ", " : "") << p.tensors[k.outputs[i]].name;
+    os << ")\n";
+  }
+  return os.str();
+}
+
+// scores = MatMul(q, k) * 0.25 + mask; softmax; a reshape view; the input also returned.
+ir::Model attention_like() {
+  ModelBuilder b(17);
+  Dim t = Dim::symbol("t");
+  auto* q = b.input("q", DType::Float32, {t, 8});
+  auto* kt = b.const_f32("kt", {8, 4}, std::vector<float>(32, 0.5f));
+  auto* mask = b.input("mask", DType::Float32, {t, 4});
+  auto* scale = b.const_f32("scale", {}, {0.25f});
+  auto* s = b.op("MatMul", {q, kt}, "s", DType::Float32, {t, 4});
+  auto* sc = b.op("Mul", {s, scale}, "sc", DType::Float32, {t, 4});
+  auto* sm = b.op("Add", {sc, mask}, "sm", DType::Float32, {t, 4});
+  auto* p = b.op("Softmax", {sm}, "p", DType::Float32, {t, 4});
+  auto* shape = b.const_i64("shape", {-1});
+  auto* flat = b.op("Reshape", {p, shape}, "flat", DType::Float32, {4 * t});
+  auto* e = b.op("Exp", {flat}, "e", DType::Float32, {4 * t});
+  b.output(b.op("Neg", {e}, "y", DType::Float32, {4 * t}));
+  b.output(q);
+  return std::move(b.model());
+}
+
+TEST(Partition, FusesEpilogueSoftmaxAndViews) {
+  ir::Model m = attention_like();
+  codegen::Partition p = codegen::partition_model(m);
+  EXPECT_EQ(partition_text(p),
+            "tensor q: input f32[t,8]\n"
+            "tensor mask: input f32[t,4]\n"
+            "tensor p: intermediate f32[t,4]\n"
+            "tensor flat: view f32[4*t] of p\n"
+            "tensor kt: weight f32[8,4]\n"
+            "tensor scale: weight f32[]\n"
+            "tensor sm: intermediate f32[t,4]\n"
+            "tensor y: output f32[4*t]\n"
+            "tensor q: output f32[t,8]\n"
+            "kernel MatMul Mul Add (q, kt, scale, mask) -> (sm)\n"
+            "kernel Softmax (sm) -> (p)\n"
+            "kernel Exp Neg (flat) -> (y)\n"
+            "kernel Copy (q) -> (q)\n");
+}
+
+TEST(Partition, UnsupportedOpsAreAllListed) {
+  ModelBuilder b;
+  auto* x = b.input("x", DType::Float32, {2});
+  auto* a = b.op("FancyOp", {x}, "a", DType::Float32, {2});
+  auto* c = b.op("OtherOp", {a}, "c", DType::Float32, {2});
+  b.output(b.op("Relu", {c}, "y", DType::Float32, {2}));
+  try {
+    codegen::partition_model(b.model());
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("FancyOp (FancyOp node 'FancyOp_1')"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("OtherOp (OtherOp node 'OtherOp_2')"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("Relu"), std::string::npos) << msg;
+  }
+}
+
+// The plan C of a small model, byte for byte. Regenerate with ONNXC_UPDATE_GOLDEN=1 after an
+// intended change, and review the diff.
+TEST(Partition, PlanCMatchesGolden) {
+  ModelBuilder b(17);
+  Dim batch = Dim::symbol("batch");
+  auto* x = b.input("x", DType::Float32, {batch, 4});
+  auto* w = b.const_f32("w", {4}, {1, 2, 3, 4});
+  auto* a = b.op("Add", {x, w}, "a", DType::Float32, {batch, 4});
+  auto* shape = b.const_i64("shape", {-1, 2});
+  auto* r = b.op("Reshape", {a, shape}, "r", DType::Float32, {2 * batch, 2});
+  b.output(b.op("Softmax", {r}, "y", DType::Float32, {2 * batch, 2}));
+  b.output(x);
+  codegen::Partition p = codegen::partition_model(b.model());
+  Halide::Target t = codegen::parse_target("x86-64-avx512").with_feature(Halide::Target::NoRuntime);
+  std::vector<codegen::BuiltKernel> built;
+  for (const auto& k : p.kernels) built.push_back(codegen::build_kernel(k, p, t, "x86-64-avx512"));
+  auto plan = codegen::make_plan(p, built, "golden", "x86-64-avx512", false);
+  std::string text = codegen::generate_plan_c(plan);
+  std::string path = std::string(ONNXC_SOURCE_DIR) + "/tests/codegen/golden/plan_add_reshape_softmax.c";
+  if (std::getenv("ONNXC_UPDATE_GOLDEN")) std::ofstream(path) << text;
+  std::ifstream f(path);
+  std::string expected((std::istreambuf_iterator<char>(f)), {});
+  EXPECT_EQ(text, expected) << "golden file " << path << " differs; ONNXC_UPDATE_GOLDEN=1 rewrites it";
+}
+
+}  // namespace
+}  // namespace onnxc::test

@@ -1,0 +1,91 @@
+// Test helpers for codegen: build a small ir::Model by hand, compile it, and run the library through
+// its descriptor with a minimal plan executor (each tensor its own buffer; no memory planning), so
+// codegen is tested without the runtime.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "codegen/compile.h"
+#include "ir/graph.h"
+#include "onnxc/model_abi.h"
+
+namespace onnxc::test {
+
+// A dense host tensor.
+struct HostTensor {
+  ir::DType dtype = ir::DType::Float32;
+  std::vector<int64_t> dims;
+  std::vector<uint8_t> bytes;
+
+  int64_t numel() const;
+  template <class T>
+  static HostTensor make(ir::DType dt, std::vector<int64_t> dims, const std::vector<T>& v) {
+    HostTensor t{dt, std::move(dims), {}};
+    t.bytes.resize(v.size() * sizeof(T));
+    if (!v.empty()) std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
+    return t;
+  }
+  static HostTensor f32(std::vector<int64_t> dims, const std::vector<float>& v) { return make(ir::DType::Float32, dims, v); }
+  static HostTensor i64(std::vector<int64_t> dims, const std::vector<int64_t>& v) { return make(ir::DType::Int64, dims, v); }
+  template <class T>
+  std::vector<T> values() const {
+    std::vector<T> v(bytes.size() / sizeof(T));
+    if (!v.empty()) std::memcpy(v.data(), bytes.data(), bytes.size());
+    return v;
+  }
+};
+
+// Builds a graph with explicit output types (tests do not depend on shape inference).
+class ModelBuilder {
+ public:
+  ModelBuilder(int64_t opset = 17);
+  ir::Value* input(const std::string& name, ir::DType dt, ir::Shape shape);
+  ir::Value* constant(const std::string& name, ir::Tensor t);
+  ir::Value* const_i64(const std::string& name, std::vector<int64_t> v);  // 1-D
+  ir::Value* const_f32(const std::string& name, std::vector<int64_t> dims, std::vector<float> v);
+  // One node; outputs are typed from `out_types`. Returns the node.
+  ir::Node* node(const std::string& op, const std::vector<ir::Value*>& ins,
+                 const std::vector<std::pair<std::string, ir::Type>>& outs, const std::string& domain = "");
+  ir::Value* op(const std::string& op, const std::vector<ir::Value*>& ins, const std::string& out,
+                ir::DType dt, ir::Shape shape);
+  void output(ir::Value* v) { m_.graph->add_output(v); }
+  ir::Model& model() { return m_; }
+
+ private:
+  ir::Model m_;
+};
+
+// A compiled model library, dlopened.
+class LoadedModel {
+ public:
+  explicit LoadedModel(const std::string& so_path);
+  ~LoadedModel();
+  LoadedModel(const LoadedModel&) = delete;
+  const onnxc_model_desc* desc() const { return desc_; }
+  // Runs the plan; outputs in graph output order. Throws std::runtime_error on kernel failure.
+  std::vector<HostTensor> run(const std::vector<HostTensor>& inputs) const;
+
+ private:
+  void* handle_ = nullptr;
+  const onnxc_model_desc* desc_ = nullptr;
+};
+
+// A fresh directory under the test temp dir.
+std::string temp_dir(const std::string& hint);
+// Compiles with the test kernel cache; returns the result.
+codegen::CompileResult compile(const ir::Model& m, const std::string& name, const std::string& target = "host");
+// compile + load + run in one go.
+std::vector<HostTensor> compile_and_run(const ir::Model& m, const std::vector<HostTensor>& inputs,
+                                        const std::string& name = "test");
+
+// Element-wise comparison with tolerances (ONNX backend-test style: |a-b| <= atol + rtol*|b|).
+::testing::AssertionResult all_close(const std::vector<float>& actual, const std::vector<float>& expected,
+                                     double rtol = 1e-5, double atol = 1e-6);
+
+}  // namespace onnxc::test
