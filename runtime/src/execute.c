@@ -158,7 +158,8 @@ onnxc_status onnxc_execute(onnxc_session *s, const onnxc_plan *p) {
   }
   point_buffers(s, p);
   memcpy(s->scalars, p->scalars, (size_t)m->arg_offset[d->n_steps] * sizeof *s->scalars);
-  if (d->set_num_threads) d->set_num_threads(s->options.num_threads);
+  int32_t threads = s->options.num_threads ? s->options.num_threads : d->default_num_threads;
+  if (d->set_num_threads) d->set_num_threads(threads);
   onnxc_status st = run_steps(s, p);
   if (d->uses_cuda) {
     for (uint32_t t = 0; t < d->n_tensors; t++) {

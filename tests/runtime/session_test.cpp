@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "onnxc/runtime.h"
+#include "desc_builder.h"
 #include "tiny_model.h"
 #include "tiny_reference.h"
 
@@ -171,6 +172,33 @@ TEST_F(TinySession, OneThreadAndOneCachedPlan) {
     run_and_check(s.s, TinyCase(2, 3, static_cast<float>(i)));
     run_and_check(s.s, TinyCase(5, 2, static_cast<float>(i)));
   }
+}
+
+// The thread count baked in by `onnxc compile --threads` applies when the session asks for 0;
+// an explicit session option wins.
+int g_threads_requested = -1;
+int spy_set_num_threads(int n) {
+  g_threads_requested = n;
+  return 1;
+}
+
+TEST(TinyThreads, LibraryDefaultAppliesUnlessTheSessionSetsOne) {
+  DescBuilder b(*onnxc_model_tiny());
+  b.d.set_num_threads = spy_set_num_threads;
+  b.d.default_num_threads = 3;
+  ModelPtr m;
+  ASSERT_EQ(onnxc_model_from_desc(b.get(), &m.m), ONNXC_OK) << onnxc_last_error();
+  SessionPtr by_default;
+  ASSERT_EQ(onnxc_session_create(m.m, nullptr, &by_default.s), ONNXC_OK);
+  run_and_check(by_default.s, TinyCase(2, 3));
+  EXPECT_EQ(g_threads_requested, 3);
+  onnxc_session_options opts;
+  onnxc_session_options_default(&opts);
+  opts.num_threads = 1;
+  SessionPtr explicit_one;
+  ASSERT_EQ(onnxc_session_create(m.m, &opts, &explicit_one.s), ONNXC_OK);
+  run_and_check(explicit_one.s, TinyCase(2, 3));
+  EXPECT_EQ(g_threads_requested, 1);
 }
 
 TEST_F(TinySession, SessionsKeepTheirModelAlive) {

@@ -142,6 +142,10 @@ typedef struct onnxc_model_desc {
    * zero-initializes it, and the runtime then only reports the error code (for a dlopen()ed library it
    * first tries dlsym("halide_set_error_handler"), which works when the library exports it). */
   onnxc_halide_error_handler (*set_error_handler)(onnxc_halide_error_handler handler);
+
+  /* Appended to v1: the thread count given to `onnxc compile --threads`, used when a session's
+   * options ask for 0 (the default); 0 here too means all cores (or $HL_NUM_THREADS). */
+  int32_t default_num_threads;
 } onnxc_model_desc;
 
 /* Every compiled library defines `const onnxc_model_desc *onnxc_model_<NAME>(void)` (declared in the

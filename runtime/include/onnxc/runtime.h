@@ -150,7 +150,8 @@ ONNXC_API onnxc_status onnxc_model_output_index(const onnxc_model *model, const 
 typedef struct onnxc_session onnxc_session;
 
 typedef struct onnxc_session_options {
-  /* Worker threads of the library's Halide thread pool; 0 = all cores (or $HL_NUM_THREADS). The pool
+  /* Worker threads of the library's Halide thread pool; 0 = the library's default (`onnxc compile
+   * --threads N`), and where that is 0 too, all cores (or $HL_NUM_THREADS). The pool
    * belongs to the model library, not the session: it is set before each run, and sessions of one model
    * running at once with different counts share whichever was set last. */
   int32_t num_threads;
