@@ -130,6 +130,7 @@ CompileResult compile_model(const ir::Model& model, const CompileOptions& o) {
                   static_cast<int>(distinct.size()), hit, since(t0)});
     });
     PlanDescription plan = make_plan(p, built, o.name, tname, target.has_feature(Halide::Target::CUDA));
+    plan.default_num_threads = o.threads;
     LibraryFiles files = build_library(plan, objects, o.out_dir, work);
     r.a_path = files.a_path;
     r.so_path = files.so_path;

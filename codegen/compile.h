@@ -30,6 +30,7 @@ struct CompileOptions {
   std::string out_dir;            // created if missing
   std::string target = "host";    // host | x86-64-avx512 | cuda | a Halide target string
   int jobs = 0;                   // parallel kernel compiles; 0 = number of cores
+  int threads = 0;                // the library's default run-time thread count; 0 = all cores
   bool use_cache = true;          // the kernel cache ($ONNXC_CACHE_DIR or ~/.cache/onnxc/kernels)
   std::string cache_dir;          // overrides the default cache directory when non-empty
   std::function<void(const KernelProgress&)> progress;

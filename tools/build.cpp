@@ -126,6 +126,7 @@ BuildResult build_library(const ir::Model& m, const std::string& out_dir, const 
   co.out_dir = stage.path();
   co.target = opt.target;
   co.jobs = opt.jobs;
+  co.threads = opt.threads;
   co.use_cache = opt.use_cache;
   if (opt.progress) {
     co.progress = [&opt](const codegen::KernelProgress& kp) {

@@ -22,9 +22,8 @@ int compile_main(const std::vector<std::string>& args) {
   p.option("name", 'n', "NAME", "library name, a C identifier (default: from the model file name)", &bo.name);
   p.option("target", 0, "T", "host (default: this machine), x86-64-avx512, cuda, or a Halide target\n"
                              "string such as x86-64-linux-avx2-fma", &bo.target);
-  p.option("threads", 't', "N", "default runtime thread count. Not baked into the library yet (codegen has\n"
-                                "no such option): set onnxc_session_options.num_threads or\n"
-                                "HL_NUM_THREADS when running. Accepted so scripts need not change", &bo.threads);
+  p.option("threads", 't', "N", "default run-time thread count baked into the library (0 = all cores);\n"
+                                "a session's onnxc_session_options.num_threads overrides it", &bo.threads);
   p.option("jobs", 'j', "N", "kernels compiled in parallel (default: all cores)", &bo.jobs);
   p.option("passes", 0, "LIST", "graph passes before codegen: default, none, or a comma list", &passes);
   p.flag("no-cache", 0, "compile every kernel, neither reading nor filling the kernel cache\n"
@@ -66,10 +65,7 @@ int compile_main(const std::vector<std::string>& args) {
   std::string resolved = codegen::parse_target(bo.target).to_string();
   std::printf("  target    %s%s\n", bo.target.c_str(), resolved == bo.target ? "" : (" (" + resolved + ")").c_str());
   std::printf("  time      %.2f s\n", r.seconds);
-  if (bo.threads) {
-    std::printf("  note      --threads %d is not baked in: pass it at run time (num_threads / HL_NUM_THREADS)\n",
-                bo.threads);
-  }
+  if (bo.threads) std::printf("  threads   %d by default (a session's num_threads overrides it)\n", bo.threads);
   return kExitOk;
 }
 

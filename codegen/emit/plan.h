@@ -29,6 +29,7 @@ struct PlanDescription {
   };
   std::string name, target, producer;
   bool uses_cuda = false;
+  int32_t default_num_threads = 0;          // onnxc compile --threads; 0 = all cores
   std::vector<std::string> symbols;
   std::vector<std::vector<int64_t>> exprs;  // each expression's RPN words
   std::vector<std::string> expr_text;       // each expression as text, for comments

@@ -114,7 +114,7 @@ std::string generate_plan_c(const PlanDescription& d) {
      << "    " << (d.weights.empty() ? std::string("NULL") : "onnxc_weights_" + n) << ", " << d.weights.size() << "u,\n"
      << "    halide_set_num_threads, " << (d.uses_cuda ? 1 : 0) << ",\n"
      << "    " << (d.uses_cuda ? "halide_copy_to_host, halide_device_free" : "NULL, NULL") << ",\n"
-     << "    halide_set_error_handler};\n\n"
+     << "    halide_set_error_handler, " << d.default_num_threads << "};\n\n"
      << "const onnxc_model_desc *onnxc_model_" << n << "(void) { return &desc; }\n"
      << "__attribute__((weak)) const onnxc_model_desc *onnxc_model_entry(void) { return &desc; }\n";
   return os.str();

@@ -236,6 +236,16 @@ case_compile_and_compare() {
   expect_rc 0
 }
 
+# --threads is baked into the descriptor as the library's default thread count.
+case_compile_threads() {
+  run_onnxc compile "$ADD/model.onnx" -o lib --name addt --threads 3
+  expect_rc 0
+  expect_out 'threads +3 by default'
+  grep -q 'halide_set_error_handler, 3}' lib/addt_plan.c || fail "the plan does not carry 3 default threads"
+  run_onnxc compare lib/libaddt.so "$ADD"
+  expect_rc 0
+}
+
 # A reference with one element changed: exit 1, the output named, the element's index listed.
 case_compare_perturbed() {
   cp -r "$ADD/test_data_set_1" ref
