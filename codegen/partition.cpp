@@ -1,7 +1,8 @@
-// Graph -> kernels. Grouping rule: an elementwise node joins the kernel of its consumers when every
-// use of its output lies in that one kernel (and the output is not a graph output). Processing nodes
-// in reverse topological order makes each kernel a convex set: one root plus the elementwise trees
-// that feed only it, so no path leaves a kernel and comes back.
+// Graph -> kernels. Grouping: each MatMul first takes its chain of single-use, same-shape elementwise
+// consumers as an epilogue; then, in reverse topological order, an elementwise or data-movement node
+// joins the kernel of its consumers when every use of its output lies in that one kernel (and the
+// output is not a graph output). Each kernel is a convex set (one root plus the trees that feed only
+// it), so no path leaves a kernel and comes back. Shape-only nodes are copied into their readers.
 #include "codegen/partition.h"
 
 #include <algorithm>
@@ -90,7 +91,10 @@ class Partitioner {
     }
     live_ = live_nodes(g_);
     nodes_ = g_.nodes();
-    for (auto* v : g_.inputs()) p_.inputs.push_back(tensor_of(v, TensorKind::Input));
+    // A graph input with an initializer (IR < 4 models list weights as inputs) is compiled as the
+    // weight it holds: the library's inputs are the values the user must pass.
+    for (auto* v : g_.inputs())
+      if (!v->is_constant()) p_.inputs.push_back(tensor_of(v, TensorKind::Input));
     for (auto* n : nodes_) {
       if (!live_.count(n)) continue;
       if (is_constant_node(*n)) make_constant(*n);
@@ -127,7 +131,7 @@ class Partitioner {
     PlanTensor t;
     t.name = v->name();
     t.dtype = v->dtype();
-    if (v->is_constant() && !v->is_graph_input()) {
+    if (v->is_constant()) {
       t.kind = TensorKind::Weight;
       t.data = v->constant();
       t.shape.assign(v->constant().dims().begin(), v->constant().dims().end());

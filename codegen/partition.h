@@ -51,10 +51,12 @@ bool is_view_op(const ir::Node& n);
 std::vector<std::string> find_unsupported(const ir::Model& m);
 
 // Partitions a model whose values all have inferred dtypes and shapes. Kernels: one per node, except
-// that views get none and elementwise producers whose every use is inside one consumer kernel are
-// inlined into it (chains and trees of elementwise/broadcast ops become one kernel). Graph outputs
-// that are inputs, weights or views get a copy kernel. Throws UserError for unsupported ops
-// (listing all of them) and for values without an inferred shape.
+// that views get none; a MatMul/Gemm takes its single-use elementwise consumers (bias, activation)
+// as an epilogue; elementwise and data-movement producers whose every use is inside one consumer
+// kernel are inlined into it (chains and trees of elementwise/broadcast ops become one kernel); and
+// Shape / onnxc.SymbolicShape nodes are copied into the kernels that read them. Graph outputs that
+// are inputs, weights or views get a copy kernel; graph inputs with an initializer are weights.
+// Throws UserError for unsupported ops (listing all of them) and for values without a shape.
 Partition partition_model(const ir::Model& m);
 
 }  // namespace onnxc::codegen

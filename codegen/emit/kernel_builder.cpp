@@ -165,6 +165,10 @@ class Builder {
   }
 
   BuiltKernel run() {
+    // LLVM 14's PTX backend cannot compile bf16 arithmetic: such kernels run on the host CPU (a
+    // CUDA-target pipeline may mix host and device loops; Halide copies buffers as needed).
+    if (target_.has_gpu_feature() && uses_dtype(ir::DType::BFloat16))
+      sched_target_ = target_.without_feature(Halide::Target::CUDA);
     bind_inputs();
     for (const ir::Node* n : k_.graph->nodes()) lower_node(*n);
     std::vector<Halide::Func> outs = output_funcs();
@@ -228,7 +232,7 @@ class Builder {
   void lower_node(const ir::Node& n) {
     const OpLowering* l = find_lowering(n.domain(), n.op_type());
     internal_check(l) << "no lowering for " << n.describe();
-    LowerContext ctx{n, {}, {}, {}, target_, k_.opsets.at(n.domain()), nullptr, nullptr, nullptr, l->kclass};
+    LowerContext ctx{n, {}, {}, {}, sched_target_, k_.opsets.at(n.domain()), nullptr, nullptr, nullptr, l->kclass};
     for (const ir::Value* v : n.inputs()) {
       ctx.in.push_back(v ? values_.at(v) : HTensor{});
       ctx.const_in.push_back(v && v->is_constant() ? &v->constant() : nullptr);
@@ -282,11 +286,20 @@ class Builder {
       // Each lowering's schedule runs once, on the first output it covers; an output from a node
       // without one (an epilogue) takes the anchor's.
       const ir::Node* by = schedules_.count(producer_[v]) ? producer_[v] : anchor_;
-      if (by && !fresh && scheduled_.insert(by).second) schedules_[by](f, target_);
-      else schedule_output(f, k_.kclass, target_);
+      if (by && !fresh && scheduled_.insert(by).second) schedules_[by](f, sched_target_);
+      else schedule_output(f, k_.kclass, sched_target_);
       outs.push_back(f);
     }
     return outs;
+  }
+
+  bool uses_dtype(ir::DType dt) const {
+    for (const ir::Value* v : k_.graph->inputs())
+      if (v->dtype() == dt) return true;
+    for (const ir::Node* n : k_.graph->nodes())
+      for (const ir::Value* v : n->outputs())
+        if (v && v->dtype() == dt) return true;
+    return false;
   }
 
   // Output Funcs defined with Vars (a Func over an ImageParam is not).
@@ -316,6 +329,7 @@ class Builder {
   const KernelDesc& k_;
   Partition& p_;
   Halide::Target target_;
+  Halide::Target sched_target_ = target_;  // the target schedules are chosen for
   BuiltKernel out_;
   std::vector<Halide::Param<int64_t>> params_;
   std::vector<std::string> symbol_order_;

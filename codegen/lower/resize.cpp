@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "codegen/lower/lower_util.h"
+#include "codegen/schedule/schedule.h"
 
 namespace onnxc::codegen {
 
@@ -15,6 +16,13 @@ using Halide::Expr;
 struct Axis {
   std::vector<Expr> idx, coef;  // neighbour input indices (clamped) and their weights
   Expr outside;                 // tf_crop_and_resize: the coordinate left the input (extrapolate)
+};
+
+// An axis's neighbours and weights as small tables over the output position, computed once per
+// kernel run: the element expression then stays small (inlining the cubic coefficients of several
+// axes into it blew up Halide's GPU lowering), and CPU kernels stop recomputing them per element.
+struct AxisTables {
+  Halide::Func idx, coef, outside;  // (k, position), (k, position), (position)
 };
 
 std::vector<Expr> cubic(Expr t, float a) {
@@ -52,9 +60,9 @@ class Resizer {
 
   HTensor run() {
     int r = x_.rank();
-    return define("Resize", out_, out_dtype(ctx_), [&](const Index& o) {
+    HTensor h = define("Resize", out_, out_dtype(ctx_), [&](const Index& o) {
       std::vector<Axis> axes;
-      for (int d = 0; d < r; ++d) axes.push_back(axis(d, o[d]));
+      for (int d = 0; d < r; ++d) axes.push_back(tabled_axis(d, o[d]));
       Expr sum = 0.0f, outside = Halide::Internal::const_false();
       Index i(r);
       std::function<void(int, Expr)> walk = [&](int d, Expr w) {
@@ -74,6 +82,11 @@ class Resizer {
       Expr v = ot.is_float() ? sum : Halide::round(sum);
       return Halide::select(outside, Halide::cast(ot, extrapolation_), Halide::cast(ot, v));
     });
+    ctx_.schedule = [tables = tables_](Halide::Func out, const Halide::Target& t) {
+      for (Halide::Func f : tables) f.compute_root();
+      schedule_output(out, KernelClass::DataMovement, t);
+    };
+    return h;
   }
 
  private:
@@ -82,6 +95,35 @@ class Resizer {
     if (has_input(ctx_, scales_input_) && !Halide::Internal::is_const_zero(ctx_.in[scales_input_].shape[0]))
       return Halide::cast<float>(element(ctx_, scales_input_, d));
     return Halide::cast<float>(out_[d]) / Halide::cast<float>(x_.shape[d]);
+  }
+
+  // axis(d, o) evaluated through tables over the output position o.
+  Axis tabled_axis(int d, Expr o) {
+    Halide::Var k("k"), p("p");
+    Axis direct = axis(d, p);
+    if (direct.coef.size() == 1 && !direct.outside.defined()) return axis(d, o);  // pass-through
+    int n = static_cast<int>(direct.idx.size());
+    Halide::Func idx("resize_idx"), coef("resize_coef");
+    Expr iv = direct.idx[n - 1], cv = direct.coef[n - 1];
+    for (int j = n - 2; j >= 0; --j) {
+      iv = Halide::select(k == j, direct.idx[j], iv);
+      cv = Halide::select(k == j, direct.coef[j], cv);
+    }
+    idx(k, p) = iv;
+    coef(k, p) = cv;
+    tables_.insert(tables_.end(), {idx, coef});
+    Axis a;
+    for (int j = 0; j < n; ++j) {
+      a.idx.push_back(idx(j, o));
+      a.coef.push_back(coef(j, o));
+    }
+    if (direct.outside.defined()) {
+      Halide::Func out("resize_outside");
+      out(p) = direct.outside;
+      tables_.push_back(out);
+      a.outside = out(o);
+    }
+    return a;
   }
 
   Axis axis(int d, Expr o) {
@@ -148,6 +190,7 @@ class Resizer {
   float cubic_a_, extrapolation_;
   bool exclude_;
   int scales_input_;
+  std::vector<Halide::Func> tables_;
 };
 
 std::vector<HTensor> resize(LowerContext& ctx) { return {Resizer(ctx).run()}; }

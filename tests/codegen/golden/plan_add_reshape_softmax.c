@@ -62,7 +62,7 @@ static const onnxc_model_desc desc = {
     onnxc_weights_golden, 16u,
     halide_set_num_threads, 0,
     NULL, NULL,
-    halide_set_error_handler};
+    halide_set_error_handler, 0};
 
 const onnxc_model_desc *onnxc_model_golden(void) { return &desc; }
 __attribute__((weak)) const onnxc_model_desc *onnxc_model_entry(void) { return &desc; }
