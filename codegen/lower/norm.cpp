@@ -47,6 +47,28 @@ void schedule_norm(LowerContext& ctx, std::vector<Func> stats, int reduced_inner
   ctx.schedule = [stats, inner](Func out, const Halide::Target& t) { schedule_rowwise(out, stats, inner, t); };
 }
 
+// Two-pass row statistics over `axes` (the rows of `s`): the mean, then the inverse standard
+// deviation of the deviations from it. Layer and instance normalization differ only in the axes.
+struct RowStats {
+  Func sum, mean, sq, inv;
+  std::vector<Func> all() const { return {sum, mean, sq, inv}; }
+};
+
+RowStats row_mean_invstd(const HTensor& x, const std::vector<int>& axes, const RowSpace& s, Halide::Type at,
+                         Expr eps, const std::string& prefix) {
+  Expr n = row_count(x, axes, at);
+  auto xv = [&](const Index& i) { return Halide::cast(at, x.at(i)); };
+  RowStats r{Func(prefix + "_sum"), Func(prefix + "_mean"), Func(prefix + "_sqdev"), Func(prefix + "_invstd")};
+  r.sum(s.stat_args()) = Halide::Internal::make_zero(at);
+  r.sum(s.stat_args()) += xv(s.ridx);
+  r.mean(s.stat_args()) = r.sum(s.stat_args()) / n;
+  Expr d = xv(s.ridx) - r.mean(s.stat_args());
+  r.sq(s.stat_args()) = Halide::Internal::make_zero(at);
+  r.sq(s.stat_args()) += d * d;
+  r.inv(s.stat_args()) = 1 / Halide::sqrt(r.sq(s.stat_args()) / n + eps);
+  return r;
+}
+
 // Y = (x - mean) * rsqrt(var + eps) * scale + bias over dims [axis, rank).
 std::vector<HTensor> layer_norm(LowerContext& ctx) {
   const HTensor& x = ctx.in[0];
@@ -57,23 +79,15 @@ std::vector<HTensor> layer_norm(LowerContext& ctx) {
   Halide::Type ot = halide_type(x.dtype), at = Halide::Float(32);
   if (ot == Halide::Float(64)) at = ot;
   Expr eps = Halide::cast(at, ctx.node.attr_float("epsilon", 1e-5f));
-  Expr n = row_count(x, axes, at);
   auto xv = [&](const Index& i) { return Halide::cast(at, x.at(i)); };
-
-  Func sum("ln_sum"), sq("ln_sqdev"), mean("ln_mean"), inv("ln_invstd");
-  sum(s.stat_args()) = Halide::Internal::make_zero(at);
-  sum(s.stat_args()) += xv(s.ridx);
-  mean(s.stat_args()) = sum(s.stat_args()) / n;
-  Expr d = xv(s.ridx) - mean(s.stat_args());
-  sq(s.stat_args()) = Halide::Internal::make_zero(at);
-  sq(s.stat_args()) += d * d;
-  inv(s.stat_args()) = 1 / Halide::sqrt(sq(s.stat_args()) / n + eps);
+  RowStats st = row_mean_invstd(x, axes, s, at, eps, "ln");
+  Func mean = st.mean, inv = st.inv;
 
   Func y("layer_norm");
   Expr v = (xv(s.idx) - mean(s.stat_args())) * inv(s.stat_args()) * Halide::cast(at, broadcast_at(ctx.in[1], s.idx, x.shape));
   if (has_input(ctx, 2)) v = v + Halide::cast(at, broadcast_at(ctx.in[2], s.idx, x.shape));
   y(s.all_args()) = Halide::cast(ot, v);
-  schedule_norm(ctx, {sum, mean, sq, inv}, s.reduced_inner);
+  schedule_norm(ctx, st.all(), s.reduced_inner);
 
   std::vector<HTensor> outs = {wrap(y, x.shape, out_dtype(ctx))};
   for (int i = 1; i <= 2; ++i) {
@@ -114,21 +128,14 @@ std::vector<HTensor> instance_norm(LowerContext& ctx) {
   RowSpace s(x, axes);
   Halide::Type ot = halide_type(x.dtype), at = ot == Halide::Float(64) ? ot : Halide::Float(32);
   Expr eps = Halide::cast(at, ctx.node.attr_float("epsilon", 1e-5f));
-  Expr n = row_count(x, axes, at);
   auto xv = [&](const Index& i) { return Halide::cast(at, x.at(i)); };
-  Func sum("in_sum"), mean("in_mean"), sq("in_sqdev"), inv("in_invstd");
-  sum(s.stat_args()) = Halide::Internal::make_zero(at);
-  sum(s.stat_args()) += xv(s.ridx);
-  mean(s.stat_args()) = sum(s.stat_args()) / n;
-  Expr d = xv(s.ridx) - mean(s.stat_args());
-  sq(s.stat_args()) = Halide::Internal::make_zero(at);
-  sq(s.stat_args()) += d * d;
-  inv(s.stat_args()) = 1 / Halide::sqrt(sq(s.stat_args()) / n + eps);
+  RowStats st = row_mean_invstd(x, axes, s, at, eps, "in");
+  Func mean = st.mean, inv = st.inv;
   Expr c = s.idx[1];
   Func y("instance_norm");
   y(s.all_args()) = Halide::cast(ot, (xv(s.idx) - mean(s.stat_args())) * inv(s.stat_args()) *
                                          Halide::cast(at, ctx.in[1].at({c})) + Halide::cast(at, ctx.in[2].at({c})));
-  ctx.schedule = [stats = std::vector<Func>{sum, mean, sq, inv}, inner = s.reduced_inner](Func out, const Halide::Target& t) {
+  ctx.schedule = [stats = st.all(), inner = s.reduced_inner](Func out, const Halide::Target& t) {
     schedule_rowwise(out, stats, inner, t);
   };
   return {wrap(y, x.shape, out_dtype(ctx))};
