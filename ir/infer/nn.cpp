@@ -113,6 +113,8 @@ void infer_attention(InferContext& ctx) {
   Dim hkv = four_d ? (*k)[1] : Dim(ctx.node().attr_int("kv_num_heads", 1));
   Dim sq = four_d ? (*q)[2] : (*q)[1], skv = four_d ? (*k)[2] : (*k)[1];
   Dim dk = four_d ? (*k)[3] : floordiv((*k)[2], hkv), dv = four_d ? (*v)[3] : floordiv((*v)[2], hkv);
+  infer_check(ctx, !hq.is_const() || !hkv.is_const() || (hkv.value() > 0 && hq.value() % hkv.value() == 0))
+      << "the query head count must be a multiple of the key/value head count (GQA)";
   Dim past = ctx.in_rank(4) == 4 ? (*ctx.in_shape(4))[2] : Dim(0);
   Shape y = four_d ? Shape{(*q)[0], hq, sq, dv} : Shape{(*q)[0], sq, hq * dv};
   ctx.set_tensor(0, ctx.in_dtype(0), y);

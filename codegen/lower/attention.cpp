@@ -1,0 +1,198 @@
+// ONNX Attention (opset 23) as one streaming kernel: softmax(Q·Kᵀ·scale + mask)·V computed per query
+// tile with an online softmax over key tiles, so the [sq, skv] score matrix is never stored.
+// Supports 4-D [b, h, s, d] and 3-D [b, s, h*d] inputs, GQA/MQA, is_causal, bool or float masks
+// (broadcast, read in place), scale, softcap and past/present key and value.
+#include <cmath>
+
+#include "codegen/lower/lower_util.h"
+#include "codegen/schedule/attention.h"
+#include "codegen/schedule/schedule.h"
+
+namespace onnxc::codegen {
+
+namespace {
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::Var;
+
+// Inputs and outputs of the op, by ONNX position.
+enum In { kQ = 0, kK = 1, kV = 2, kMask = 3, kPastK = 4, kPastV = 5, kNonpad = 6 };
+enum Out { kY = 0, kPresentK = 1, kPresentV = 2, kQK = 3 };
+
+// Q, K or V seen as 4-D (d, s, h, b) whatever its ONNX layout: 3-D inputs hold heads in the last dim.
+struct HeadView {
+  HTensor t;
+  Expr heads, seq, head_dim;
+  Expr at(const Expr& d, const Expr& s, const Expr& h, const Expr& b) const {
+    if (t.rank() == 4) return t.at({b, h, s, d});
+    return t.at({b, s, h * head_dim + d});
+  }
+};
+
+HeadView head_view(const LowerContext& ctx, int i, const char* heads_attr) {
+  const HTensor& t = ctx.in[i];
+  HeadView v{t, {}, {}, {}};
+  if (t.rank() == 4) {
+    v.heads = t.shape[1];
+    v.seq = t.shape[2];
+    v.head_dim = t.shape[3];
+  } else {
+    int64_t n = ctx.node.attr_int(heads_attr, 0);
+    user_check(n > 0) << ctx.node.describe() << ": 3-D inputs need the " << heads_attr << " attribute";
+    v.heads = Expr(static_cast<int32_t>(n));
+    v.seq = t.shape[1];
+    v.head_dim = t.shape[2] / v.heads;
+  }
+  return v;
+}
+
+// Keys (or values) with the past prepended: index k < past reads past, the rest the new tensor.
+// Indices are clamped on both sides because Halide evaluates both arms of a select.
+Expr with_past(const LowerContext& ctx, int past_in, const HeadView& cur, const Expr& past_len, const Expr& d,
+               const Expr& k, const Expr& h, const Expr& b) {
+  if (!has_input(ctx, past_in)) return cur.at(d, k, h, b);
+  Expr from_past = ctx.in[past_in].at({b, h, Halide::clamp(k, 0, past_len - 1), d});
+  return Halide::select(k < past_len, from_past, cur.at(d, Halide::max(k - past_len, 0), h, b));
+}
+
+// The mask element for (b, h, q, key), broadcast from its own rank and shape (never expanded). A
+// mask shorter than the keys counts as masked beyond its end, as the ONNX reference pads it.
+struct MaskRead {
+  Expr allowed;  // bool masks: true where the key takes part; undefined otherwise
+  Expr bias;     // float masks: added to the score; undefined otherwise
+};
+
+MaskRead read_mask(const LowerContext& ctx, const Expr& b, const Expr& h, const Expr& q, const Expr& key,
+                   Halide::Type at) {
+  if (!has_input(ctx, kMask)) return {};
+  const HTensor& m = ctx.in[kMask];
+  Index out = {b, h, q, key};
+  int r = m.rank();
+  user_check(r >= 1 && r <= 4) << ctx.node.describe() << ": attn_mask must have rank 1 to 4, not " << r;
+  Index idx(r);
+  for (int i = 0; i < r; ++i) {
+    const Expr& e = m.shape[i];
+    idx[i] = Halide::Internal::is_const_one(e) ? Expr(0) : Halide::clamp(out[4 - r + i], 0, e - 1);
+  }
+  Expr inside = key < m.shape[r - 1];
+  Expr v = m.at(idx);
+  if (m.dtype == ir::DType::Bool) return {inside && v, Expr()};
+  return {Expr(), Halide::select(inside, Halide::cast(at, v), literal(at, -INFINITY))};
+}
+
+std::vector<HTensor> attention(LowerContext& ctx) {
+  const ir::Node& n = ctx.node;
+  user_check(!is_gpu(ctx.target)) << n.describe() << ": the fused Attention kernel has no GPU schedule yet";
+  user_check(!has_input(ctx, kNonpad)) << n.describe() << ": nonpad_kv_seqlen is not supported";
+  user_check(!n.output(kQK) || (n.output(kQK)->uses().empty() && !n.output(kQK)->is_graph_output()))
+      << n.describe() << ": the qk_matmul_output output is not supported";
+  user_check(ctx.in[kQ].rank() == ctx.in[kK].rank() && ctx.in[kK].rank() == ctx.in[kV].rank() &&
+             (ctx.in[kQ].rank() == 3 || ctx.in[kQ].rank() == 4))
+      << n.describe() << ": Q, K and V must all be 3-D or all 4-D";
+  user_check(has_input(ctx, kPastK) == has_input(ctx, kPastV))
+      << n.describe() << ": past_key and past_value must be given together";
+
+  HeadView Q = head_view(ctx, kQ, "q_num_heads"), K = head_view(ctx, kK, "kv_num_heads"),
+           V = head_view(ctx, kV, "kv_num_heads");
+  Halide::Type ot = halide_type(ctx.in[kQ].dtype), at = accumulator_type(ot);
+  Expr past_len = has_input(ctx, kPastK) ? ctx.in[kPastK].shape[2] : Expr(0);
+  Expr total = past_len + K.seq;
+  Expr n_rep = Q.heads / K.heads;  // GQA: query head h reads key/value head h / n_rep
+
+  AttentionStages s;
+  const int tq = s.tq, tk = s.tk;
+  const int64_t* dv_static = Halide::Internal::as_const_int(V.head_dim);
+  s.head_dim_v = dv_static ? static_cast<int>(*dv_static) : 0;
+
+  Var d("d"), q("q"), h("h"), b("b"), qi("qi"), qo("qo"), j("j"), kt("kt");
+  Expr row = qo * tq + qi, key = kt * tk + j;
+  Expr kvh = h / n_rep;
+  Expr ninf = literal(at, -INFINITY), zero = literal(at, 0);
+
+  float scale_attr = n.attr_float("scale", 0.0f);
+  Expr scale = n.has_attr("scale") ? literal(at, scale_attr)
+                                   : literal(at, 1.0) / Halide::sqrt(Halide::cast(at, Q.head_dim));
+  s.q_tile(qi, d, qo, h, b) = Halide::cast(at, Q.at(d, Halide::min(row, Q.seq - 1), h, b));
+
+  s.rd = Halide::RDom(0, Q.head_dim, "rd");
+  Halide::RDom rd = s.rd;
+  Expr kc = Halide::min(key, total - 1);
+  s.scores_acc(qi, j, kt, qo, h, b) = zero;
+  s.scores_acc(qi, j, kt, qo, h, b) +=
+      s.q_tile(qi, rd, qo, h, b) * Halide::cast(at, with_past(ctx, kPastK, K, past_len, rd, kc, kvh, b));
+
+  // The score as the ONNX function computes it: scaled, soft-capped, then masked.
+  Expr score = s.scores_acc(qi, j, kt, qo, h, b) * scale;
+  float softcap = n.attr_float("softcap", 0.0f);
+  if (softcap > 0) score = literal(at, softcap) * Halide::tanh(score / literal(at, softcap));
+  MaskRead mask = read_mask(ctx, b, h, Halide::min(row, Q.seq - 1), kc, at);
+  if (mask.bias.defined()) score = score + mask.bias;
+  Expr allowed = key < total;
+  if (mask.allowed.defined()) allowed = allowed && mask.allowed;
+  // Causal: query i sees keys up to i + past (the ONNX reference offsets by the past length).
+  bool causal = n.attr_int("is_causal", 0) != 0;
+  if (causal) allowed = allowed && key <= row + past_len;
+  s.scores(qi, j, kt, qo, h, b) = Halide::select(allowed, score, ninf);
+
+  // Per key tile: max, exp(score - max) (0 for a fully masked tile rather than NaN) and the sums.
+  s.rj = Halide::RDom(0, tk, "rj");
+  Halide::RDom rj = s.rj;
+  s.tile_max(qi, kt, qo, h, b) = ninf;
+  s.tile_max(qi, kt, qo, h, b) = Halide::max(s.tile_max(qi, kt, qo, h, b), s.scores(qi, rj, kt, qo, h, b));
+  Expr tmax = s.tile_max(qi, kt, qo, h, b);
+  s.probs(qi, j, kt, qo, h, b) = Halide::exp(s.scores(qi, j, kt, qo, h, b) - Halide::select(tmax == ninf, zero, tmax));
+  s.tile_sum(qi, kt, qo, h, b) = zero;
+  s.tile_sum(qi, kt, qo, h, b) += s.probs(qi, rj, kt, qo, h, b);
+  Expr vkey = kt * tk + rj;
+  Expr vval = Halide::cast(at, with_past(ctx, kPastV, V, past_len, d, Halide::min(vkey, total - 1), kvh, b));
+  s.tile_acc(d, qi, kt, qo, h, b) = zero;
+  // Keys past the end read a clamped row: leave them out rather than add 0 * V (NaN if V is inf).
+  s.tile_acc(d, qi, kt, qo, h, b) += Halide::select(vkey < total, s.probs(qi, rj, kt, qo, h, b) * vval, zero);
+
+  // Online softmax: merge each tile's (max, sum, acc) into the running state, rescaling both by
+  // exp(old max - new max). Tiles entirely above the causal diagonal are never visited.
+  s.rk = Halide::RDom(0, (total + tk - 1) / tk, "rk");
+  if (causal) s.rk.where(s.rk * tk <= qo * tq + (tq - 1) + past_len);
+  Halide::RDom rk = s.rk;
+  s.state(d, qi, qo, h, b) = Halide::Tuple(ninf, zero, zero);
+  Expr m = s.state(d, qi, qo, h, b)[0], l = s.state(d, qi, qo, h, b)[1], acc = s.state(d, qi, qo, h, b)[2];
+  Expr mt = s.tile_max(qi, rk, qo, h, b);
+  Expr mn = Halide::max(m, mt);
+  Expr base = Halide::select(mn == ninf, zero, mn);
+  Expr a = Halide::exp(m - base), c = Halide::exp(mt - base);
+  s.state(d, qi, qo, h, b) = Halide::Tuple(mn, l * a + s.tile_sum(qi, rk, qo, h, b) * c,
+                                           acc * a + s.tile_acc(d, qi, rk, qo, h, b) * c);
+  // A row with every key masked has sum 0: 0/0 gives NaN, as softmax over all -inf does unfused.
+  s.y4(d, q, h, b) = Halide::cast(ot, s.state(d, q % tq, q / tq, h, b)[2] / s.state(d, q % tq, q / tq, h, b)[1]);
+
+  std::vector<HTensor> outs;
+  HTensor y;
+  y.dtype = ctx.in[kQ].dtype;
+  y.shape = out_shape(ctx, kY);
+  if (ctx.in[kQ].rank() == 4) {
+    y.func = s.y4;
+  } else {
+    Var c3("c"), q3("q"), b3("b");
+    y.func = Func("attention_3d");
+    y.func(c3, q3, b3) = s.y4(c3 % V.head_dim, q3, c3 / V.head_dim, b3);
+  }
+  outs.push_back(y);
+  ctx.schedule = [s](Func output, const Halide::Target& t) { schedule_attention(output, s, t); };
+
+  // present_key / present_value: past and new keys (values) concatenated, [b, kv_heads, total, d].
+  for (int o : {kPresentK, kPresentV}) {
+    if (!n.output(o)) break;
+    const HeadView& src = o == kPresentK ? K : V;
+    int past_in = o == kPresentK ? kPastK : kPastV;
+    outs.push_back(define(o == kPresentK ? "present_key" : "present_value", out_shape(ctx, o), out_dtype(ctx, o),
+                          [&](const Index& i) { return with_past(ctx, past_in, src, past_len, i[3], i[2], i[1], i[0]); }));
+  }
+  return outs;
+}
+
+Registrar reg_Attention("", "Attention", KernelClass::Attention, attention);
+
+}  // namespace
+
+}  // namespace onnxc::codegen

@@ -1,0 +1,334 @@
+// The fused Attention kernel (opset 23) against a direct reference of the ONNX function and against
+// the same computation written in plain ops (MatMul/Softmax...) and compiled unfused: 4-D and 3-D,
+// GQA/MQA, causal (with past), bool/float/finfo.min masks, fully masked rows, past/present, cross
+// attention, one-token sequences, lengths that are not multiples of the tiles.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "test_util.h"
+
+namespace onnxc::test {
+namespace {
+
+using ir::DType;
+using ir::Dim;
+using ir::Shape;
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr float kFloatMin = -std::numeric_limits<float>::max();
+
+std::vector<float> wave(size_t n, float freq, float amp = 1.0f) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = amp * std::sin(static_cast<float>(i) * freq + 0.3f);
+  return v;
+}
+
+// A case in 4-D terms; 3-D layouts are converted by the test.
+struct Case {
+  int b = 1, hq = 2, hkv = 2, sq = 5, skv = 5, past = 0, dk = 8, dv = 8;
+  bool causal = false;
+  std::optional<float> scale;
+  float softcap = 0;
+  // Mask: shape (right-aligned to [b, hq, sq, total]) and values; bool masks as 0/1.
+  std::vector<int64_t> mask_dims;
+  std::vector<float> mask;
+  bool mask_bool = false;
+  int total() const { return past + skv; }
+};
+
+// The ONNX reference: scores in f32 (so finfo.min masks behave as a float32 graph computes them),
+// softmax and the weighted sum in double. A row whose scores are all -inf gives NaN.
+std::vector<float> reference(const Case& c, const std::vector<float>& q, const std::vector<float>& k,
+                             const std::vector<float>& v, const std::vector<float>& pk,
+                             const std::vector<float>& pv) {
+  int T = c.total(), rep = c.hq / c.hkv;
+  float scale = c.scale ? *c.scale : 1.0f / std::sqrt(static_cast<float>(c.dk));
+  auto K = [&](int b, int h, int t, int d) {
+    return t < c.past ? pk[((b * c.hkv + h) * c.past + t) * c.dk + d] : k[((b * c.hkv + h) * c.skv + t - c.past) * c.dk + d];
+  };
+  auto V = [&](int b, int h, int t, int d) {
+    return t < c.past ? pv[((b * c.hkv + h) * c.past + t) * c.dv + d] : v[((b * c.hkv + h) * c.skv + t - c.past) * c.dv + d];
+  };
+  auto mask_at = [&](int b, int h, int i, int t) -> std::optional<float> {
+    if (c.mask_dims.empty()) return std::nullopt;
+    int r = static_cast<int>(c.mask_dims.size());
+    int full[4] = {b, h, i, t};
+    int64_t off = 0;
+    for (int a = 0; a < r; ++a) {
+      int64_t e = c.mask_dims[a], x = full[4 - r + a];
+      if (a == r - 1 && x >= e) return c.mask_bool ? 0.0f : kNegInf;  // padded
+      off = off * e + (e == 1 ? 0 : x);
+    }
+    return c.mask[off];
+  };
+  std::vector<float> y(static_cast<size_t>(c.b) * c.hq * c.sq * c.dv);
+  for (int b = 0; b < c.b; ++b)
+    for (int h = 0; h < c.hq; ++h)
+      for (int i = 0; i < c.sq; ++i) {
+        std::vector<float> s(T);
+        for (int t = 0; t < T; ++t) {
+          float dot = 0;
+          for (int d = 0; d < c.dk; ++d) dot += q[((b * c.hq + h) * c.sq + i) * c.dk + d] * K(b, h / rep, t, d);
+          float x = dot * scale;
+          if (c.softcap > 0) x = c.softcap * std::tanh(x / c.softcap);
+          auto m = mask_at(b, h, i, t);
+          if (m && c.mask_bool) x = *m != 0 ? x : kNegInf;
+          else if (m) x = x + *m;
+          if (c.causal && t > i + c.past) x = kNegInf;
+          s[t] = x;
+        }
+        double mx = -INFINITY, sum = 0;
+        for (float x : s) mx = std::max(mx, double(x));
+        std::vector<double> p(T);
+        for (int t = 0; t < T; ++t) sum += p[t] = std::exp(double(s[t]) - mx);
+        for (int d = 0; d < c.dv; ++d) {
+          double acc = 0;
+          for (int t = 0; t < T; ++t) acc += p[t] / sum * V(b, h / rep, t, d);
+          y[((b * c.hq + h) * c.sq + i) * c.dv + d] = static_cast<float>(acc);
+        }
+      }
+  return y;
+}
+
+// [b, h, s, d] -> [b, s, h*d]
+std::vector<float> to_3d(const std::vector<float>& x, int b, int h, int s, int d) {
+  std::vector<float> y(x.size());
+  for (int i = 0; i < b; ++i)
+    for (int j = 0; j < h; ++j)
+      for (int t = 0; t < s; ++t)
+        for (int e = 0; e < d; ++e) y[((i * s + t) * h + j) * d + e] = x[((i * h + j) * s + t) * d + e];
+  return y;
+}
+
+struct Built {
+  ir::Model model;
+  std::vector<HostTensor> inputs;
+  std::vector<float> q, k, v, pk, pv;
+};
+
+// One Attention node for case c, inputs filled deterministically; `three_d` uses [b, s, h*d] layouts.
+Built attention_model(const Case& c, bool three_d, bool present_outputs = false) {
+  Built r;
+  ModelBuilder mb(23);
+  r.q = wave(static_cast<size_t>(c.b) * c.hq * c.sq * c.dk, 0.37f);
+  r.k = wave(static_cast<size_t>(c.b) * c.hkv * c.skv * c.dk, 0.11f, 1.5f);
+  r.v = wave(static_cast<size_t>(c.b) * c.hkv * c.skv * c.dv, 0.05f);
+  auto add_in = [&](const std::string& name, const std::vector<float>& x, int h, int s, int d) {
+    Shape shp = three_d ? Shape{c.b, s, h * d} : Shape{c.b, h, s, d};
+    std::vector<int64_t> dims = three_d ? std::vector<int64_t>{c.b, s, h * d} : std::vector<int64_t>{c.b, h, s, d};
+    r.inputs.push_back(HostTensor::f32(dims, three_d ? to_3d(x, c.b, h, s, d) : x));
+    return mb.input(name, DType::Float32, shp);
+  };
+  std::vector<ir::Value*> ins = {add_in("q", r.q, c.hq, c.sq, c.dk), add_in("k", r.k, c.hkv, c.skv, c.dk),
+                                 add_in("v", r.v, c.hkv, c.skv, c.dv)};
+  if (!c.mask_dims.empty()) {
+    Shape ms;
+    for (int64_t e : c.mask_dims) ms.push_back(Dim(e));
+    if (c.mask_bool) {
+      std::vector<uint8_t> bytes;
+      for (float x : c.mask) bytes.push_back(x != 0);
+      r.inputs.push_back(HostTensor::make(DType::Bool, c.mask_dims, bytes));
+      ins.push_back(mb.input("mask", DType::Bool, ms));
+    } else {
+      r.inputs.push_back(HostTensor::f32(c.mask_dims, c.mask));
+      ins.push_back(mb.input("mask", DType::Float32, ms));
+    }
+  } else if (c.past > 0) {
+    ins.push_back(nullptr);
+  }
+  if (c.past > 0) {
+    r.pk = wave(static_cast<size_t>(c.b) * c.hkv * c.past * c.dk, 0.23f);
+    r.pv = wave(static_cast<size_t>(c.b) * c.hkv * c.past * c.dv, 0.19f);
+    r.inputs.push_back(HostTensor::f32({c.b, c.hkv, c.past, c.dk}, r.pk));
+    ins.push_back(mb.input("past_key", DType::Float32, {c.b, c.hkv, c.past, c.dk}));
+    r.inputs.push_back(HostTensor::f32({c.b, c.hkv, c.past, c.dv}, r.pv));
+    ins.push_back(mb.input("past_value", DType::Float32, {c.b, c.hkv, c.past, c.dv}));
+  }
+  Shape ys = three_d ? Shape{c.b, c.sq, c.hq * c.dv} : Shape{c.b, c.hq, c.sq, c.dv};
+  std::vector<std::pair<std::string, ir::Type>> outs = {{"y", ir::Type::tensor(DType::Float32, ys)}};
+  if (present_outputs) {
+    outs.push_back({"present_key", ir::Type::tensor(DType::Float32, Shape{c.b, c.hkv, c.total(), c.dk})});
+    outs.push_back({"present_value", ir::Type::tensor(DType::Float32, Shape{c.b, c.hkv, c.total(), c.dv})});
+  }
+  ir::Node* n = mb.node("Attention", ins, outs);
+  if (three_d) {
+    n->set_attr_int("q_num_heads", c.hq);
+    n->set_attr_int("kv_num_heads", c.hkv);
+  }
+  if (c.causal) n->set_attr_int("is_causal", 1);
+  if (c.scale) n->set_attr_float("scale", *c.scale);
+  if (c.softcap > 0) n->set_attr_float("softcap", c.softcap);
+  for (ir::Value* o : n->outputs()) mb.output(o);
+  r.model = std::move(mb.model());
+  return r;
+}
+
+::testing::AssertionResult check(const Case& c, bool three_d = false, double atol = 2e-5) {
+  Built m = attention_model(c, three_d);
+  auto out = compile_and_run(m.model, m.inputs, "attention");
+  auto ref = reference(c, m.q, m.k, m.v, m.pk, m.pv);
+  if (three_d) ref = to_3d(ref, c.b, c.hq, c.sq, c.dv);
+  return all_close(out[0].values<float>(), ref, 1e-4, atol);
+}
+
+TEST(LowerAttention, FourDAcrossTileBoundaries) {
+  for (int s : {1, 5, 33, 70}) {
+    Case c;
+    c.sq = c.skv = s;
+    EXPECT_TRUE(check(c)) << "seq " << s;
+  }
+}
+
+TEST(LowerAttention, ThreeDWithHeadAttributes) {
+  Case c;
+  c.b = 2, c.hq = 3, c.hkv = 3, c.sq = 7, c.skv = 9, c.dk = 4, c.dv = 6;
+  EXPECT_TRUE(check(c, true));
+}
+
+TEST(LowerAttention, GroupedAndMultiQuery) {
+  Case gqa;
+  gqa.hq = 4, gqa.hkv = 2, gqa.sq = gqa.skv = 40;
+  EXPECT_TRUE(check(gqa));
+  Case mqa = gqa;
+  mqa.hkv = 1;
+  EXPECT_TRUE(check(mqa, true));
+}
+
+TEST(LowerAttention, CausalSelfCrossAndWithPast) {
+  Case self;
+  self.causal = true, self.sq = self.skv = 70;
+  EXPECT_TRUE(check(self));
+  Case cross = self;
+  cross.sq = 6, cross.skv = 80;  // upper-left aligned: query i sees keys 0..i
+  EXPECT_TRUE(check(cross));
+  Case past = self;
+  past.sq = past.skv = 3, past.past = 66;  // query i sees keys 0..past+i
+  EXPECT_TRUE(check(past));
+}
+
+TEST(LowerAttention, BoolKeyPaddingMaskWithFullyMaskedRow) {
+  Case c;
+  c.b = 2, c.sq = c.skv = 6;
+  c.mask_bool = true;
+  c.mask_dims = {2, 1, 6, 6};
+  for (int b = 0; b < 2; ++b)
+    for (int i = 0; i < 6; ++i)
+      for (int t = 0; t < 6; ++t) c.mask.push_back((b == 1 && i == 2) ? 0.0f : float(t < 4 + b));
+  Built m = attention_model(c, false);
+  auto out = compile_and_run(m.model, m.inputs, "attention_bool")[0].values<float>();
+  auto ref = reference(c, m.q, m.k, m.v, m.pk, m.pv);
+  // Row (b=1, i=2) has no key left: NaN, as softmax over an all -inf row gives unfused.
+  for (int h = 0; h < 2; ++h)
+    for (int d = 0; d < 8; ++d) {
+      size_t at = (((1 * 2 + h) * 6 + 2) * 8) + d;
+      EXPECT_TRUE(std::isnan(out[at]) && std::isnan(ref[at])) << at;
+      out[at] = ref[at] = 0;
+    }
+  EXPECT_TRUE(all_close(out, ref, 1e-4, 2e-5));
+}
+
+TEST(LowerAttention, FloatMasksBroadcastAndShorterThanKeys) {
+  Case c;
+  c.sq = 5, c.skv = 70;
+  c.mask_dims = {5, 70};
+  c.mask = wave(5 * 70, 0.7f, 3.0f);
+  EXPECT_TRUE(check(c));
+  Case shorter = c;  // keys past the mask's end are masked out
+  shorter.mask_dims = {1, 1, 1, 65};
+  shorter.mask = wave(65, 0.3f, 2.0f);
+  EXPECT_TRUE(check(shorter));
+}
+
+// HF extended masks: (1 - m) * finfo.min. A fully masked row is uniform (not NaN) unfused, and a
+// finfo.min bias plus a finfo.min causal mask overflows to -inf exactly as the float32 graph does.
+TEST(LowerAttention, FinfoMinMaskRowsStayFinite) {
+  Case c;
+  c.b = 1, c.sq = c.skv = 66;
+  c.mask_dims = {1, 1, 66, 66};
+  for (int i = 0; i < 66; ++i)
+    for (int t = 0; t < 66; ++t) c.mask.push_back(i == 3 || t >= 60 ? kFloatMin : 0.0f);
+  Built m = attention_model(c, false);
+  auto out = compile_and_run(m.model, m.inputs, "attention_min")[0].values<float>();
+  auto ref = reference(c, m.q, m.k, m.v, m.pk, m.pv);
+  for (float x : out) ASSERT_TRUE(std::isfinite(x));
+  EXPECT_TRUE(all_close(out, ref, 1e-4, 2e-5));
+  c.causal = true;  // causal positions add -inf on top: still a finite, well-defined row
+  EXPECT_TRUE(check(c));
+}
+
+TEST(LowerAttention, PastAndPresentKeyValue) {
+  Case c;
+  c.hq = 4, c.hkv = 2, c.sq = c.skv = 2, c.past = 7;
+  Built m = attention_model(c, false, true);
+  auto out = compile_and_run(m.model, m.inputs, "attention_past");
+  EXPECT_TRUE(all_close(out[0].values<float>(), reference(c, m.q, m.k, m.v, m.pk, m.pv), 1e-4, 2e-5));
+  for (int which = 0; which < 2; ++which) {
+    const auto& past = which ? m.pv : m.pk;
+    const auto& cur = which ? m.v : m.k;
+    std::vector<float> expect;
+    int d = which ? c.dv : c.dk;
+    for (int h = 0; h < c.hkv; ++h) {
+      expect.insert(expect.end(), past.begin() + h * c.past * d, past.begin() + (h + 1) * c.past * d);
+      expect.insert(expect.end(), cur.begin() + h * c.skv * d, cur.begin() + (h + 1) * c.skv * d);
+    }
+    EXPECT_EQ(out[1 + which].values<float>(), expect) << (which ? "present_value" : "present_key");
+  }
+}
+
+TEST(LowerAttention, ScaleAndSoftcapAttributes) {
+  Case c;
+  c.sq = c.skv = 9, c.scale = 0.7f, c.softcap = 2.5f;
+  EXPECT_TRUE(check(c));
+}
+
+TEST(LowerAttention, SymbolicSequenceLengths) {
+  ModelBuilder mb(23);
+  Dim s = Dim::symbol("s"), t = Dim::symbol("t");
+  auto* q = mb.input("q", DType::Float32, {1, 2, s, 8});
+  auto* k = mb.input("k", DType::Float32, {1, 2, t, 8});
+  auto* v = mb.input("v", DType::Float32, {1, 2, t, 8});
+  mb.output(mb.op("Attention", {q, k, v}, "y", DType::Float32, {1, 2, s, 8}));
+  auto r = compile(mb.model(), "attention_sym");
+  LoadedModel lib(r.so_path);
+  for (auto [sq, skv] : {std::pair{1, 1}, {3, 70}, {65, 2}}) {
+    Case c;
+    c.sq = sq, c.skv = skv;
+    Built m = attention_model(c, false);
+    auto out = lib.run(m.inputs);
+    EXPECT_TRUE(all_close(out[0].values<float>(), reference(c, m.q, m.k, m.v, m.pk, m.pv), 1e-4, 2e-5))
+        << sq << "x" << skv;
+  }
+}
+
+// The same attention written in plain ops, compiled without fusion, with an HF finfo.min mask: the
+// fused kernel must give what the unfused graph gives (rows of finfo.min are uniform, not NaN).
+TEST(LowerAttention, MatchesUnfusedPlainOpGraph) {
+  Case c;
+  c.hq = c.hkv = 2, c.sq = c.skv = 40;
+  c.mask_dims = {1, 1, 1, 40};
+  for (int t = 0; t < 40; ++t) c.mask.push_back(t % 7 == 3 ? kFloatMin : 0.0f);
+  Built fused = attention_model(c, false);
+  ModelBuilder mb(17);
+  Shape qs{1, 2, 40, 8};
+  auto* q = mb.input("q", DType::Float32, qs);
+  auto* k = mb.input("k", DType::Float32, qs);
+  auto* v = mb.input("v", DType::Float32, qs);
+  auto* mask = mb.input("mask", DType::Float32, {1, 1, 1, 40});
+  ir::Node* tr = mb.node("Transpose", {k}, {{"kt", ir::Type::tensor(DType::Float32, Shape{1, 2, 8, 40})}});
+  tr->set_attr_ints("perm", {0, 1, 3, 2});
+  Shape ss{1, 2, 40, 40};
+  auto* qk = mb.op("MatMul", {q, tr->output()}, "qk", DType::Float32, ss);
+  auto* scaled = mb.op("Div", {qk, mb.const_f32("sqrt_d", {}, {std::sqrt(8.0f)})}, "scaled", DType::Float32, ss);
+  auto* masked = mb.op("Add", {scaled, mask}, "masked", DType::Float32, ss);
+  auto* p = mb.op("Softmax", {masked}, "p", DType::Float32, ss);
+  mb.output(mb.op("MatMul", {p, v}, "y", DType::Float32, qs));
+  auto unfused = compile_and_run(mb.model(), fused.inputs, "attention_plain")[0].values<float>();
+  auto out = compile_and_run(fused.model, fused.inputs, "attention_fused")[0].values<float>();
+  EXPECT_TRUE(all_close(out, unfused, 1e-4, 2e-5));
+}
+
+}  // namespace
+}  // namespace onnxc::test
