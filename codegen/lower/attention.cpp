@@ -101,6 +101,15 @@ std::vector<HTensor> attention(LowerContext& ctx) {
   Expr n_rep = Q.heads / K.heads;  // GQA: query head h reads key/value head h / n_rep
 
   AttentionStages s;
+  s.q_tile = Func("attn_q_tile");
+  s.scores_acc = Func("attn_scores_acc");
+  s.scores = Func("attn_scores");
+  s.tile_max = Func("attn_tile_max");
+  s.probs = Func("attn_probs");
+  s.tile_sum = Func("attn_tile_sum");
+  s.tile_acc = Func("attn_tile_acc");
+  s.state = Func("attn_state");
+  s.y4 = Func("attention");
   const int tq = s.tq, tk = s.tk;
   const int64_t* dv_static = Halide::Internal::as_const_int(V.head_dim);
   s.head_dim_v = dv_static ? static_cast<int>(*dv_static) : 0;

@@ -47,6 +47,7 @@ void schedule_cpu(Func out4, AttentionStages& s, const Halide::Target& t) {
   auto& acc = s.tile_acc.update(0).reorder(d, qi, rj).vectorize(d, w, TailStrategy::GuardWithIf).unroll(qi);
   // A static head size (always, in exported models) lets the whole accumulator block live in registers.
   if (s.head_dim_v > 0 && s.head_dim_v % w == 0 && s.head_dim_v <= 8 * w) {
+    for (Func f : {out4, s.state, s.tile_acc}) f.bound(d, 0, s.head_dim_v);
     s.tile_acc.unroll(d);
     acc.unroll(d);
   }

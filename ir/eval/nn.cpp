@@ -151,6 +151,52 @@ std::vector<Tensor> eval_gelu(Ctx& c) {
   return {from_values(c, x.dtype(), x.dims(), v)};
 }
 
+// Attention (23), 4-D without past: the fused op's reference, as the ONNX function computes it
+// (a bool mask and causal positions give -inf; a row with every key masked is NaN).
+std::vector<Tensor> eval_attention(Ctx& c) {
+  const Tensor &q = c.in(0), &k = c.in(1), &v = c.in(2);
+  const Tensor* mask = c.opt_in(3);
+  if (q.rank() != 4 || c.opt_in(4) || c.opt_in(5) || c.node.num_outputs() > 1) throw NotEvaluable{};
+  int64_t B = q.dims()[0], H = q.dims()[1], S = q.dims()[2], D = q.dims()[3];
+  int64_t Hk = k.dims()[1], T = k.dims()[2], Dv = v.dims()[3];
+  if (Hk == 0 || H % Hk != 0) throw NotEvaluable{};
+  double scale = c.node.has_attr("scale") ? c.node.attr_float("scale", 1.0f) : 1.0 / std::sqrt(double(D));
+  bool causal = c.node.attr_int("is_causal", 0) != 0;
+  std::vector<double> qv = values(q), kv = values(k), vv = values(v), mv;
+  std::vector<int64_t> mi;
+  if (mask) {
+    if (mask->dims().empty() || mask->dims().back() != T) throw NotEvaluable{};  // padded masks: not needed
+    mv.resize(static_cast<size_t>(mask->numel()));
+    for (int64_t i = 0; i < mask->numel(); ++i) mv[i] = mask->get_f64(i);  // bool masks too
+    mi = broadcast_index(mask->dims(), {B, H, S, T});
+  }
+  bool bool_mask = mask && mask->dtype() == DType::Bool;
+  std::vector<double> y(static_cast<size_t>(B * H * S * Dv));
+  std::vector<double> s(static_cast<size_t>(T));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < S; ++i) {
+        int64_t hk = h / (H / Hk), row = ((b * H + h) * S + i);
+        double mx = -INFINITY, sum = 0;
+        for (int64_t t = 0; t < T; ++t) {
+          double dot = 0;
+          for (int64_t d = 0; d < D; ++d) dot += qv[row * D + d] * kv[((b * Hk + hk) * T + t) * D + d];
+          double x = dot * scale;
+          if (mask) x = bool_mask ? (mv[mi[row * T + t]] != 0 ? x : -INFINITY) : x + mv[mi[row * T + t]];
+          if (causal && t > i) x = -INFINITY;
+          s[t] = x;
+          mx = std::max(mx, x);
+        }
+        for (double& x : s) sum += x = std::exp(x - mx);
+        for (int64_t d = 0; d < Dv; ++d) {
+          double acc = 0;
+          for (int64_t t = 0; t < T; ++t) acc += s[t] / sum * vv[((b * Hk + hk) * T + t) * Dv + d];
+          y[row * Dv + d] = acc;
+        }
+      }
+  return {from_values(c, q.dtype(), {B, H, S, Dv}, y)};
+}
+
 }  // namespace
 
 void add_nn_evals(EvalTable& t) {
@@ -161,6 +207,7 @@ void add_nn_evals(EvalTable& t) {
   t["Softmax"] = eval_softmax;
   t["LogSoftmax"] = eval_softmax;
   t["LayerNormalization"] = eval_layer_norm;
+  t["Attention"] = eval_attention;
 }
 
 }  // namespace onnxc::ir::eval_detail

@@ -1,0 +1,309 @@
+// fuse_attention: scaled dot-product attention written in plain ops -> Attention (opset 23).
+//
+//   q ─[·s | /s]─────────────────────────┐
+//   k ─[repeat_kv]─[·s]─Transpose(…,d↔s)─┴─ MatMul ─[·s | /s]─[+ mask]…─[Where(c, ·, -inf|min)]─┐
+//       (or Kᵀ given pre-transposed)                                                            │
+//       Softmax(axis=-1) | Exp(x - ReduceMax(x)) / ReduceSum(·)   [Casts around it] ◀────────────┘
+//   v ─[repeat_kv]──────────────────────────────────────────────────── MatMul(·, v) ─▶ y
+//
+// Canonicalize has already turned Einsum into MatMul, Softmax into its opset-13 form and x/2^k into
+// x·2^-k, so one core pattern covers the exporters. Scales anywhere (Q, K, scores; Div or Mul; T5's
+// none) multiply into `scale`. Masks: an additive float mask (HF (1-m)·finfo.min, ·-10000, T5's
+// position bias), Where(cond, scores, -inf) -> bool attn_mask, Where with a finfo.min-sized fill ->
+// the same values as a float mask; a causal mask (constant, or Trilu of a -inf fill) over square
+// self-attention becomes is_causal=1 and is never materialized. 3-D [b·h, s, d] bmm becomes 4-D
+// Attention on [b·h, 1, s, d] (Unsqueeze/Squeeze around it); HF repeat_kv (GQA/MQA) is dropped, as
+// Attention repeats the key/value heads itself.
+#include "passes/fuse_attention.h"
+
+#include <cmath>
+
+namespace onnxc::passes {
+namespace {
+
+using namespace pat;
+using ir::Dim;
+
+// Fill values at least this large in magnitude absorb any realistic score: s + fill == fill in f32.
+constexpr double kHugeNegative = -1e30;
+
+Pattern scaled(const Pattern& x, const std::string& name) {
+  Pattern c = any().constant().scalar();
+  return alt({op("Mul", {x, c.capture(name + "_mul")}), op("Div", {x, c.capture(name + "_div")}), x});
+}
+
+// HF repeat_kv: x[:, :, None].expand(b, kvh, rep, s, d).reshape(b, kvh*rep, s, d).
+Pattern repeat_kv_or(const std::string& name) {
+  return alt({op("Reshape", {op("Expand", {op("Unsqueeze", {any().capture(name + "_kv"), any().capture(name + "_rep_axes")}),
+                                           any()}).capture(name + "_expand"),
+                             any()}),
+              any().capture(name)});
+}
+
+Pattern attention_pattern() {
+  Pattern q = scaled(any().capture("q"), "sq");
+  // Kᵀ: a Transpose of K (scaled before or after it), or a value already laid out [..., d, s].
+  Pattern k_src = repeat_kv_or("k");
+  Pattern kt = alt({op("Transpose", {scaled(k_src, "sk")}).capture("kt_transpose"),
+                    scaled(op("Transpose", {k_src}).capture("kt_transpose"), "sk"), scaled(any().capture("kt"), "sk")});
+  Pattern scores = scaled(op("MatMul", {q, kt}).capture("qk"), "ss");
+  Pattern fill = any().constant().scalar().capture("fill");
+  Pattern masked1 = alt({op("Add", {scores, any().capture("mask1")}), scores});
+  Pattern masked2 = alt({op("Add", {masked1, any().capture("mask2")}), masked1});
+  Pattern masked = alt({op("Where", {any().capture("keep"), masked2, fill}),
+                        op("Where", {any().capture("drop"), fill, masked2}), masked2});
+  Pattern x = optional_op("Cast", masked);
+  Pattern softmax_op = op("Softmax", {x}).capture("softmax");
+  Pattern e = op("Exp", {op("Sub", {x, op("ReduceMax", {x, any().capture("max_axes")}).capture("max")})});
+  Pattern softmax_decomposed = op("Div", {e, op("ReduceSum", {e, any().capture("sum_axes")}).capture("sum")});
+  Pattern probs = optional_op("Cast", alt({softmax_op, softmax_decomposed}));
+  return op("MatMul", {probs, repeat_kv_or("v")});
+}
+
+std::optional<double> scalar(const ir::Value* v) {
+  if (!v || !v->is_constant() || v->constant().numel() != 1) return std::nullopt;
+  return v->constant().get_f64(0);
+}
+
+const ir::Shape* shape_of(const ir::Value* v) { return v && v->shape() ? &*v->shape() : nullptr; }
+
+// How the rewrite builds the Attention node; filled by analyse() or a reason given why not.
+struct Plan {
+  ir::Value *q = nullptr, *k = nullptr, *v = nullptr;
+  std::vector<int64_t> k_perm;  // Transpose K's source by this to get [..., s, d]; empty: use as is
+  double scale = 1;
+  bool causal = false, three_d = false;
+  // The attn_mask: an additive float mask, a bool mask (negated when `negate`), or a Where fill
+  // turned into Where(cond, 0, fill).
+  std::vector<ir::Value*> float_masks;
+  ir::Value* bool_mask = nullptr;
+  bool negate = false;
+  ir::Value* where_cond = nullptr;
+  double where_fill = 0;
+};
+
+// A constant [..1.., n, n] mask that is exactly causal: keeps j <= i (bool true / float 0) and
+// drops j > i (bool false / float -inf or a finfo.min-sized value).
+bool constant_is_causal(const ir::Tensor& t, bool as_bool_keep) {
+  const auto& d = t.dims();
+  if (d.size() < 2 || d[d.size() - 1] != d[d.size() - 2]) return false;
+  for (size_t i = 0; i + 2 < d.size(); ++i)
+    if (d[i] != 1) return false;
+  int64_t n = d.back();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double x = t.get_f64(i * n + j);
+      bool keep = j <= i;
+      if (as_bool_keep ? (x != 0) != keep : (keep ? x != 0 : !(x <= kHugeNegative))) return false;
+    }
+  return true;
+}
+
+// Trilu(fill -inf | finfo.min, k=1, upper) -- torch.triu(full(-inf), 1) -- optionally unsqueezed
+// or times 1: an additive causal mask of whatever square shape the fill has.
+bool trilu_is_causal(ir::Value* mask) {
+  Pattern huge = any().constant().scalar().where([](const ir::Value& v) { return *scalar(&v) <= kHugeNegative; },
+                                                 "fill is not -inf or finfo.min");
+  Pattern full = alt({op("ConstantOfShape").where_node([](const ir::Node& n) {
+                        const ir::Attribute* a = n.attr("value");
+                        return a && a->t.numel() == 1 && a->t.get_f64(0) <= kHugeNegative ? "" : "fill is not -inf";
+                      }),
+                      op("Expand", {huge, any()}), huge});
+  Pattern tri = op("Trilu", {full, const_value(1)}).attr("upper", 1, 1);
+  Pattern p = optional_op("Unsqueeze", tri);
+  p = alt({op("Mul", {p, const_value(1)}), p});
+  return static_cast<bool>(match(p, mask));
+}
+
+bool dims_equal(const Dim& a, const Dim& b) { return !a.is_unknown() && a == b; }
+
+// Whether `m` broadcasts to `scores` without growing it: rank <= and each dim 1 or equal.
+bool broadcasts_to(const ir::Shape& m, const ir::Shape& s) {
+  if (m.size() > s.size()) return false;
+  for (size_t i = 0; i < m.size(); ++i) {
+    const Dim& d = m[i];
+    if (!(d.is_const() && d.value() == 1) && !dims_equal(d, s[s.size() - m.size() + i])) return false;
+  }
+  return true;
+}
+
+// Is this mask value the causal mask of these square scores?
+bool is_causal_mask(ir::Value* mask, const ir::Shape& scores, bool bool_keep) {
+  const ir::Shape* ms = shape_of(mask);
+  size_t r = scores.size();
+  if (!ms || ms->size() < 2 || !dims_equal(scores[r - 1], scores[r - 2])) return false;
+  if (!dims_equal((*ms)[ms->size() - 1], scores[r - 1]) || !dims_equal((*ms)[ms->size() - 2], scores[r - 2]))
+    return false;
+  if (mask->is_constant()) return constant_is_causal(mask->constant(), bool_keep);
+  return !bool_keep && trilu_is_causal(mask);
+}
+
+std::string scale_of(const Match& m, const std::string& name, double& scale) {
+  if (m.has(name + "_mul")) scale *= *scalar(m[name + "_mul"]);
+  if (m.has(name + "_div")) {
+    double d = *scalar(m[name + "_div"]);
+    if (d == 0) return "the scale divides by zero";
+    scale /= d;
+  }
+  return "";
+}
+
+std::string axes_are_last(const FusionContext& c, const ir::Value* axes, const ir::Node* reduce, size_t rank) {
+  auto a = c.ints(axes);
+  if (reduce->attr_int("keepdims", 1) != 1) return "the decomposed softmax reduces without keepdims";
+  if (!a || a->size() != 1 || ((*a)[0] != -1 && (*a)[0] != static_cast<int64_t>(rank) - 1))
+    return "the decomposed softmax does not reduce over the key axis";
+  return "";
+}
+
+// GQA's repeat_kv, checked on shapes: [b, kvh, s, d] -> unsqueeze 2 -> expand -> [b, kvh*rep, s, d].
+ir::Value* through_repeat_kv(const Match& m, const std::string& name, const FusionContext& c, std::string& why) {
+  if (!m.has(name + "_kv")) return m[name];
+  ir::Value* kv = m[name + "_kv"];
+  auto axes = c.ints(m[name + "_rep_axes"]);
+  const ir::Shape *src = shape_of(kv), *ex = shape_of(m[name + "_expand"]);
+  if (!axes || axes->size() != 1 || (*axes)[0] != 2 || !src || !ex || src->size() != 4 || ex->size() != 5 ||
+      !dims_equal((*src)[0], (*ex)[0]) || !dims_equal((*src)[1], (*ex)[1]) || !dims_equal((*src)[2], (*ex)[3]) ||
+      !dims_equal((*src)[3], (*ex)[4]))
+    why = "the key/value head repeat is not repeat_kv (unsqueeze at 2, expand, merge heads)";
+  return kv;
+}
+
+std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
+  const ir::Shape *qs = shape_of(m["q"]), *ss = shape_of(m["qk"]);
+  if (!qs || !ss) return "shapes of Q or the scores are unknown";
+  size_t r = ss->size();
+  if (r != 3 && r != 4) return "scores are not 3-D or 4-D";
+  p.three_d = r == 3;
+  if (!ir::dtype_is_float(m["q"]->dtype()) || m.root()->dtype() != m["q"]->dtype())
+    return "Q and the output are not the same floating-point type";
+  // The softmax runs over the key axis.
+  if (m.has("softmax")) {
+    int64_t axis = m.node("softmax")->attr_int("axis", -1);
+    if (axis != -1 && axis != static_cast<int64_t>(r) - 1) return "Softmax axis is not the key axis";
+  } else {
+    std::string why = axes_are_last(c, m["max_axes"], m.node("max"), r);
+    if (why.empty()) why = axes_are_last(c, m["sum_axes"], m.node("sum"), r);
+    if (!why.empty()) return why;
+  }
+  std::string why;
+  p.q = m["q"];
+  p.v = through_repeat_kv(m, "v", c, why);
+  if (m.has("kt")) {
+    p.k = m["kt"];
+    p.k_perm = r == 4 ? std::vector<int64_t>{0, 1, 3, 2} : std::vector<int64_t>{0, 2, 1};
+  } else {
+    p.k = through_repeat_kv(m, "k", c, why);
+    std::vector<int64_t> perm = m.node("kt_transpose")->attr_ints("perm");
+    if (perm.size() != r) return "the key transpose has no explicit permutation of the scores' rank";
+    std::swap(perm[r - 1], perm[r - 2]);  // what Kᵀ's transpose makes of K laid out [..., s, d]
+    bool identity = true;
+    for (size_t i = 0; i < r; ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
+    if (!identity) p.k_perm = perm;
+  }
+  if (!why.empty()) return why;
+  const ir::Shape *k_raw = shape_of(p.k), *vs = shape_of(p.v);
+  if (!k_raw || !vs || qs->size() != r || k_raw->size() != r || vs->size() != r)
+    return "Q, K and V do not all have the scores' rank";
+  ir::Shape ks = *k_raw;  // K as the Attention node will read it: [..., s, d]
+  for (size_t i = 0; i < p.k_perm.size(); ++i) ks[i] = (*k_raw)[p.k_perm[i]];
+  if (!dims_equal((*qs)[0], (*ss)[0]) || !dims_equal(ks[0], (*ss)[0]))
+    return "Q or K is broadcast over the batch";
+  if (!dims_equal(ks[r - 2], (*ss)[r - 1])) return "K's length is not the key length";
+  if (r == 4) {
+    // Fewer key/value heads than query heads (GQA, MQA) must divide them, the same for K and V.
+    const Dim &hq = (*ss)[1], &hk = ks[1], &hv = (*vs)[1];
+    bool divides = dims_equal(hq, hk) || (hq.is_const() && hk.is_const() && hk.value() > 0 && hq.value() % hk.value() == 0);
+    if (!divides || !dims_equal(hk, hv)) return "key/value heads do not divide the query heads";
+  }
+  if (!dims_equal((*vs)[0], (*ss)[0])) return "V's batch differs from the scores' (broadcast batch)";
+  if (!dims_equal((*vs)[r - 2], (*ss)[r - 1])) return "V's length is not the key length";
+  // Scale: the product of every constant factor; none at all is scale 1 (T5).
+  for (const char* s : {"sq", "sk", "ss"}) {
+    why = scale_of(m, s, p.scale);
+    if (!why.empty()) return why;
+  }
+  // Masks.
+  for (const char* name : {"mask1", "mask2"}) {
+    if (!m.has(name)) continue;
+    ir::Value* mk = m[name];
+    const ir::Shape* ms = shape_of(mk);
+    if (!ms || !broadcasts_to(*ms, *ss)) return "mask is not broadcastable to the scores";
+    if (mk->dtype() != m["q"]->dtype()) return "mask is not of the scores' type";
+    if (!p.causal && is_causal_mask(mk, *ss, false)) p.causal = true;
+    else p.float_masks.push_back(mk);
+  }
+  if (m.has("keep") || m.has("drop")) {
+    ir::Value* cond = m.has("keep") ? m["keep"] : m["drop"];
+    const ir::Shape* cs = shape_of(cond);
+    if (cond->dtype() != ir::DType::Bool) return "Where condition is not bool";
+    if (!cs || !broadcasts_to(*cs, *ss)) return "mask is not broadcastable to the scores";
+    double f = *scalar(m["fill"]);
+    bool neg_inf = std::isinf(f) && f < 0;
+    if (!neg_inf && !(f <= kHugeNegative))
+      return "Where fills masked scores with a finite value that a fused mask would not reproduce";
+    if (m.has("keep") && !p.causal && is_causal_mask(cond, *ss, true)) {
+      p.causal = true;
+    } else if (neg_inf && p.float_masks.empty()) {
+      p.bool_mask = cond;
+      p.negate = m.has("drop");
+    } else {
+      p.where_cond = cond;
+      p.negate = m.has("drop");
+      p.where_fill = f;
+    }
+  }
+  if (p.float_masks.size() + (p.bool_mask ? 1 : 0) + (p.where_cond ? 1 : 0) > 1)
+    return "more than one non-causal mask";
+  return "";
+}
+
+std::string check(const Match& m, const FusionContext& c) {
+  Plan p;
+  return analyse(m, c, p);
+}
+
+ir::Value* i64s(RewriteBuilder& b, std::vector<int64_t> v, const std::string& hint) {
+  int64_t n = static_cast<int64_t>(v.size());
+  return b.constant(ir::Tensor::from_vector(ir::DType::Int64, {n}, v), hint);
+}
+
+void rewrite(const Match& m, RewriteBuilder& b) {
+  Plan p;
+  analyse(m, b.context(), p);
+  ir::Value* k = p.k;
+  if (!p.k_perm.empty()) k = b.add("Transpose", {k}, {RewriteBuilder::attr("perm", p.k_perm)})->output();
+  ir::Value* mask = nullptr;
+  if (!p.float_masks.empty()) mask = p.float_masks[0];
+  if (p.bool_mask) mask = p.negate ? b.add("Not", {p.bool_mask})->output() : p.bool_mask;
+  if (p.where_cond) {
+    ir::DType dt = m["q"]->dtype();
+    ir::Value* zero = b.filled(dt, {}, 0.0, "attn_mask_zero");
+    ir::Value* fill = b.filled(dt, {}, p.where_fill, "attn_mask_fill");
+    mask = b.add("Where", {p.where_cond, p.negate ? fill : zero, p.negate ? zero : fill})->output();
+  }
+  std::vector<ir::Attribute> attrs = {RewriteBuilder::attr("scale", static_cast<float>(p.scale))};
+  if (p.causal) attrs.push_back(RewriteBuilder::attr("is_causal", int64_t{1}));
+  if (!p.three_d) {
+    std::vector<ir::Value*> ins = {p.q, k, p.v};
+    if (mask) ins.push_back(mask);
+    b.replace({m.root()}, "Attention", ins, attrs);
+    return;
+  }
+  // [b·h, s, d] -> [b·h, 1, s, d]: one head per batch row; the mask gains the head axis too.
+  ir::Value* axis1 = i64s(b, {1}, "attn_axis1");
+  auto unsq = [&](ir::Value* x) { return b.add("Unsqueeze", {x, axis1})->output(); };
+  std::vector<ir::Value*> ins = {unsq(p.q), unsq(k), unsq(p.v)};
+  if (mask) ins.push_back(shape_of(mask)->size() == 3 ? unsq(mask) : mask);
+  ir::Value* y = b.add("Attention", ins, attrs)->output();
+  b.replace({m.root()}, "Squeeze", {y, axis1});
+}
+
+}  // namespace
+
+std::vector<FusionRule> attention_rules() {
+  FusionRule r{"sdpa", "attention", attention_pattern(), check, rewrite, 23};
+  return {r};
+}
+
+}  // namespace onnxc::passes

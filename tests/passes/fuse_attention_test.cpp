@@ -1,0 +1,279 @@
+// fuse_attention: each spelling of softmax(Q·Kᵀ·s + mask)·V -> Attention, near misses with their
+// reasons, and every fused graph evaluated against the unfused one (ir/eval's reference Attention).
+#include <gtest/gtest.h>
+
+#include "fusion_util.h"
+
+namespace onnxc::testing {
+namespace {
+
+const std::vector<std::string> kPasses = {"canonicalize", "fuse_attention", "dce"};
+
+// Builds a 4-D [1,2,5,8] self-attention graph around `scores_to_probs` lines. `%scores` is the
+// scaled Q·Kᵀ the lines read; they must define `%p`.
+std::string graph4(const std::string& lines, const std::string& extra_inputs = "") {
+  return R"(
+  model ir_version=8 opset=[ai.onnx:17]
+  graph main(%q: f32[1,2,5,8], %k: f32[1,2,5,8], %v: f32[1,2,5,8])" + extra_inputs + R"() {
+    %sqrt_d = const f32[] {2.82842708}
+    %kt: f32[1,2,8,5] = Transpose(%k) {perm=[0, 1, 3, 2]}
+    %qk: f32[1,2,5,5] = MatMul(%q, %kt)
+    %scores: f32[1,2,5,5] = Div(%qk, %sqrt_d)
+)" + lines + R"(
+    %y: f32[1,2,5,8] = MatMul(%p, %v)
+    return %y
+  }
+)";
+}
+
+struct Fused {
+  std::vector<std::string> ops;  // op types left, in order
+  const ir::Node* attention = nullptr;
+  passes::FusionReport report;
+};
+
+Fused run(const std::string& text) {
+  Fused f;
+  ir::Model m = parse_model(dedent(text));
+  run_with_report(m, kPasses, &f.report);
+  for (const ir::Node* n : m.graph->nodes()) {
+    f.ops.push_back(n->op_type());
+    if (n->op_type() == "Attention") f.attention = n;
+  }
+  static std::vector<ir::Model> keep;  // nodes stay valid for the test's assertions
+  keep.push_back(std::move(m));
+  return f;
+}
+
+std::vector<std::string> input_names(const ir::Node* n) {
+  std::vector<std::string> r;
+  for (const ir::Value* v : n->inputs()) r.push_back(v ? v->name() : "");
+  return r;
+}
+
+using Ops = std::vector<std::string>;
+
+TEST(FuseAttention, PlainDivScale) {
+  std::string g = graph4("    %p: f32[1,2,5,5] = Softmax(%scores) {axis=-1}");
+  Fused f = run(g);
+  EXPECT_EQ(f.ops, Ops{"Attention"});
+  ASSERT_TRUE(f.attention);
+  EXPECT_EQ(input_names(f.attention), (std::vector<std::string>{"q", "k", "v"}));
+  EXPECT_NEAR(f.attention->attr_float("scale", 0), 0.35355339, 1e-7);
+  EXPECT_EQ(f.attention->attr_int("is_causal", 0), 0);
+  EXPECT_EQ(f.report.counts().at("attention"), 1);
+  expect_same_values(g, kPasses);
+}
+
+// torch.nn.MultiheadAttention splits 1/√d as √√d on Q and on the scores; others scale K.
+TEST(FuseAttention, ScaleOnQAndKAndNoScale) {
+  std::string g = R"(
+  model ir_version=8 opset=[ai.onnx:17]
+  graph main(%q: f32[1,2,5,8], %k: f32[1,2,5,8], %v: f32[1,2,5,8]) {
+    %c = const f32[] {0.594603558}
+    %qs: f32[1,2,5,8] = Mul(%q, %c)
+    %ks: f32[1,2,5,8] = Mul(%c, %k)
+    %kt: f32[1,2,8,5] = Transpose(%ks) {perm=[0, 1, 3, 2]}
+    %qk: f32[1,2,5,5] = MatMul(%qs, %kt)
+    %p: f32[1,2,5,5] = Softmax(%qk) {axis=3}
+    %y: f32[1,2,5,8] = MatMul(%p, %v)
+    return %y
+  }
+)";
+  Fused f = run(g);
+  ASSERT_EQ(f.ops, Ops{"Attention"});
+  EXPECT_NEAR(f.attention->attr_float("scale", 0), 0.35355339, 1e-6);
+  expect_same_values(g, kPasses);
+  // T5: no scale at all is scale 1, never the default 1/√d.
+  std::string t5 = R"(
+  model ir_version=8 opset=[ai.onnx:17]
+  graph main(%q: f32[1,2,5,8], %k: f32[1,2,5,8], %v: f32[1,2,5,8]) {
+    %kt: f32[1,2,8,5] = Transpose(%k) {perm=[0, 1, 3, 2]}
+    %qk: f32[1,2,5,5] = MatMul(%q, %kt)
+    %p: f32[1,2,5,5] = Softmax(%qk) {axis=-1}
+    %y: f32[1,2,5,8] = MatMul(%p, %v)
+    return %y
+  }
+)";
+  Fused t = run(t5);
+  ASSERT_TRUE(t.attention);
+  EXPECT_EQ(t.attention->attr_float("scale", 0), 1.0f);
+  expect_same_values(t5, kPasses);
+}
+
+// Kᵀ given pre-transposed (weights or a cache laid out [b, h, d, s]): a Transpose is added for K.
+TEST(FuseAttention, PreTransposedKey) {
+  std::string g = R"(
+  model ir_version=8 opset=[ai.onnx:17]
+  graph main(%q: f32[1,2,5,8], %kt: f32[1,2,8,6], %v: f32[1,2,6,8]) {
+    %s = const f32[] {0.125}
+    %qk: f32[1,2,5,6] = MatMul(%q, %kt)
+    %scores: f32[1,2,5,6] = Mul(%qk, %s)
+    %p: f32[1,2,5,6] = Softmax(%scores) {axis=-1}
+    %y: f32[1,2,5,8] = MatMul(%p, %v)
+    return %y
+  }
+)";
+  Fused f = run(g);
+  EXPECT_EQ(f.ops, (Ops{"Transpose", "Attention"}));
+  expect_same_values(g, kPasses);
+}
+
+// torch's bmm on [b·h, s, d] with K transposed from [s, b·h, d] by perm [1, 2, 0], cross-attention.
+TEST(FuseAttention, ThreeDBmmCrossAttention) {
+  std::string g = R"(
+  model ir_version=8 opset=[ai.onnx:17]
+  graph main(%q: f32[4,5,8], %kraw: f32[7,4,8], %v: f32[4,7,8], %mask: f32[4,1,7]) {
+    %s = const f32[] {0.353553385}
+    %qs: f32[4,5,8] = Mul(%q, %s)
+    %kt: f32[4,8,7] = Transpose(%kraw) {perm=[1, 2, 0]}
+    %qk: f32[4,5,7] = MatMul(%qs, %kt)
+    %m: f32[4,5,7] = Add(%qk, %mask)
+    %p: f32[4,5,7] = Softmax(%m) {axis=-1}
+    %y: f32[4,5,8] = MatMul(%p, %v)
+    return %y
+  }
+)";
+  Fused f = run(g);
+  EXPECT_EQ(f.ops, (Ops{"Transpose", "Unsqueeze", "Unsqueeze", "Unsqueeze", "Unsqueeze", "Attention", "Squeeze"}));
+  expect_same_values(g, kPasses);
+}
+
+// HF BERT: (1 - m) * finfo.min added as [b, 1, 1, s]; also a decomposed, max-subtracted softmax.
+TEST(FuseAttention, AdditiveMaskAndDecomposedSoftmax) {
+  std::string g = graph4(R"(
+    %axes = const i64[1] {-1}
+    %masked: f32[1,2,5,5] = Add(%scores, %mask)
+    %mx: f32[1,2,5,1] = ReduceMax(%masked) {axes=[-1]}
+    %d: f32[1,2,5,5] = Sub(%masked, %mx)
+    %e: f32[1,2,5,5] = Exp(%d)
+    %sum: f32[1,2,5,1] = ReduceSum(%e, %axes)
+    %p: f32[1,2,5,5] = Div(%e, %sum))",
+                         ", %mask: f32[1,1,1,5]");
+  Fused f = run(g);
+  ASSERT_EQ(f.ops, Ops{"Attention"});
+  EXPECT_EQ(input_names(f.attention), (std::vector<std::string>{"q", "k", "v", "mask"}));
+  expect_same_values(g, kPasses);
+}
+
+// Where(keep, scores, -inf) is a bool attn_mask; masked_fill's Where(drop, -inf, scores) negates it;
+// a finfo.min fill becomes the float mask Where(keep, 0, min) (same values, fully masked rows too).
+TEST(FuseAttention, WhereMasks) {
+  const char* keep = "%keep = const bool[1,1,1,5] {1, 1, 0, 1, 0}\n";
+  std::string g = graph4(std::string("    ") + keep + R"(
+    %ninf = const f32[] {-inf}
+    %masked: f32[1,2,5,5] = Where(%keep, %scores, %ninf)
+    %p: f32[1,2,5,5] = Softmax(%masked) {axis=-1})");
+  Fused f = run(g);
+  ASSERT_EQ(f.ops, Ops{"Attention"});
+  EXPECT_EQ(input_names(f.attention).back(), "keep");
+  expect_same_values(g, kPasses);
+
+  std::string fill = graph4(std::string("    ") + keep + R"(
+    %ninf = const f32[] {-inf}
+    %masked: f32[1,2,5,5] = Where(%keep, %ninf, %scores)
+    %p: f32[1,2,5,5] = Softmax(%masked) {axis=-1})");
+  EXPECT_EQ(run(fill).ops, (Ops{"Not", "Attention"}));
+  expect_same_values(fill, kPasses);
+
+  std::string fmin = graph4(std::string("    ") + keep + R"(
+    %min = const f32[] {-3.40282347e+38}
+    %masked: f32[1,2,5,5] = Where(%keep, %scores, %min)
+    %p: f32[1,2,5,5] = Softmax(%masked) {axis=-1})");
+  EXPECT_EQ(run(fmin).ops, (Ops{"Where", "Attention"}));
+  expect_same_values(fmin, kPasses);
+}
+
+// A causal mask, constant or torch.triu(full(-inf), 1), becomes is_causal=1 and is not kept.
+TEST(FuseAttention, CausalMasksBecomeIsCausal) {
+  std::string c = graph4(R"(
+    %causal = const f32[5,5] {0, -inf, -inf, -inf, -inf, 0, 0, -inf, -inf, -inf, 0, 0, 0, -inf, -inf, 0, 0, 0, 0, -inf, 0, 0, 0, 0, 0}
+    %masked: f32[1,2,5,5] = Add(%scores, %causal)
+    %p: f32[1,2,5,5] = Softmax(%masked) {axis=-1})");
+  Fused f = run(c);
+  ASSERT_EQ(f.ops, Ops{"Attention"});
+  EXPECT_EQ(f.attention->attr_int("is_causal", 0), 1);
+  EXPECT_EQ(f.attention->num_inputs(), 3u);
+  expect_same_values(c, kPasses);
+
+  std::string tri = graph4(R"(
+    %shape = const i64[2] {5, 5}
+    %ninf = const f32[] {-inf}
+    %one = const i64[] {1}
+    %full: f32[5,5] = Expand(%ninf, %shape)
+    %causal: f32[5,5] = Trilu(%full, %one) {upper=1}
+    %masked1: f32[1,2,5,5] = Add(%scores, %causal)
+    %masked: f32[1,2,5,5] = Add(%masked1, %pad)
+    %p: f32[1,2,5,5] = Softmax(%masked) {axis=-1})",
+                           ", %pad: f32[1,1,1,5]");
+  Fused t = run(tri);
+  ASSERT_EQ(t.ops, Ops{"Attention"});
+  EXPECT_EQ(t.attention->attr_int("is_causal", 0), 1);
+  EXPECT_EQ(input_names(t.attention).back(), "pad");  // the padding mask stays, causal goes
+  expect_same_values(tri, kPasses);
+}
+
+// LLaMA's repeat_kv: one key/value head expanded to two; Attention does the repeat (GQA/MQA).
+TEST(FuseAttention, RepeatKvBecomesFewerKvHeads) {
+  std::string g = R"(
+  model ir_version=8 opset=[ai.onnx:17]
+  graph main(%q: f32[1,2,5,8], %k: f32[1,1,5,8], %v: f32[1,1,5,8]) {
+    %ax = const i64[1] {2}
+    %s5 = const i64[5] {1, 1, 2, 5, 8}
+    %s4 = const i64[4] {1, 2, 5, 8}
+    %s = const f32[] {0.353553385}
+    %ku: f32[1,1,1,5,8] = Unsqueeze(%k, %ax)
+    %ke: f32[1,1,2,5,8] = Expand(%ku, %s5)
+    %kr: f32[1,2,5,8] = Reshape(%ke, %s4)
+    %vu: f32[1,1,1,5,8] = Unsqueeze(%v, %ax)
+    %ve: f32[1,1,2,5,8] = Expand(%vu, %s5)
+    %vr: f32[1,2,5,8] = Reshape(%ve, %s4)
+    %kt: f32[1,2,8,5] = Transpose(%kr) {perm=[0, 1, 3, 2]}
+    %qk: f32[1,2,5,5] = MatMul(%q, %kt)
+    %scores: f32[1,2,5,5] = Mul(%qk, %s)
+    %p: f32[1,2,5,5] = Softmax(%scores) {axis=-1}
+    %y: f32[1,2,5,8] = MatMul(%p, %vr)
+    return %y
+  }
+)";
+  Fused f = run(g);
+  ASSERT_EQ(f.ops, Ops{"Attention"});
+  EXPECT_EQ(input_names(f.attention), (std::vector<std::string>{"q", "k", "v"}));
+  expect_same_values(g, kPasses);
+}
+
+std::string near_miss_reason(const std::string& text) {
+  Fused f = run(text);
+  EXPECT_EQ(std::count(f.ops.begin(), f.ops.end(), "Attention"), 0) << "fused a near miss";
+  auto nm = f.report.ranked_near_misses();
+  return nm.empty() ? "(no near miss reported)" : nm[0].reason;
+}
+
+TEST(FuseAttention, NearMisses) {
+  // Softmax over the query axis is not attention over keys.
+  EXPECT_EQ(near_miss_reason(graph4("    %p: f32[1,2,5,5] = Softmax(%scores) {axis=2}")),
+            "Softmax axis is not the key axis");
+  // A mask with a batch of 2 would broadcast the scores to a larger shape.
+  EXPECT_EQ(near_miss_reason(R"(
+  model ir_version=8 opset=[ai.onnx:17]
+  graph main(%q: f32[1,2,5,8], %k: f32[1,2,5,8], %v: f32[1,2,5,8], %mask: f32[2,1,1,5]) {
+    %kt: f32[1,2,8,5] = Transpose(%k) {perm=[0, 1, 3, 2]}
+    %qk: f32[1,2,5,5] = MatMul(%q, %kt)
+    %masked: f32[2,2,5,5] = Add(%qk, %mask)
+    %p: f32[2,2,5,5] = Softmax(%masked) {axis=-1}
+    %y: f32[2,2,5,8] = MatMul(%p, %v)
+    return %y
+  }
+)"),
+            "mask is not broadcastable to the scores");
+  // Where(mask, scores, -10000): a fully masked row is uniform here, not what a fused mask gives.
+  EXPECT_EQ(near_miss_reason(graph4(R"(
+    %keep = const bool[1,1,1,5] {1, 1, 0, 1, 0}
+    %fill = const f32[] {-10000}
+    %masked: f32[1,2,5,5] = Where(%keep, %scores, %fill)
+    %p: f32[1,2,5,5] = Softmax(%masked) {axis=-1})")),
+            "Where fills masked scores with a finite value that a fused mask would not reproduce");
+}
+
+}  // namespace
+}  // namespace onnxc::testing
