@@ -110,7 +110,7 @@ bool trilu_is_causal(ir::Value* mask) {
                       }),
                       op("Expand", {huge, any()}), huge});
   Pattern tri = op("Trilu", {full, const_value(1)}).attr("upper", 1, 1);
-  Pattern p = optional_op("Unsqueeze", tri);
+  Pattern p = alt({op("Unsqueeze", {tri, any()}), tri});
   p = alt({op("Mul", {p, const_value(1)}), p});
   return static_cast<bool>(match(p, mask));
 }
