@@ -327,6 +327,23 @@ case_fusions() {
   expect_err "--json goes with --fusions"
 }
 
+# The compiled fused ops (LayerNormalization, RMSNormalization, Gelu) against PyTorch's outputs,
+# and the same models compiled with every fusion off.
+case_compile_fused() {
+  local m
+  for m in bert_block_op13 llama_mlp_op14 t5_block_op17; do
+    local dir="$HERE/../passes/models/$m"
+    run_onnxc compile "$dir/model.onnx" -o "fused_$m" -q
+    expect_rc 0
+    run_onnxc compare "fused_$m/lib$m.so" "$dir"
+    expect_rc 0
+    run_onnxc compile "$dir/model.onnx" -o "plain_$m" -q --no-fuse layer_norm,rms_norm,gelu,attention
+    expect_rc 0
+    run_onnxc compare "plain_$m/lib$m.so" "$dir"
+    expect_rc 0
+  done
+}
+
 # `onnxc optimize` output is standard ONNX: ONNX Runtime 1.30 (bench/ort) loads it and matches the
 # reference outputs, as it does for the original model.
 case_optimize_ort() {
