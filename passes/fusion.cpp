@@ -157,7 +157,8 @@ namespace {
 
 std::string where_of(const ir::Graph& g, const ir::Node& n) {
   std::string id = !n.name().empty() ? n.name() : (n.output(0) ? n.output(0)->name() : n.op_type());
-  return g.name() + "/" + id;
+  // Subgraphs are named by their graph ("then_branch/..."); the main graph's nodes by name alone.
+  return g.parent() ? g.name() + "/" + id : id;
 }
 
 struct GraphRun {
@@ -241,8 +242,11 @@ struct GraphRun {
     for (ir::Node* n : nodes)
       for (ir::Graph* sg : n->subgraphs()) changed |= graph(*sg);
     std::set<ir::Node*> dead;
+    size_t first = ctx.report ? ctx.report->fused.size() : 0;
     for (auto it = nodes.rbegin(); it != nodes.rend(); ++it)
       if (!dead.count(*it)) changed |= at(g, **it, dead);
+    // Found from the outputs back; reported in model order.
+    if (ctx.report) std::reverse(ctx.report->fused.begin() + static_cast<std::ptrdiff_t>(first), ctx.report->fused.end());
     return changed;
   }
 };

@@ -15,7 +15,7 @@ namespace onnxc::passes {
 struct FusedEntry {
   std::string rule, family;
   int nodes_replaced = 0;
-  std::string where;  // "graph/node" of the match root (node name, else its output's name)
+  std::string where;  // the match root: its node name, else its output's name; "graph/..." in subgraphs
 };
 struct NearMiss {
   std::string rule, family, where, reason;

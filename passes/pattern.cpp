@@ -316,17 +316,28 @@ struct MatchEngine {
     }
     std::vector<size_t> order(ins.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    if (inputs(ins, order, *n, 0, m, here, k)) return true;
-    if (ins.size() == 2 && is_commutative(p, *n)) return inputs(ins, {1, 0}, *n, 0, m, here, k);
+    if (inputs(ins, pairs(ins, order), *n, 0, m, here, k)) return true;
+    if (ins.size() == 2 && is_commutative(p, *n)) return inputs(ins, pairs(ins, {1, 0}), *n, 0, m, here, k);
     return false;
   }
 
-  // Matches pattern input i against node input order[i], then the rest, then `k`.
-  bool inputs(const std::vector<Pattern>& ins, const std::vector<size_t>& order, ir::Node& n, size_t i, Match& m,
-              const std::string& here, const Cont& k) {
-    if (i == ins.size()) return k(m);
-    return value(ins[i], n.input(order[i]), m, here + ".in" + std::to_string(order[i]),
-                 [&](Match& m2) { return inputs(ins, order, n, i + 1, m2, here, k); });
+  // (pattern input, node input) pairs, leaves (constants, captures) before op subtrees: a wrong
+  // constant then fails before a deep subtree is walked, and near misses rank by what mattered.
+  static std::vector<std::pair<size_t, size_t>> pairs(const std::vector<Pattern>& ins, const std::vector<size_t>& order) {
+    std::vector<std::pair<size_t, size_t>> r;
+    for (size_t i = 0; i < ins.size(); ++i) r.emplace_back(i, order[i]);
+    std::stable_sort(r.begin(), r.end(), [&](const auto& a, const auto& b) {
+      return (ins[a.first].min_ops() > 0) < (ins[b.first].min_ops() > 0);
+    });
+    return r;
+  }
+
+  // Matches pattern input pr[i].first against node input pr[i].second, then the rest, then `k`.
+  bool inputs(const std::vector<Pattern>& ins, const std::vector<std::pair<size_t, size_t>>& pr, ir::Node& n, size_t i,
+              Match& m, const std::string& here, const Cont& k) {
+    if (i == pr.size()) return k(m);
+    return value(ins[pr[i].first], n.input(pr[i].second), m, here + ".in" + std::to_string(pr[i].second),
+                 [&](Match& m2) { return inputs(ins, pr, n, i + 1, m2, here, k); });
   }
 
   MatchResult run(const Pattern& p, ir::Value* v, const std::function<std::string(const Match&)>& accept) {

@@ -11,6 +11,7 @@
 #include "passes/fuse_attention.h"
 #include "passes/fuse_norms.h"
 #include "passes/fusion.h"
+#include "passes/legalize_symbolic_shapes.h"
 #include "passes/pass.h"
 #include "passes/remove_identities.h"
 #include "passes/simplify_constant_of_shape.h"
@@ -53,6 +54,8 @@ const std::vector<PassInfo>& pass_registry() {
        fusion_pass(layer_norm_rules), /*needs_shapes=*/true},
       {"fuse_rms_norm", "x * 1/sqrt(mean(x*x) + eps) (* w), with fp32 Casts -> RMSNormalization",
        fusion_pass(rms_norm_rules), /*needs_shapes=*/true},
+      {"legalize_symbolic_shapes", "onnxc.SymbolicShape -> Shape/Gather/Add/Mul/Concat (for ONNX export)",
+       fn(legalize_symbolic_shapes)},
       {"fuse_gelu", "0.5*x*(1+erf(x/sqrt2)), the tanh form, x*sigmoid(1.702x) -> Gelu", fusion_pass(gelu_rules),
        /*needs_shapes=*/true},
   };

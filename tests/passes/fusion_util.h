@@ -17,6 +17,7 @@
 #include "test_util.h"
 #include "passes/fusion.h"
 #include "passes/pass.h"
+#include "reference_eval.h"
 
 namespace onnxc::testing {
 
@@ -42,23 +43,13 @@ inline std::string fuse(const std::string& before, const std::vector<std::string
   return ir::to_string(*m.graph);
 }
 
-// Evaluates every node in order; returns the graph outputs by name.
+// Evaluates the graph (reference_eval.h); returns the graph outputs by name.
 inline std::map<std::string, ir::Tensor> eval_graph(const ir::Model& m, const std::map<std::string, ir::Tensor>& inputs) {
-  std::map<const ir::Value*, ir::Tensor> vals;
-  for (const ir::Value* v : m.graph->inputs()) vals[v] = inputs.at(v->name());
-  for (const ir::Value* v : m.graph->initializers()) vals[v] = v->constant();
-  ir::EvalOptions opt;
-  opt.max_output_elements = int64_t{1} << 24;
-  for (const ir::Node* n : m.graph->nodes()) {
-    std::vector<const ir::Tensor*> in;
-    for (const ir::Value* v : n->inputs()) in.push_back(v ? &vals.at(v) : nullptr);
-    auto out = ir::evaluate(*n, in, opt);
-    if (!out) throw std::runtime_error("cannot evaluate " + n->describe());
-    for (size_t i = 0; i < n->num_outputs(); ++i)
-      if (n->output(i)) vals[n->output(i)] = (*out)[i];
-  }
+  std::vector<ir::Tensor> in;
+  for (const ir::Value* v : m.graph->inputs()) in.push_back(inputs.at(v->name()));
+  std::vector<ir::Tensor> out = run_reference(*m.graph, in);
   std::map<std::string, ir::Tensor> res;
-  for (const ir::Value* v : m.graph->outputs()) res[v->name()] = vals.at(v);
+  for (size_t i = 0; i < out.size(); ++i) res[m.graph->outputs()[i]->name()] = out[i];
   return res;
 }
 
