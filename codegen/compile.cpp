@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -28,12 +29,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-void check_name(const std::string& n) {
-  bool ok = !n.empty() && (std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_');
-  for (char c : n) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-  user_check(ok) << "model name '" << n << "' must be a C identifier (letters, digits, _)";
-}
 
 // Runs fn(i) for i in [0, n) on `jobs` threads; rethrows the first exception.
 void parallel_for(int n, int jobs, const std::function<void(int)>& fn) {
@@ -78,9 +73,23 @@ void compile_object(const BuiltKernel& b, const std::string& path, const Halide:
 
 }  // namespace
 
+void check_model_name(const std::string& n) {
+  bool ok = !n.empty() && (std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_');
+  for (char c : n) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  user_check(ok) << "model name '" << n << "' must be a C identifier (letters, digits, _)";
+  // The library exports onnxc_model_<name>: these names would collide with the runtime's own
+  // onnxc_model_* functions or with the dlopen entry point every library exports.
+  static const char* const kReserved[] = {"entry", "open", "free", "from_desc", "desc", "desc_of", "name",
+                                          "target", "num_inputs", "num_outputs", "input_info", "output_info",
+                                          "input_index", "output_index", "retain", "entry_fn"};
+  for (const char* r : kReserved)
+    user_check(n != r) << "model name '" << n << "' is reserved: onnxc_model_" << n
+                       << " is a runtime symbol; choose another --name";
+}
+
 CompileResult compile_model(const ir::Model& model, const CompileOptions& o) {
   auto start = Clock::now();
-  check_name(o.name);
+  check_model_name(o.name);
   user_check(!o.out_dir.empty()) << "no output directory given";
   Halide::Target target = parse_target(o.target);
   Halide::Target ktarget = target.with_feature(Halide::Target::NoRuntime);

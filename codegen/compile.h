@@ -47,6 +47,10 @@ struct CompileResult {
   std::vector<std::string> unsupported;  // always empty on success: unsupported ops throw
 };
 
+// UserError unless `name` can name a library: a C identifier whose entry point onnxc_model_<name>
+// collides with no runtime symbol.
+void check_model_name(const std::string& name);
+
 // Compiles `model` (dtypes and shapes inferred on every value; run the default pass pipeline first).
 // Throws UserError listing every unsupported op (type and node) before compiling anything, and for
 // invalid options; InternalError for compiler bugs.

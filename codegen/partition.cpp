@@ -219,6 +219,7 @@ class Partitioner {
         continue;
       }
       int g = fusion_target(*n);
+      if (g >= 0) depth_[n] = fused_depth(*n, g);
       join(n, g < 0 ? new_group(n) : g);
     }
     std::vector<int> root_pos(groups.size());
@@ -267,7 +268,25 @@ class Partitioner {
       if (target >= 0 && it->second != target) return -1;
       target = it->second;
     }
-    return target >= 0 && accepts_fused_producers(root_class_[target]) ? target : -1;
+    if (target < 0 || !accepts_fused_producers(root_class_[target])) return -1;
+    return fused_depth(n, target) <= kMaxFusedDepth ? target : -1;
+  }
+
+  // Fused chains are cut every kMaxFusedDepth nodes. A fused producer becomes an inline Func of
+  // its consumer, so the kernel's expression nests as deep as the chain is long: Halide's passes
+  // recurse on it (a chain of 20,000 Adds overflowed the stack) and its bounds inference grows
+  // faster than linearly with the depth. A cut costs one intermediate buffer per cut.
+  static constexpr int kMaxFusedDepth = 64;
+
+  // How deep `n` would sit in `target`'s expression: one below its deepest use there (depths are
+  // recorded in group_nodes() as producers join, so each node is looked at once).
+  int fused_depth(const ir::Node& n, int target) const {
+    int d = 0;
+    for (const auto& u : n.output(0)->uses()) {
+      auto it = depth_.find(u.node);
+      if (group_of_.at(u.node) == target && it != depth_.end()) d = std::max(d, it->second);
+    }
+    return d + 1;
   }
 
   void build_kernel(const std::vector<const ir::Node*>& members, KernelClass kclass) {
@@ -376,6 +395,7 @@ class Partitioner {
   std::vector<ir::Node*> nodes_;
   std::unordered_map<const ir::Value*, int> ids_;
   std::unordered_map<const ir::Node*, int> group_of_;
+  std::unordered_map<const ir::Node*, int> depth_;    // fused producers: depth below their group's root
   std::vector<KernelClass> root_class_;  // by group index, while grouping
   std::vector<std::vector<const ir::Node*>> groups_;  // in execution order
   std::vector<KernelClass> group_class_;              // aligned with groups_

@@ -11,6 +11,7 @@
 #include "frontend/onnx_inference.h"
 #include "frontend/proto_file.h"
 #include "frontend/tensor_proto.h"
+#include "frontend/validate.h"
 #include "ir/error.h"
 
 namespace onnxc::frontend {
@@ -90,7 +91,7 @@ class Importer {
   // `proto_owner`, when set, keeps the proto being imported alive: tensors then view its bytes.
   Importer(std::string file, std::string base_dir, const ImportOptions& opt,
            std::shared_ptr<const void> proto_owner = nullptr)
-      : file_(std::move(file)), ext_(file_, std::move(base_dir)), opt_(opt) {
+      : file_(std::move(file)), ext_(file_, std::move(base_dir), opt.allow_external_paths), opt_(opt) {
     src_.file = file_;
     src_.external = opt.load_external_data ? &ext_ : nullptr;
     src_.proto_owner = std::move(proto_owner);
@@ -98,6 +99,7 @@ class Importer {
 
   ir::Model import(const onnx::ModelProto& p) {
     user_check(p.has_graph()) << file_ << ": is not an ONNX model: it has no graph";
+    validate_model(p, file_);
     ir::Model m;
     m.source_path = file_;
     m.ir_version = p.ir_version();
@@ -338,6 +340,12 @@ ir::Model load_model(const std::string& path, const ImportOptions& opt) {
   auto proto = std::make_shared<onnx::ModelProto>();
   read_proto_file(path, *proto, kModelSchema, {7 /* graph */});
   return Importer(path, parent_dir(path), opt, proto).import(*proto);
+}
+
+ir::Model load_model_from_memory(const void* data, size_t size, const std::string& name, const ImportOptions& opt) {
+  auto proto = std::make_shared<onnx::ModelProto>();
+  parse_proto_bytes(static_cast<const uint8_t*>(data), size, name, *proto, kModelSchema, {7 /* graph */});
+  return Importer(name, parent_dir(name), opt, proto).import(*proto);
 }
 
 }  // namespace onnxc::frontend

@@ -48,11 +48,12 @@ const WireSchema kOptionalSchema{
 
 namespace {
 
-// The file's bytes: memory-mapped when it is a regular file, read otherwise.
+// The bytes of a regular file, memory-mapped.
 class FileBytes {
  public:
   explicit FileBytes(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; load() then refuses it.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     user_check(fd >= 0) << path << ": cannot open: " << std::strerror(errno);
     try {
       load(fd, path);
@@ -74,34 +75,30 @@ class FileBytes {
   size_t size() const { return size_; }
 
  private:
-  // Maps a regular file; reads anything else (a pipe, a device) into memory.
+  // Maps a regular file. Anything else is refused before a byte is read: a device such as
+  // /dev/zero never ends and a FIFO may never deliver, so neither can be a model or tensor file.
   void load(int fd, const std::string& path) {
     struct stat st {};
     user_check(::fstat(fd, &st) == 0) << path << ": cannot read: " << std::strerror(errno);
     user_check(!S_ISDIR(st.st_mode)) << path << ": is a directory, not a file";
-    if (S_ISREG(st.st_mode)) {
-      size_ = static_cast<size_t>(st.st_size);
-      if (size_ == 0 || size_ > static_cast<size_t>(INT_MAX)) return;  // nothing to map, or refused
-      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      user_check(p != MAP_FAILED) << path << ": cannot map: " << std::strerror(errno);
-      map_ = p;
-      data_ = static_cast<const uint8_t*>(p);
-      return;
-    }
-    char buf[65536];
-    for (ssize_t r; (r = ::read(fd, buf, sizeof buf)) != 0;) {
-      if (r < 0 && errno == EINTR) continue;
-      user_check(r > 0) << path << ": read failed: " << std::strerror(errno);
-      copy_.append(buf, static_cast<size_t>(r));
-    }
-    data_ = reinterpret_cast<const uint8_t*>(copy_.data());
-    size_ = copy_.size();
+    user_check(S_ISREG(st.st_mode)) << path << ": is "
+                                    << (S_ISFIFO(st.st_mode)  ? "a FIFO"
+                                        : S_ISCHR(st.st_mode) ? "a character device"
+                                        : S_ISBLK(st.st_mode) ? "a block device"
+                                        : S_ISSOCK(st.st_mode) ? "a socket"
+                                                               : "not a regular file")
+                                    << "; onnxc reads models and tensors only from regular files";
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ == 0 || size_ > static_cast<size_t>(INT_MAX)) return;  // nothing to map, or refused
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    user_check(p != MAP_FAILED) << path << ": cannot map: " << std::strerror(errno);
+    map_ = p;
+    data_ = static_cast<const uint8_t*>(p);
   }
 
   void* map_ = nullptr;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
-  std::string copy_;
 };
 
 struct Scan {
@@ -171,6 +168,17 @@ Scan scan_wire(const uint8_t* p, size_t n, const WireSchema& schema) {
   return s;
 }
 
+// Protobuf's own default: each ONNX subgraph level costs three (node, attribute, graph).
+constexpr int kNestingLimit = 100;
+
+bool parse_bytes(const uint8_t* p, size_t n, google::protobuf::MessageLite& msg, int nesting_limit) {
+  google::protobuf::io::ArrayInputStream in(p, static_cast<int>(n));
+  google::protobuf::io::CodedInputStream coded(&in);
+  coded.SetTotalBytesLimit(INT_MAX);
+  coded.SetRecursionLimit(nesting_limit);
+  return msg.ParsePartialFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+}
+
 // A guess at what a foreign file is, for the message.
 std::string looks_like(const uint8_t* p, size_t n) {
   auto starts = [&](const char* magic, size_t len) { return n >= len && std::memcmp(p, magic, len) == 0; };
@@ -195,8 +203,13 @@ std::string looks_like(const uint8_t* p, size_t n) {
 void read_proto_file(const std::string& path, google::protobuf::MessageLite& msg, const WireSchema& schema,
                      std::initializer_list<int> require) {
   FileBytes bytes(path);
-  const uint8_t* p = bytes.data();
-  size_t n = bytes.size();
+  parse_proto_bytes(bytes.data(), bytes.size(), path, msg, schema, require);
+}
+
+void parse_proto_bytes(const uint8_t* p, size_t n, const std::string& path, google::protobuf::MessageLite& msg,
+                       const WireSchema& schema, std::initializer_list<int> require) {
+  user_check(n <= static_cast<size_t>(INT_MAX)) << path << ": is " << (n >> 20) << " MiB; a protobuf message is "
+                                                << "limited to 2 GiB";
   user_check(n > 0) << path << ": is empty (0 bytes), not " << schema.what;
   std::string guess = looks_like(p, n);
   auto foreign = [&](const std::string& why) {
@@ -207,12 +220,14 @@ void read_proto_file(const std::string& path, google::protobuf::MessageLite& msg
   if (s.kind == Scan::Foreign || (s.kind == Scan::Truncated && !guess.empty())) foreign(s.detail);
   user_check(s.kind == Scan::Ok) << path << ": is truncated (" << n << " bytes): " << s.detail;
 
-  google::protobuf::io::ArrayInputStream in(p, static_cast<int>(n));
-  google::protobuf::io::CodedInputStream coded(&in);
-  coded.SetTotalBytesLimit(INT_MAX);
-  bool ok = msg.ParsePartialFromCodedStream(&coded) && coded.ConsumedEntireMessage();
-  if (!ok) {
+  if (!parse_bytes(p, n, msg, kNestingLimit)) {
     if (!guess.empty()) foreign("");
+    // Protobuf fails without saying why; a deeper limit that parses tells nesting from corruption.
+    // Even that one stays bounded: the limit is what protects the stack from hostile input.
+    std::unique_ptr<google::protobuf::MessageLite> probe(msg.New());
+    user_check(!parse_bytes(p, n, *probe, 10 * kNestingLimit))
+        << path << ": nests messages more than " << kNestingLimit
+        << " levels deep (subgraphs inside subgraphs); onnxc refuses models nested this deeply";
     user_error << path << ": is not " << schema.what
                << ": its protobuf data is corrupt (a nested message does not parse)";
   }

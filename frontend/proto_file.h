@@ -37,6 +37,10 @@ extern const WireSchema kOptionalSchema;
 void read_proto_file(const std::string& path, google::protobuf::MessageLite& msg, const WireSchema& schema,
                      std::initializer_list<int> require = {});
 
+// The same checks and parse on bytes already in memory; `path` names them in messages.
+void parse_proto_bytes(const uint8_t* data, size_t size, const std::string& path, google::protobuf::MessageLite& msg,
+                       const WireSchema& schema, std::initializer_list<int> require = {});
+
 // Writes `msg` to `path` through a temporary file in the same folder renamed on success.
 void write_proto_file(const google::protobuf::MessageLite& msg, const std::string& path, bool durable = true);
 

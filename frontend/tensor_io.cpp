@@ -112,6 +112,13 @@ ir::Tensor load_tensor_pb(const std::string& path, std::string* name) {
   return v.tensor;
 }
 
+ir::Tensor parse_tensor_pb(const void* data, size_t size, const std::string& name) {
+  onnx::TensorProto p;
+  parse_proto_bytes(static_cast<const uint8_t*>(data), size, name, p, kTensorSchema, {2 /* data_type */});
+  TensorSource src{name, nullptr, nullptr};  // no external data from memory
+  return tensor_from_proto(p, "tensor '" + p.name() + "'", src);
+}
+
 void save_tensor_pb(const ir::Tensor& t, const std::string& name, const std::string& path) {
   onnx::TensorProto p;
   p.set_name(name);

@@ -12,6 +12,8 @@ namespace onnxc::frontend {
 
 // Reads a TensorProto file; `name` receives the tensor's name when given.
 ir::Tensor load_tensor_pb(const std::string& path, std::string* name = nullptr);
+// A TensorProto already in memory (external data is not read); `name` stands for the file in messages.
+ir::Tensor parse_tensor_pb(const void* data, size_t size, const std::string& name);
 // Writes a TensorProto file (raw_data; string tensors as string_data), atomically.
 void save_tensor_pb(const ir::Tensor& t, const std::string& name, const std::string& path);
 

@@ -1,27 +1,67 @@
 // Tensor storage and element access.
 #include "ir/tensor.h"
 
+#include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "ir/error.h"
 
 namespace onnxc::ir {
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> dims) : dtype_(dtype), dims_(std::move(dims)) {
-  int64_t n = numel();
-  internal_check(n >= 0) << "negative tensor size";
+  int64_t n = checked_numel(dims_);
+  user_check(n >= 0) << "a tensor of shape " << dims_text(dims_) << " has "
+                     << (std::any_of(dims_.begin(), dims_.end(), [](int64_t d) { return d < 0; })
+                             ? "a negative dim"
+                             : "more than 2^63 elements");
   if (dtype == DType::String) {
     strings_.resize(static_cast<size_t>(n));
     return;
   }
-  nbytes_ = static_cast<size_t>(n) * dtype_size(dtype);
+  int64_t bytes = checked_nbytes(dtype, dims_);
+  user_check(bytes >= 0 && bytes <= kMaxTensorBytes)
+      << "a " << dtype_name(dtype) << " tensor of shape " << dims_text(dims_) << " needs "
+      << (bytes < 0 ? std::string("more than 2^63") : std::to_string(bytes))
+      << " bytes, more than onnxc holds in memory at compile time (2^40)";
+  nbytes_ = static_cast<size_t>(bytes);
   // 64-byte aligned so kernels may load weights with aligned vector loads.
   size_t alloc = (nbytes_ + 63) / 64 * 64;
-  void* p = alloc ? ::operator new(alloc, std::align_val_t(64)) : nullptr;
+  void* p = nullptr;
+  try {
+    p = alloc ? ::operator new(alloc, std::align_val_t(64)) : nullptr;
+  } catch (const std::bad_alloc&) {
+    user_error << "cannot allocate " << bytes << " bytes for a " << dtype_name(dtype) << " tensor of shape "
+               << dims_text(dims_) << ": out of memory";
+  }
   if (p) std::memset(p, 0, alloc);
   owner_ = std::shared_ptr<void>(p, [](void* q) { if (q) ::operator delete(q, std::align_val_t(64)); });
   data_ = p;
   owned_ = true;
+}
+
+int64_t checked_numel(const std::vector<int64_t>& dims) {
+  if (std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d < 0; })) return -1;
+  // A zero dim anywhere makes the count 0, even when the other dims alone would overflow.
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) return 0;
+  int64_t n = 1;
+  for (int64_t d : dims)
+    if (__builtin_mul_overflow(n, d, &n)) return -1;
+  return n;
+}
+
+int64_t checked_nbytes(DType dtype, const std::vector<int64_t>& dims) {
+  int64_t n = checked_numel(dims), bytes = 0;
+  if (n < 0) return -1;
+  if (dtype == DType::String) return 0;
+  if (__builtin_mul_overflow(n, static_cast<int64_t>(dtype_size(dtype)), &bytes)) return -1;
+  return bytes;
+}
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
 }
 
 Tensor Tensor::view(DType dtype, std::vector<int64_t> dims, const void* data,

@@ -69,6 +69,18 @@ class Tensor {
   std::vector<std::string> strings_;
 };
 
+// The largest tensor the compiler allocates itself (constants it folds, data files it reads):
+// beyond this a shape is an error, not an attempt that ends in the out-of-memory killer.
+constexpr int64_t kMaxTensorBytes = int64_t(1) << 40;
+
+// Size arithmetic for shapes that come from files: 64 bits, every product checked. The element
+// count of `dims`, or -1 when a dim is negative or the count exceeds INT64_MAX.
+int64_t checked_numel(const std::vector<int64_t>& dims);
+// Bytes of a tensor of `dtype` and `dims` (strings count as 0), or -1 as checked_numel.
+int64_t checked_nbytes(DType dtype, const std::vector<int64_t>& dims);
+// "[2, 3, 4]", for messages.
+std::string dims_text(const std::vector<int64_t>& dims);
+
 float f16_to_f32(uint16_t h);
 uint16_t f32_to_f16(float f);
 float bf16_to_f32(uint16_t h);

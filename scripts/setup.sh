@@ -10,6 +10,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   libonnx-testdata           # ONNX backend conformance tests (/usr/share/libonnx-testdata/data)
   libgtest-dev googletest
+  clang libclang-rt-14-dev   # the sanitizer build and libFuzzer targets (scripts/sanitize.sh)
 )
 # Optional extras: `--with-python` adds Debian's torch/onnx for tests/models/gen_models.py.
 if [[ "${1:-}" == "--with-python" ]]; then

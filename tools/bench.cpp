@@ -69,6 +69,7 @@ int bench_main(const std::vector<std::string>& args) {
   p.flag("tsv", 0, "print one machine-readable line:\n"
                     "median_ms p10_ms p90_ms peak_rss_bytes arena_bytes", &tsv);
   p.epilog("Example:\n  onnxc bench model.onnx --dims batch=1,seq=128 --threads 2 --runs 100");
+  add_external_path_option(p);
   if (!p.parse(args)) return kExitOk;
   if (runs < 1) throw UsageError("--runs must be >= 1");
   if (warmup < 0 || threads < 0) throw UsageError("--warmup and --threads must be >= 0");

@@ -20,6 +20,7 @@
 #include "passes/pass.h"
 #include "tools/args.h"
 #include "passes/pipeline.h"
+#include "tools/args.h"
 
 namespace fs = std::filesystem;
 
@@ -38,10 +39,23 @@ bool is_library_path(const std::string& path) {
   return f.size() > 3 && (f.compare(f.size() - 3, 3, ".so") == 0 || f.find(".so.") != std::string::npos);
 }
 
+namespace {
+std::vector<std::string> g_external_paths;  // one command per process: set once by its parser
+}  // namespace
+
+void add_external_path_option(ArgParser& p) {
+  p.option_list("allow-external-path", 0, "DIR",
+                "also read external data from DIR (its real path; repeatable). By default only\n"
+                "regular files inside the model's folder, reached without symbolic links",
+                &g_external_paths);
+}
+
 ir::Model read_model(const std::string& path) {
   require_file(path);
   user_check(!is_library_path(path)) << path << ": is a compiled library; this command needs an .onnx model";
-  return frontend::load_model(path);
+  frontend::ImportOptions opt;
+  opt.allow_external_paths = g_external_paths;
+  return frontend::load_model(path, opt);
 }
 
 namespace {

@@ -25,6 +25,12 @@ bool is_library_path(const std::string& path);
 // Reads an .onnx file (after require_file).
 ir::Model read_model(const std::string& path);
 
+// --allow-external-path DIR (repeatable) on every command that reads a model: folders outside the
+// model's own from which read_model may take external data. Registers the option on `p`; the
+// values take effect when `p` parses them.
+class ArgParser;
+void add_external_path_option(ArgParser& p);
+
 struct PassOptions {
   std::string passes = "default";  // "default", "none", or a comma-separated list of pass names
   std::string dump_after;          // print the IR after this pass to `dump`

@@ -50,7 +50,7 @@ class TempDir {
   TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return path_; }
   // Keeps the folder (e.g. for --keep-temps); it is no longer removed.
-  void release() { path_.clear(); }
+  void release();
 
  private:
   std::string path_;

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "ir/error.h"
+#include "tools/cleanup.h"
 #include "tools/command.h"
 
 namespace onnxc::tools {
@@ -52,14 +53,23 @@ std::string make_temp_dir(const std::string& parent, const std::string& prefix) 
 TempDir::TempDir(const std::string& prefix) {
   const char* tmp = std::getenv("TMPDIR");
   path_ = make_temp_dir(tmp && *tmp ? tmp : "/tmp", prefix);
+  add_cleanup_path(path_);
 }
 
-TempDir::TempDir(const std::string& parent, const std::string& prefix) : path_(make_temp_dir(parent, prefix)) {}
+TempDir::TempDir(const std::string& parent, const std::string& prefix) : path_(make_temp_dir(parent, prefix)) {
+  add_cleanup_path(path_);
+}
 
 TempDir::~TempDir() {
   if (path_.empty()) return;
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+  remove_cleanup_path(path_);
+}
+
+void TempDir::release() {
+  remove_cleanup_path(path_);
+  path_.clear();
 }
 
 }  // namespace onnxc::tools

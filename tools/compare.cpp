@@ -57,6 +57,7 @@ int compare_main(const std::vector<std::string>& args) {
            "Examples:\n"
            "  onnxc compare out/libencoder.so tests/models/encoder_layer --rtol 1e-4 --atol 1e-5\n"
            "  onnxc compare model.onnx test_data_set_0/ test_data_set_1/");
+  add_external_path_option(p);
   if (!p.parse(args)) return kExitOk;
   if (tol.rtol < 0 || tol.atol < 0) throw UsageError("--rtol and --atol must be >= 0");
   if (worst < 0) throw UsageError("--worst must be >= 0");
@@ -100,14 +101,27 @@ int compare_main(const std::vector<std::string>& args) {
     }
     runner.run();
     std::vector<check::TensorReport> reports;
+    std::vector<bool> checked(runner.outputs().size(), false);
     for (size_t k = 0; k < ds.outputs.size(); ++k) {
       size_t slot = output_slot(runner, ds.outputs[k], k);
       user_check(slot < runner.outputs().size())
           << ds.outputs[k].file << ": the model has only " << runner.outputs().size() << " outputs";
+      user_check(!checked[slot]) << ds.outputs[k].file << ": a second reference for output '"
+                                 << runner.outputs()[slot].name << "'";
+      checked[slot] = true;
       ir::Tensor actual = runner.output(slot);
       reports.push_back(check::compare_tensors(runner.outputs()[slot].name, actual,
                                                check::match_stored_dtype(ds.outputs[k].tensor, actual.dtype()), tol,
                                                static_cast<size_t>(worst)));
+    }
+    // An output without a reference was not checked: that is a failure, never a silent pass.
+    for (size_t slot = 0; slot < checked.size(); ++slot) {
+      if (checked[slot]) continue;
+      check::TensorReport missing;
+      missing.name = runner.outputs()[slot].name;
+      missing.ok = false;
+      missing.problem = "no reference: " + dir + " has no output_" + std::to_string(slot) + ".pb for it";
+      reports.push_back(std::move(missing));
     }
     bool ok = true;
     for (const check::TensorReport& r : reports) {

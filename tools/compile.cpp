@@ -1,17 +1,36 @@
 // `onnxc compile`: model.onnx -> default passes -> a library (libNAME.so, libNAME.a, NAME.h) in DIR.
+#include <sys/resource.h>
+
+#include <chrono>
 #include <cstdio>
 
+#include "codegen/compile.h"
 #include "codegen/target.h"
 #include "ir/error.h"
 #include "tools/args.h"
 #include "tools/build.h"
 
 namespace onnxc::tools {
+namespace {
+
+const auto g_start = std::chrono::steady_clock::now();
+
+// Wall time since the process started and its peak resident memory (getrusage's high-water mark):
+// what scale claims ("a 100,000-node model compiles in N s and M MiB") are measured with.
+void print_stats(const ir::Model& m) {
+  struct rusage ru {};
+  ::getrusage(RUSAGE_SELF, &ru);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - g_start).count();
+  std::printf("stats: %zu nodes after the passes, %.2f s, peak memory %s\n", m.graph->num_nodes(), secs,
+              human_bytes(static_cast<uint64_t>(ru.ru_maxrss) * 1024).c_str());
+}
+
+}  // namespace
 
 int compile_main(const std::vector<std::string>& args) {
   std::string model, out_dir, passes = "default";
   BuildOptions bo;
-  bool no_cache = false, quiet = false;
+  bool no_cache = false, quiet = false, stats = false;
   ArgParser p("compile", "MODEL -o DIR [options]",
               "Compiles an ONNX model into a native library: DIR/libNAME.so and DIR/libNAME.a (kernels, plan,\n"
               "embedded weights and a private Halide runtime) and DIR/NAME.h, which declares\n"
@@ -19,7 +38,8 @@ int compile_main(const std::vector<std::string>& args) {
               "with onnxc_model_open(). Dynamic dims stay symbolic: one library serves every shape.");
   p.positional("MODEL", "the .onnx file", &model);
   p.option("output", 'o', "DIR", "output folder (created if missing; files in it are replaced)", &out_dir);
-  p.option("name", 'n', "NAME", "library name, a C identifier (default: from the model file name)", &bo.name);
+  std::vector<std::string> names;  // a list, so that an explicit --name '' is seen and refused
+  p.option_list("name", 'n', "NAME", "library name, a C identifier (default: from the model file name)", &names);
   p.option("target", 0, "T", "host (default: this machine), x86-64-avx512, cuda, or a Halide target\n"
                              "string such as x86-64-linux-avx2-fma", &bo.target);
   p.option("threads", 't', "N", "default run-time thread count baked into the library (0 = all cores);\n"
@@ -30,13 +50,17 @@ int compile_main(const std::vector<std::string>& args) {
   p.flag("no-cache", 0, "compile every kernel, neither reading nor filling the kernel cache\n"
                         "($ONNXC_CACHE_DIR, default ~/.cache/onnxc/kernels)", &no_cache);
   p.flag("quiet", 'q', "no progress, only errors", &quiet);
+  p.flag("stats", 0, "print the whole command's time and peak memory (also with --quiet)", &stats);
   p.epilog("Example:\n  onnxc compile encoder.onnx -o build/encoder --name encoder\n"
            "  cc app.c -Ibuild/encoder build/encoder/libencoder.a $(pkg-config --cflags --libs onnxc)");
+  add_external_path_option(p);
   if (!p.parse(args)) return kExitOk;
   if (out_dir.empty()) throw UsageError("missing output folder: -o DIR");
   if (bo.jobs < 0 || bo.threads < 0) throw UsageError("--jobs and --threads must be >= 0");
   bo.use_cache = !no_cache;
-  if (bo.name.empty()) bo.name = default_model_name(model);
+  if (names.size() > 1) throw UsageError("--name given " + std::to_string(names.size()) + " times");
+  bo.name = names.empty() ? default_model_name(model) : names[0];
+  codegen::check_model_name(bo.name);
 
   ir::Model m = read_model(model);
   bo.passes.passes = passes;
@@ -55,6 +79,7 @@ int compile_main(const std::vector<std::string>& args) {
     };
   }
   BuildResult r = build_library(m, out_dir, bo);
+  if (stats) print_stats(m);
   if (quiet) return kExitOk;
   std::printf("compiled %s -> %s\n", model.c_str(), out_dir.c_str());
   std::printf("  library   %s (%s)\n", r.library.c_str(), human_bytes(r.library_bytes).c_str());

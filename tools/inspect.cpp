@@ -194,6 +194,7 @@ int inspect_main(const std::vector<std::string>& args) {
   p.epilog("Examples:\n  onnxc inspect model.onnx\n  onnxc inspect model.onnx --passes default\n"
            "  onnxc inspect model.onnx --dump-after constant_folding --timings\n"
            "  onnxc inspect model.onnx --fusions [--json] [--no-fuse gelu]");
+  add_external_path_option(p);
   if (!p.parse(args)) return kExitOk;
   if (list_passes) {
     std::fputs(pass_list_help().c_str(), stdout);

@@ -9,6 +9,7 @@
 
 #include "ir/error.h"
 #include "tools/args.h"
+#include "tools/cleanup.h"
 #include "tools/command.h"
 
 #ifndef ONNXC_VERSION
@@ -128,6 +129,7 @@ int main(int argc, char** argv) {
     return kExitUserError;
   }
   const Command* cmd = find_command(first);
+  if (cmd) install_interrupt_cleanup();
   if (!cmd) {
     std::fprintf(stderr, "onnxc: error: %s '%s'\nTry 'onnxc --help' for the list of commands.\n",
                  first[0] == '-' ? "unknown option" : "unknown command", first.c_str());

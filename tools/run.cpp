@@ -70,6 +70,7 @@ int run_main(const std::vector<std::string>& args) {
   p.flag("no-cache", 0, "do not use the kernel cache when compiling an .onnx MODEL", &no_cache);
   p.flag("quiet", 'q', "do not print the output summary", &quiet);
   p.epilog("Example:\n  onnxc run model.onnx -i src=src.npy -i mask=mask.pb -o outputs/");
+  add_external_path_option(p);
   if (!p.parse(args)) return kExitOk;
   if (threads < 0) throw UsageError("--threads must be >= 0");
 

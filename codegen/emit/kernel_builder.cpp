@@ -3,6 +3,7 @@
 #include "codegen/emit/kernel_builder.h"
 
 #include <cinttypes>
+#include <climits>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -124,7 +125,12 @@ std::string canonical_form(const KernelDesc& k, const std::string& target) {
 Halide::Expr dim_to_expr(const ir::Dim& d, const std::map<std::string, Halide::Expr>& symbols) {
   using K = ir::Dim::Kind;
   switch (d.kind()) {
-    case K::Const: return Halide::Expr(static_cast<int32_t>(d.value()));
+    case K::Const:
+      // Kernels index with Halide's 32-bit extents: a larger dim would wrap (2^32+3 became 3), so it
+      // is refused. (Dims bound at run time are checked by the runtime the same way.)
+      user_check(d.value() >= 0 && d.value() <= INT32_MAX)
+          << "a dim of " << d.value() << " is beyond the 2^31-1 elements per dim that compiled kernels index";
+      return Halide::Expr(static_cast<int32_t>(d.value()));
     case K::Sym: {
       auto it = symbols.find(d.name());
       internal_check(it != symbols.end()) << "symbol " << d.name() << " has no kernel parameter";
@@ -191,7 +197,11 @@ class Builder {
       const ir::Value* v = ins[i];
       HTensor t;
       t.dtype = v->dtype();
-      t.shape = dims(*v->shape());
+      try {
+        t.shape = dims(*v->shape());
+      } catch (const UserError& e) {
+        user_error << "value '" << v->name() << "': " << e.what();
+      }
       Halide::Type ty = halide_type(t.dtype);
       if (baked(v)) {
         const ir::Tensor& c = v->constant();
@@ -237,7 +247,11 @@ class Builder {
       ctx.in.push_back(v ? values_.at(v) : HTensor{});
       ctx.const_in.push_back(v && v->is_constant() ? &v->constant() : nullptr);
     }
-    for (const ir::Value* v : n.outputs()) ctx.out_shape.push_back(v ? dims(*v->shape()) : std::vector<Halide::Expr>{});
+    try {
+      for (const ir::Value* v : n.outputs()) ctx.out_shape.push_back(v ? dims(*v->shape()) : std::vector<Halide::Expr>{});
+    } catch (const UserError& e) {
+      user_error << n.describe() << ": " << e.what();
+    }
     ctx.dim_expr = [this](const ir::Dim& d) { return dim(d); };
     ctx.add_constant = [this, &n](const std::string& hint, ir::Tensor t) { return add_constant(n, hint, std::move(t)); };
     std::vector<HTensor> outs;

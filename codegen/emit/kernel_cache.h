@@ -18,7 +18,8 @@ class KernelCache {
   static std::string key(const std::string& canonical);
 
   bool enabled() const { return !dir_.empty(); }
-  // Path of the cached object for `key`, if present.
+  // Path of the cached object for `key`, if present and intact (size and hash match its .check
+  // file); a damaged entry is removed and reported as a miss, so the caller rebuilds it.
   std::optional<std::string> lookup(const std::string& key) const;
   // Copies `object_path` into the cache (atomically: concurrent compilers never see half a file).
   // Failures to write are ignored: the cache is an optimisation.

@@ -22,6 +22,14 @@ std::vector<int> softmax_axes(const LowerContext& ctx, int rank) {
 
 enum class Kind { Softmax, LogSoftmax, Hardmax };
 
+// `value`, or a quiet NaN of its type where `cond` holds.
+Expr nan_where(const Expr& cond, const Expr& value) {
+  Halide::Type t = value.type(), bits = Halide::UInt(t.bits());
+  uint64_t qnan = t.bits() == 64 ? 0x7ff8000000000000ull : t.bits() == 32 ? 0x7fc00000ull : t.is_bfloat() ? 0x7fc0 : 0x7e00;
+  Expr b = Halide::select(cond, Halide::Internal::make_const(bits, qnan), Halide::reinterpret(bits, value));
+  return Halide::reinterpret(t, b);
+}
+
 LowerFn softmax_like(Kind kind) {
   return [kind](LowerContext& ctx) -> std::vector<HTensor> {
     const HTensor& x = ctx.in[0];
@@ -52,10 +60,17 @@ LowerFn softmax_like(Kind kind) {
       ex(s.all_args()) = Halide::exp(xv(s.idx) - mx(s.stat_args()));
       sum(s.stat_args()) = Halide::Internal::make_zero(at);
       sum(s.stat_args()) += ex(RowSpace::at(s.ridx));
-      if (kind == Kind::Softmax)
-        out(s.all_args()) = Halide::cast(ot, ex(s.all_args()) / sum(s.stat_args()));
-      else
-        out(s.all_args()) = Halide::cast(ot, xv(s.idx) - mx(s.stat_args()) - Halide::log(sum(s.stat_args())));
+      Expr value = kind == Kind::Softmax
+                       ? Halide::cast(ot, ex(s.all_args()) / sum(s.stat_args()))
+                       : Halide::cast(ot, xv(s.idx) - mx(s.stat_args()) - Halide::log(sum(s.stat_args())));
+      // A NaN anywhere in the row makes the whole row NaN (NumPy, ONNX Runtime). Halide's max()
+      // drops NaN and its float math assumes none, so the NaN is counted with is_nan (exact even
+      // under fast math) and written as bits through an integer select no float flag can fold.
+      Func nans("softmax_nans");
+      nans(s.stat_args()) = Halide::cast<uint8_t>(0);
+      nans(s.stat_args()) = Halide::max(nans(s.stat_args()), Halide::cast<uint8_t>(Halide::is_nan(xv(s.ridx))));
+      out(s.all_args()) = nan_where(nans(s.stat_args()) != 0, value);
+      stats.push_back(nans);
       stats.push_back(ex);
       stats.push_back(sum);
     }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "handles.h"
 #include "kernel_errors.h"
 #include "model.h"
 
@@ -109,6 +110,11 @@ static onnxc_status create(const onnxc_model_desc *desc, void *library, onnxc_mo
     set_handler = sym.fn;
   }
   if (set_handler) set_handler(onnxc_kernel_error_handler);
+  if (!onnxc_handle_register(model)) {
+    model->library = NULL; /* the caller closes it */
+    destroy(model);
+    return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "out of memory loading model '%s'", desc->name);
+  }
   *out = model;
   return ONNXC_OK;
 }
@@ -152,8 +158,20 @@ onnxc_status onnxc_model_open(const char *path, onnxc_model **out) {
 
 void onnxc_model_retain(onnxc_model *model) { atomic_fetch_add_explicit(&model->refs, 1, memory_order_relaxed); }
 
-void onnxc_model_free(onnxc_model *model) {
+void onnxc_model_release(onnxc_model *model) {
   if (model && atomic_fetch_sub_explicit(&model->refs, 1, memory_order_acq_rel) == 1) destroy(model);
+}
+
+/* Drops the caller's one reference. A second free finds the handle no longer registered and is
+ * refused: it cannot take a reference that belongs to a session. */
+void onnxc_model_free(onnxc_model *model) {
+  if (!model) return;
+  if (!onnxc_handle_unregister(model)) {
+    onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "onnxc_model_free: %p is not a live model (freed twice?); ignored",
+               (void *)model);
+    return;
+  }
+  onnxc_model_release(model);
 }
 
 const onnxc_model_desc *onnxc_model_desc_of(const onnxc_model *model) { return model ? model->desc : NULL; }

@@ -49,5 +49,7 @@ static inline bool onnxc_is_arena_kind(int32_t kind) {
 onnxc_status onnxc_validate_desc(const onnxc_model_desc *desc);
 
 void onnxc_model_retain(onnxc_model *model);
+/* Drops one reference (a session's); the last one destroys the model. */
+void onnxc_model_release(onnxc_model *model);
 
 #endif

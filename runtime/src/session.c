@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "handles.h"
 #include "session.h"
 
 #define DEFAULT_CACHED_PLANS 8
@@ -31,7 +32,7 @@ static void destroy(onnxc_session *s) {
   free(s->args);
   free(s->device_bytes);
   free(s->arena);
-  onnxc_model_free(s->model);
+  onnxc_model_release(s->model);
   free(s);
 }
 
@@ -89,6 +90,10 @@ static onnxc_status create(onnxc_model *model, const onnxc_session_options *opti
   }
   wire_args(s);
   onnxc_unbind_inputs(s);
+  if (!onnxc_handle_register(s)) {
+    destroy(s);
+    return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "out of memory creating a session for model '%s'", model->desc->name);
+  }
   *out = s;
   return ONNXC_OK;
 }
@@ -101,7 +106,13 @@ onnxc_status onnxc_session_create(onnxc_model *model, const onnxc_session_option
 }
 
 void onnxc_session_free(onnxc_session *s) {
-  if (s) destroy(s);
+  if (!s) return;
+  if (!onnxc_handle_unregister(s)) {
+    onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "onnxc_session_free: %p is not a live session (freed twice?); ignored",
+               (void *)s);
+    return;
+  }
+  destroy(s);
 }
 
 /* Grows the arena to hold `bytes` (its old contents are dead between runs). */

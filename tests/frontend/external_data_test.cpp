@@ -1,6 +1,7 @@
 // External data: tensors read in place from a mapped file beside the model; every way the
 // reference can be wrong is a UserError naming the model, the tensor and the data file.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -112,6 +113,43 @@ TEST(FrontendExternalData, Errors) {
   EXPECT_THAT(error_of({"w", "sub/../../w.bin", {4}}), HasSubstr("leaves the model's folder"));
   EXPECT_THAT(error_of({"w", "", {4}}), HasSubstr("has no 'location'"));
   EXPECT_THAT(error_of({"w", ".", {4}}), HasSubstr("not a regular file"));
+}
+
+// What decides is the file really there, not the text of its location: a symbolic link (to a file
+// or a folder) inside the model's folder must not lead out of it, and a FIFO must not block.
+TEST(FrontendExternalData, SymlinksFifosAndDevicesAreRefused) {
+  TempDir outside, d;
+  test::write_bytes(outside.file("secret.bin"), floats({1, 2, 3, 4}));
+  ASSERT_EQ(::symlink(outside.file("secret.bin").c_str(), d.file("link.bin").c_str()), 0);
+  ASSERT_EQ(::symlink(outside.path().c_str(), d.file("linkdir").c_str()), 0);
+  ASSERT_EQ(::mkfifo(d.file("fifo.bin").c_str(), 0600), 0);
+  ASSERT_EQ(::symlink("/dev/zero", d.file("zero.bin").c_str()), 0);
+  auto error_of = [&](const Ref& r) {
+    test::write_model(model_with({r}), d.file("model.onnx"));
+    return test::user_error_of([&] { load_model(d.file("model.onnx")); });
+  };
+  std::string e = error_of({"w", "link.bin", {4}});
+  EXPECT_THAT(e, HasSubstr("model.onnx: external data of initializer 'w': location 'link.bin' is a symbolic link"));
+  EXPECT_THAT(error_of({"w", "linkdir/secret.bin", {4}}),
+              HasSubstr("location 'linkdir/secret.bin' passes through 'linkdir', which is a symbolic link"));
+  EXPECT_THAT(error_of({"w", "fifo.bin", {4}}), HasSubstr("location 'fifo.bin' is a FIFO, not a regular file"));
+  EXPECT_THAT(error_of({"w", "zero.bin", {4}}), HasSubstr("is a symbolic link"));
+  EXPECT_THAT(error_of({"w", "/dev/zero", {4}}), HasSubstr("is an absolute path"));
+
+  // --allow-external-path: links and absolute paths that resolve inside the named folder are read.
+  ImportOptions opt;
+  opt.allow_external_paths = {outside.path()};
+  test::write_model(model_with({{"w", "linkdir/secret.bin", {4}}}), d.file("model.onnx"));
+  EXPECT_EQ(init(load_model(d.file("model.onnx"), opt), "w").get_f64(3), 4.0);
+  test::write_model(model_with({{"w", outside.file("secret.bin"), {4}}}), d.file("model.onnx"));
+  EXPECT_EQ(init(load_model(d.file("model.onnx"), opt), "w").get_f64(0), 1.0);
+  // ... but nothing that resolves elsewhere, and never a non-regular file.
+  test::write_model(model_with({{"w", "zero.bin", {4}}}), d.file("model.onnx"));
+  e = test::user_error_of([&] { load_model(d.file("model.onnx"), opt); });
+  EXPECT_THAT(e, HasSubstr("does not resolve into an --allow-external-path folder"));
+  opt.allow_external_paths = {"/dev"};
+  e = test::user_error_of([&] { load_model(d.file("model.onnx"), opt); });
+  EXPECT_THAT(e, HasSubstr("is a character device, not a regular file"));
 }
 
 TEST(FrontendExternalData, NotLoaded) {

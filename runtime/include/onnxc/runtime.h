@@ -23,9 +23,26 @@
  *    reference is gone; session outputs live until the next run on that session or its free.
  *  - Input data is borrowed, never copied: it must stay valid and unchanged until onnxc_session_run
  *    returns. A run consumes its inputs: set every input again before the next run.
- *  - A model is immutable and may be shared by sessions on any threads. A session is used by one thread at
- *    a time; distinct sessions may run concurrently.
  *  - Out-parameters are set (to NULL or zero where they are handles/tensors) on failure too.
+ *
+ * Threads:
+ *  - A model is immutable and may be shared by sessions on any threads; creating and freeing sessions of
+ *    one model on several threads at once is safe (the model's reference count is atomic).
+ *  - A session is used by one thread at a time. It may be handed from one thread to another between
+ *    calls (with the usual happens-before, e.g. a mutex or a thread join); it holds no thread-local state.
+ *    Outputs read after the hand-over are those of the last run.
+ *  - Distinct sessions may run concurrently, of one model or of several.
+ *  - The Halide thread pool belongs to the model library (one per loaded library), not to a session:
+ *    sessions of one model running at once share its workers (see onnxc_session_options.num_threads).
+ *  - onnxc_last_error() is per thread; onnxc_session_last_error() per session.
+ *  Tested by tests/runtime/threads_test.cpp (N sessions on N threads, one session handed between threads).
+ *
+ * Freeing:
+ *  - onnxc_model_free and onnxc_session_free accept NULL. Freeing a handle twice is detected and refused
+ *    (the call does nothing but set onnxc_last_error()), as is freeing a pointer the runtime never
+ *    returned: the runtime keeps the set of live handles. This is a safety net, not a licence: once the
+ *    address is reused by a new handle, a stale second free releases that new handle.
+ *  - Any other call on a freed handle is undefined behaviour (it reads freed memory).
  */
 #ifndef ONNXC_RUNTIME_H
 #define ONNXC_RUNTIME_H
@@ -114,7 +131,7 @@ ONNXC_API onnxc_status onnxc_model_open(const char *library_path, onnxc_model **
 ONNXC_API onnxc_status onnxc_model_from_desc(const onnxc_model_desc *desc, onnxc_model **out);
 
 /* Releases the caller's reference. Sessions hold their own, so this may come before onnxc_session_free.
- * NULL is a no-op. */
+ * NULL is a no-op; a model already freed by the caller is refused (see "Freeing" above). */
 ONNXC_API void onnxc_model_free(onnxc_model *model);
 
 /* The descriptor the model runs (borrowed, lives as long as the model). NULL for a NULL model. */
@@ -171,7 +188,8 @@ ONNXC_API void onnxc_session_options_default(onnxc_session_options *options);
 ONNXC_API onnxc_status onnxc_session_create(onnxc_model *model, const onnxc_session_options *options,
                                             onnxc_session **out);
 
-/* Frees the session, its arena and outputs, and drops its model reference. NULL is a no-op. */
+/* Frees the session, its arena and outputs, and drops its model reference. NULL is a no-op; a session
+ * already freed is refused (see "Freeing" above). */
 ONNXC_API void onnxc_session_free(onnxc_session *session);
 
 /* Binds input `index`. The tensor struct is read now; its dims are copied; its data is borrowed until

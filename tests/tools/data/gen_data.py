@@ -4,6 +4,8 @@
 add_bcast/          sum = x[n,3] + y[3]: a model every codegen state can compile, with two data sets
 add_bcast_x0.npy    test_data_set_0's x as .npy (v1 header): `onnxc run --input x=...npy`
 unsupported_op.onnx one node of a custom domain (com.example.Frobnicate): codegen must reject it
+endless.onnx        add_bcast's interface, plus a ReduceSum over 2^50 ones that never ends in practice
+                    (no memory: the ones are fused into the reduction): test-suite --timeout's subject
 Deterministic: rerunning gives the same bytes.
 """
 import os
@@ -47,3 +49,17 @@ yu = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])
 m = model([helper.make_node("Frobnicate", ["x"], ["y"], domain="com.example", name="frob")], "unsupported_op",
           [xu], [yu], [("", 17), ("com.example", 1)])
 onnx.save(m, "unsupported_op.onnx")
+
+# sum = x + y + 0 * ReduceSum(ConstantOfShape([2^20, 2^20, 2^10])): hours of adds, a few bytes of model.
+shape = numpy_helper.from_array(np.array([1 << 20, 1 << 20, 1 << 10], dtype=np.int64), "shape")
+zero = numpy_helper.from_array(np.array(0, dtype=np.float32), "zero")
+m = model([helper.make_node("ConstantOfShape", ["shape"], ["ones"],
+                            value=numpy_helper.from_array(np.array([1], dtype=np.float32))),
+           helper.make_node("ReduceSum", ["ones"], ["total"], keepdims=0),
+           helper.make_node("Mul", ["total", "zero"], ["nothing"]),
+           helper.make_node("Add", ["x", "y"], ["xy"]),
+           helper.make_node("Add", ["xy", "nothing"], ["sum"])],
+          "endless", [x, y], [s], [("", 13)])
+m.graph.initializer.extend([shape, zero])
+onnx.checker.check_model(m)
+onnx.save(m, "endless.onnx")

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The sanitizer stage of CI: an ASan+UBSan build with clang (./build-asan, or $ONNXC_ASAN_BUILD_DIR)
+# that runs the unit tests, the robustness and end-to-end tests and a sample of the ONNX backend
+# conformance tests with zero reports (LeakSanitizer included, which covers the C API's
+# create/run/free cycles), then a bounded smoke run of every libFuzzer target.
+#   scripts/sanitize.sh [CMAKE_ARGS...]      FUZZ_SECONDS=N sets the fuzz time per target (default 10)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD="${ONNXC_ASAN_BUILD_DIR:-build-asan}"
+JOBS="${JOBS:-$(nproc)}"
+start=$SECONDS
+source scripts/sanitizer_env.sh
+
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER="$PWD/scripts/asan-cc" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS="$SAN" \
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
+  -DONNXC_FUZZ=ON -DONNXC_BUILD_BENCH=OFF "$@" >/dev/null
+cmake --build "$BUILD" -j "$JOBS"
+echo "sanitize: build $((SECONDS - start)) s"
+
+# Every ctest except the whole-suite ones (conformance: sampled below; the 1072-model round trip).
+t0=$SECONDS
+export ONNXC_CACHE_DIR="$PWD/$BUILD/kernel-cache"
+# Left out: the dependency checks of the runtime library (instrumented, it needs the sanitizer
+# runtime) and the installed-package build (the system compiler, no sanitizers).
+(cd "$BUILD" && ctest --output-on-failure -j "$JOBS" --timeout 900 \
+  -E '^(conformance\.|frontend_roundtrip_all|runtime\.link_dependencies|e2e\.runtime_deps|e2e\.example_cmake_package)')
+echo "sanitize: ctest $((SECONDS - t0)) s"
+
+# A sample of the backend tests through the sanitized compiler and runtime: every 10th one that
+# is expected to pass.
+t0=$SECONDS
+sample="$BUILD/conformance_sample.txt"
+grep -v '^#' tests/conformance/expected_pass.txt | awk 'NF && NR % 10 == 0' >"$sample"
+filter="^($(paste -sd'|' "$sample"))\$"
+"$BUILD/tools/onnxc" test-suite /usr/share/libonnx-testdata/data/node /usr/share/libonnx-testdata/data/simple \
+  /usr/share/libonnx-testdata/data/pytorch-converted /usr/share/libonnx-testdata/data/pytorch-operator \
+  --jobs "$JOBS" --filter "$filter" --expect-pass "$sample" --tsv "$BUILD/conformance_sample.tsv"
+echo "sanitize: conformance sample ($(wc -l <"$sample") tests) $((SECONDS - t0)) s"
+
+t0=$SECONDS
+bash scripts/fuzz.sh "${FUZZ_SECONDS:-10}"
+echo "sanitize: fuzz smoke $((SECONDS - t0)) s; total $((SECONDS - start)) s"
