@@ -141,10 +141,44 @@ std::vector<HTensor> instance_norm(LowerContext& ctx) {
   return {wrap(y, x.shape, out_dtype(ctx))};
 }
 
+// Training form (opset 14+ training_mode=1): normalize with the batch's own mean and population
+// variance over every axis but the channel, and return the running statistics updated by momentum.
+std::vector<HTensor> batch_norm_training(LowerContext& ctx) {
+  const HTensor& x = ctx.in[0];
+  user_check(x.rank() >= 2) << ctx.node.describe() << ": BatchNormalization needs rank >= 2";
+  std::vector<int> axes = {0};
+  for (int k = 2; k < x.rank(); ++k) axes.push_back(k);
+  RowSpace s(x, axes);
+  Halide::Type ot = halide_type(x.dtype), at = ot == Halide::Float(64) ? ot : Halide::Float(32);
+  Expr eps = Halide::cast(at, ctx.node.attr_float("epsilon", 1e-5f));
+  Expr momentum = Halide::cast(at, ctx.node.attr_float("momentum", 0.9f));
+  RowStats st = row_mean_invstd(x, axes, s, at, eps, "bn");
+  Expr c = s.idx[1];
+  Func y("batch_norm_training");
+  y(s.all_args()) = Halide::cast(ot, (Halide::cast(at, x.at(s.idx)) - st.mean(s.stat_args())) * st.inv(s.stat_args()) *
+                                         Halide::cast(at, ctx.in[1].at({c})) + Halide::cast(at, ctx.in[2].at({c})));
+  schedule_norm(ctx, st.all(), 0);
+  std::vector<HTensor> outs = {wrap(y, x.shape, out_dtype(ctx))};
+  // The statistics are Funcs of the channel alone.
+  for (int i = 1; i <= 2 && i < static_cast<int>(ctx.node.num_outputs()); ++i) {
+    if (!ctx.node.output(i)) {
+      outs.emplace_back();
+      continue;
+    }
+    outs.push_back(define(i == 1 ? "bn_running_mean" : "bn_running_var", out_shape(ctx, i), out_dtype(ctx, i),
+                          [&](const Index& o) {
+                            Expr batch = i == 1 ? st.mean(o[0]) : st.sq(o[0]) / row_count(x, axes, at);
+                            return Halide::cast(at, ctx.in[i + 2].at(o)) * momentum + batch * (1 - momentum);
+                          }));
+  }
+  return outs;
+}
+
 // Inference form: y = (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + B[c], channel axis 1.
 std::vector<HTensor> batch_norm(LowerContext& ctx) {
-  user_check(ctx.node.attr_int("training_mode", 0) == 0 && !ctx.node.output(1))
-      << ctx.node.describe() << ": BatchNormalization in training mode is not supported";
+  if (ctx.node.attr_int("training_mode", 0) != 0) return batch_norm_training(ctx);
+  user_check(!ctx.node.output(1)) << ctx.node.describe()
+                                  << ": BatchNormalization with running statistics outputs needs training_mode=1";
   const HTensor& x = ctx.in[0];
   Halide::Type ot = halide_type(x.dtype), at = ot == Halide::Float(64) ? ot : Halide::Float(32);
   Expr eps = Halide::cast(at, ctx.node.attr_float("epsilon", 1e-5f));
