@@ -12,6 +12,8 @@ std::vector<std::string> default_pipeline() {
       // becomes a scalar or an Expand; ops that return their input go; CSE merges the copies
       // exporters emit per layer, and DCE drops what no longer has a use.
       "fixpoint(constant_folding, simplify_shapes, simplify_constant_of_shape, remove_identities, cse, dce)",
+      // [seq, batch, K] x W[K, N] is one [seq*batch, K] x W GEMM, not seq products of `batch` rows.
+      "fold_matmul_batch",
       "infer_shapes",  // final types on the simplified graph, for codegen
   };
 }

@@ -7,6 +7,7 @@
 #include "passes/constant_folding.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
+#include "passes/fold_matmul_batch.h"
 #include "passes/pass.h"
 #include "passes/remove_identities.h"
 #include "passes/simplify_constant_of_shape.h"
@@ -39,6 +40,8 @@ const std::vector<PassInfo>& pass_registry() {
        fn(remove_identities), /*needs_shapes=*/true},
       {"cse", "merge identical nodes and equal small constants",
        fn([](ir::Model& m) { return eliminate_common_subexpressions(m); })},
+      {"fold_matmul_batch", "MatMul of a batched A by a 2-D B -> one 2-D product between Reshape views",
+       fn(fold_matmul_batch), /*needs_shapes=*/true},
       {"dce", "remove unused nodes and initializers", fn([](ir::Model& m) { return eliminate_dead_code(m); })},
   };
   return table;
