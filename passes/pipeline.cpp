@@ -21,6 +21,8 @@ std::vector<std::string> default_pipeline() {
       "fuse_layer_norm",
       "fuse_rms_norm",
       "fuse_gelu",
+      // [seq, batch, K] x W[K, N] is one [seq*batch, K] x W GEMM, not seq products of `batch` rows.
+      "fold_matmul_batch",
       "fixpoint(constant_folding, remove_identities, cse, dce)",
       "infer_shapes",  // final types on the simplified graph, for codegen
   };

@@ -8,6 +8,7 @@
 #include "passes/canonicalize.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
+#include "passes/fold_matmul_batch.h"
 #include "passes/fuse_attention.h"
 #include "passes/fuse_norms.h"
 #include "passes/fusion.h"
@@ -44,6 +45,8 @@ const std::vector<PassInfo>& pass_registry() {
        fn(remove_identities), /*needs_shapes=*/true},
       {"cse", "merge identical nodes and equal small constants",
        fn([](ir::Model& m) { return eliminate_common_subexpressions(m); })},
+      {"fold_matmul_batch", "MatMul of a batched A by a 2-D B -> one 2-D product between Reshape views",
+       fn(fold_matmul_batch), /*needs_shapes=*/true},
       {"dce", "remove unused nodes and initializers", fn([](ir::Model& m) { return eliminate_dead_code(m); })},
       {"canonicalize",
        "raise the model to opset 23 forms; Pow(x,2) -> x*x, Reciprocal -> Div(1,x), x/2^k -> x*2^-k, Einsum -> MatMul",

@@ -1,4 +1,5 @@
-// `onnxc bench`: latency percentiles and peak memory of a model on random inputs.
+// `onnxc bench`: latency percentiles, throughput and peak memory of a model on random inputs, and with
+// --profile where the time goes, kernel by kernel.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -6,10 +7,12 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "ir/error.h"
 #include "tools/args.h"
 #include "tools/build.h"
+#include "tools/profile.h"
 
 namespace onnxc::tools {
 namespace {
@@ -50,9 +53,9 @@ double percentile(std::vector<double> v, double q) {
 }  // namespace
 
 int bench_main(const std::vector<std::string>& args) {
-  std::string model, shapes_arg, dims_arg, target = "host";
+  std::string model, shapes_arg, dims_arg, target = "host", profile_json;
   int threads = 0, runs = 50, warmup = 5;
-  bool no_cache = false, tsv = false;
+  bool no_cache = false, tsv = false, profile = false;
   ArgParser p("bench", "MODEL [--shapes NAME=DIMS,...] [options]",
               "Times MODEL on random inputs: median, p10 and p90 latency of single runs, and peak memory\n"
               "(the process's RSS high-water mark during the runs, and the session arena). An .onnx MODEL\n"
@@ -68,7 +71,12 @@ int bench_main(const std::vector<std::string>& args) {
   p.flag("no-cache", 0, "do not use the kernel cache when compiling an .onnx MODEL", &no_cache);
   p.flag("tsv", 0, "print one machine-readable line:\n"
                     "median_ms p10_ms p90_ms peak_rss_bytes arena_bytes", &tsv);
-  p.epilog("Example:\n  onnxc bench model.onnx --dims batch=1,seq=128 --threads 2 --runs 100");
+  p.flag("profile", 0, "after the timed runs, time every step of --runs more runs and print\n"
+                        "a table per kernel: time, share, calls, GFLOP/s, GB/s", &profile);
+  p.option("profile-json", 0, "FILE", "with the profiled runs, write a Chrome trace (chrome://tracing)",
+           &profile_json);
+  p.epilog("Examples:\n  onnxc bench model.onnx --dims batch=1,seq=128 --threads 2 --runs 100\n"
+           "  onnxc bench model.onnx --threads 2 --profile --profile-json trace.json");
   add_external_path_option(p);
   if (!p.parse(args)) return kExitOk;
   if (runs < 1) throw UsageError("--runs must be >= 1");
@@ -144,6 +152,15 @@ int bench_main(const std::vector<std::string>& args) {
     peak = static_cast<uint64_t>(ru.ru_maxrss) * 1024;
   }
   double med = percentile(ms, 0.5), p10 = percentile(ms, 0.1), p90 = percentile(ms, 0.9);
+  // One step-timed run counts the model's FLOPs; --profile times as many runs as were timed above.
+  StepProfile prof;
+  r.set_profiler(&StepProfile::record, &prof);
+  for (int i = 0; i < (profile || !profile_json.empty() ? runs : 1); ++i) {
+    prof.begin_run();
+    run_once();
+  }
+  r.set_profiler(nullptr, nullptr);
+  const double gflop = prof.flops_per_run() / 1e9;
   if (tsv) {
     std::printf("%.4f\t%.4f\t%.4f\t%llu\t%llu\n", med, p10, p90, static_cast<unsigned long long>(peak),
                 static_cast<unsigned long long>(r.arena_bytes()));
@@ -158,6 +175,20 @@ int bench_main(const std::vector<std::string>& args) {
   std::printf("memory    peak RSS %s%s   RSS before runs %s   arena %s\n", human_bytes(peak).c_str(),
               peak_reset ? "" : " (whole process)", human_bytes(rss_before).c_str(),
               human_bytes(r.arena_bytes()).c_str());
+  std::printf("speed     %.2f runs/s", 1e3 / med);
+  if (gflop > 0) {
+    const int cores = threads ? threads : static_cast<int>(std::thread::hardware_concurrency());
+    const double peak = measure_peak_gflops(cores);
+    std::printf("   %.3f GFLOP per run (matrix products)   %.1f GFLOP/s", gflop, gflop / med * 1e3);
+    if (peak > 0) std::printf(" = %.0f%% of the fp32 FMA peak (%.0f GFLOP/s on %d thread%s, measured now)",
+                              100 * gflop / med * 1e3 / peak, peak, cores, cores == 1 ? "" : "s");
+  }
+  std::printf("\n");
+  if (profile) prof.print_table(med);
+  if (!profile_json.empty()) {
+    prof.write_chrome_trace(profile_json);
+    std::printf("trace     %s (%d runs)\n", profile_json.c_str(), prof.runs());
+  }
   return kExitOk;
 }
 

@@ -148,3 +148,12 @@ ir::Tensor random_tensor(ir::DType dtype, const std::vector<int64_t>& dims, uint
 }
 
 }  // namespace onnxc::tools
+
+namespace onnxc::tools {
+
+void ModelRunner::set_profiler(void (*callback)(void*, const onnxc_step_profile*), void* user) {
+  onnxc_status st = onnxc_session_set_profiler(session_, callback, user);
+  if (st != ONNXC_OK) fail(st, "setting the profiler");
+}
+
+}  // namespace onnxc::tools

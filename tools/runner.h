@@ -11,6 +11,7 @@
 
 struct onnxc_model;
 struct onnxc_session;
+struct onnxc_step_profile;
 
 namespace onnxc::tools {
 
@@ -43,6 +44,9 @@ class ModelRunner {
   void run();
   // A copy of output `index` of the last run.
   ir::Tensor output(size_t index) const;
+  // Calls `callback(user, step)` after every step of later runs (nullptr: off); see
+  // onnxc_session_set_profiler.
+  void set_profiler(void (*callback)(void* user, const struct onnxc_step_profile* step), void* user);
   // Bytes of the session arena (0 before the first run).
   uint64_t arena_bytes() const;
 

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "codegen/version.h"
@@ -115,6 +116,39 @@ class PlanMaker {
     d_.tensors.push_back(std::move(o));
   }
 
+  // "MatMul 'q', Add 'q/bias'": the nodes a kernel computes, in order.
+  static std::string kernel_nodes(const ir::Graph& g) {
+    std::string r;
+    for (const ir::Node* n : g.nodes()) {
+      std::string op = n->domain().empty() ? n->op_type() : n->domain() + "." + n->op_type();
+      std::string id = !n->name().empty() ? n->name() : n->output(0) ? n->output(0)->name() : "";
+      r += (r.empty() ? "" : ", ") + op + " '" + id + "'";
+    }
+    return r;
+  }
+
+  // Floating-point operations of a kernel's matrix products and convolutions (2 per multiply-add),
+  // as a dim expression; nullopt when it has none (other kernels report bandwidth only).
+  static std::optional<ir::Dim> kernel_flops(const ir::Graph& g) {
+    std::optional<ir::Dim> total;
+    for (const ir::Node* n : g.nodes()) {
+      const ir::Value *a = n->input(0), *w = n->input(1), *y = n->output(0);
+      if (!n->domain().empty() || !a || !w || !y || !a->shape() || !w->shape() || !y->shape()) continue;
+      std::optional<ir::Dim> k;  // multiply-adds per output element
+      if (n->op_type() == "MatMul" && !a->shape()->empty())
+        k = a->shape()->back();
+      else if (n->op_type() == "Gemm" && a->shape()->size() == 2)
+        k = (*a->shape())[n->attr_int("transA", 0) ? 0 : 1];
+      else if (n->op_type() == "Conv" && w->shape()->size() >= 2)
+        k = ir::shape_numel(ir::Shape(w->shape()->begin() + 1, w->shape()->end()));
+      if (!k) continue;
+      ir::Dim f = ir::Dim(2) * ir::shape_numel(*y->shape()) * *k;
+      if (f.has_unknown()) continue;
+      total = total ? *total + f : f;
+    }
+    return total;
+  }
+
   void add_steps() {
     std::map<std::string, int> kernel_index;
     for (size_t i = 0; i < built_.size(); ++i) {
@@ -124,6 +158,8 @@ class PlanMaker {
       PlanDescription::Step s;
       s.kernel = it->second;
       s.comment = p_.kernels[i].name;
+      s.nodes = kernel_nodes(*p_.kernels[i].graph);
+      if (auto f = kernel_flops(*p_.kernels[i].graph)) s.flops = expr_id(*f);
       for (const auto& a : b.call_args)
         s.args.push_back(a.tensor >= 0 ? new_id_.at(a.tensor) : -(expr_id(ir::Dim::symbol(a.symbol)) + 1));
       d_.steps.push_back(std::move(s));

@@ -26,6 +26,8 @@ struct PlanDescription {
     int32_t kernel = 0;
     std::vector<int32_t> args;      // tensor ids; -(expr+1) for scalars
     std::string comment;            // the kernel's root node, for readers of the C file
+    std::string nodes;              // every node the kernel computes, for profiles
+    int32_t flops = -1;             // expression id of its floating-point operations; -1: not counted
   };
   std::string name, target, producer;
   bool uses_cuda = false;

@@ -102,6 +102,11 @@ std::string generate_plan_c(const PlanDescription& d) {
       os << "  {" << d.steps[i].kernel << ", " << d.steps[i].args.size() << ", args_" << i << "},\n";
     os << "};\n";
   }
+  if (!d.steps.empty()) {
+    os << "static const onnxc_step_info step_info[] = {\n";
+    for (const auto& st : d.steps) os << "  {" << c_string(st.nodes) << ", " << st.flops << "},\n";
+    os << "};\n";
+  }
   os << "\nstatic const onnxc_model_desc desc = {\n"
      << "    ONNXC_ABI_VERSION, " << c_string(n) << ", " << c_string(d.target) << ", " << c_string(d.producer) << ",\n"
      << "    " << d.symbols.size() << ", " << (d.symbols.empty() ? "NULL" : "symbols") << ",\n"
@@ -114,7 +119,8 @@ std::string generate_plan_c(const PlanDescription& d) {
      << "    " << (d.weights.empty() ? std::string("NULL") : "onnxc_weights_" + n) << ", " << d.weights.size() << "u,\n"
      << "    halide_set_num_threads, " << (d.uses_cuda ? 1 : 0) << ",\n"
      << "    " << (d.uses_cuda ? "halide_copy_to_host, halide_device_free" : "NULL, NULL") << ",\n"
-     << "    halide_set_error_handler, " << d.default_num_threads << "};\n\n"
+     << "    halide_set_error_handler, " << d.default_num_threads << ",\n"
+     << "    " << (d.steps.empty() ? "NULL" : "step_info") << "};\n\n"
      << "const onnxc_model_desc *onnxc_model_" << n << "(void) { return &desc; }\n"
      << "__attribute__((weak)) const onnxc_model_desc *onnxc_model_entry(void) { return &desc; }\n";
   return os.str();

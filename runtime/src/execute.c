@@ -1,6 +1,10 @@
 /* Running a plan: point every tensor's halide_buffer_t at its bytes (input, weight or arena) with the
  * plan's dims, call each step's kernel, and for CUDA libraries keep device state on root buffers. */
+/* clock_gettime(CLOCK_MONOTONIC) under -std=c11 without extensions. */
+#define _POSIX_C_SOURCE 199309L
+
 #include <string.h>
+#include <time.h>
 
 #include "dtype.h"
 #include "kernel_errors.h"
@@ -128,6 +132,34 @@ static onnxc_status copy_outputs_to_host(onnxc_session *s) {
   return ONNXC_OK;
 }
 
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Tells the session's profiler about step k, run from t0 to t1: its nodes, flops and bytes touched
+ * (each distinct tensor argument once). */
+static void report_step(onnxc_session *s, const onnxc_plan *p, uint32_t k, uint64_t t0, uint64_t t1) {
+  const onnxc_model_desc *d = s->model->desc;
+  const onnxc_step *step = &d->steps[k];
+  onnxc_step_profile r = {k, d->kernels[step->kernel].name, "", t0, t1, -1.0, 0};
+  if (d->step_info) {
+    if (d->step_info[k].nodes) r.nodes = d->step_info[k].nodes;
+    int64_t f;
+    if (d->step_info[k].flops >= 0 &&
+        onnxc_expr_eval(&s->model->exprs, (uint32_t)d->step_info[k].flops, p->symbols, &f) == ONNXC_EXPR_RESULT_OK)
+      r.flops = (double)f;
+  }
+  for (int32_t i = 0; i < step->n_args; i++) {
+    int32_t t = step->args[i];
+    bool seen = false;
+    for (int32_t j = 0; j < i && !seen; j++) seen = step->args[j] == t;
+    if (t >= 0 && !seen) r.bytes += p->bytes[t];
+  }
+  s->profiler(s->profiler_user, &r);
+}
+
 static onnxc_status run_steps(onnxc_session *s, const onnxc_plan *p) {
   const onnxc_model *m = s->model;
   const onnxc_model_desc *d = m->desc;
@@ -136,9 +168,11 @@ static onnxc_status run_steps(onnxc_session *s, const onnxc_plan *p) {
     const onnxc_step *step = &d->steps[k];
     const onnxc_kernel_desc *kernel = &d->kernels[step->kernel];
     if (d->uses_cuda) views_in(s, step);
+    uint64_t t0 = s->profiler ? now_ns() : 0;
     onnxc_kernel_call_begin();
     int rc = kernel->fn(&s->args[m->arg_offset[k]]);
     const char *msg = onnxc_kernel_call_end();
+    if (s->profiler && rc == 0) report_step(s, p, k, t0, now_ns());
     if (d->uses_cuda) views_out(s, step, p);
     if (rc != 0) {
       return onnxc_fail(ONNXC_ERR_KERNEL_FAILED, "step %u (kernel '%s') failed: Halide error %d (%s)%s%s", k, kernel->name,

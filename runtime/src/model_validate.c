@@ -136,6 +136,10 @@ static onnxc_status check_steps(const onnxc_model_desc *d, const char *m) {
       if (a >= (int64_t)d->n_tensors) FAIL("model '%s': step %u arg %d is tensor %lld, out of range (%u tensors)", m, k, i, (long long)a, d->n_tensors);
       if (a < 0 && -a - 1 >= (int64_t)d->n_exprs) FAIL("model '%s': step %u arg %d is scalar expression %lld, out of range (%u expressions)", m, k, i, (long long)(-a - 1), d->n_exprs);
     }
+    if (d->step_info) {
+      int32_t f = d->step_info[k].flops;
+      if (f < -1 || (f >= 0 && (uint32_t)f >= d->n_exprs)) FAIL("model '%s': step %u counts flops with expression %d, out of range (%u expressions)", m, k, f, d->n_exprs);
+    }
   }
   return ONNXC_OK;
 }

@@ -194,3 +194,10 @@ const char *onnxc_session_last_error(const onnxc_session *s) { return s ? s->err
 onnxc_model *onnxc_session_model(const onnxc_session *s) { return s ? s->model : NULL; }
 
 uint64_t onnxc_session_arena_bytes(const onnxc_session *s) { return s ? s->arena_bytes : 0; }
+
+onnxc_status onnxc_session_set_profiler(onnxc_session *s, onnxc_profile_callback callback, void *user) {
+  if (!s) return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "onnxc_session_set_profiler: session is NULL");
+  s->profiler = callback;
+  s->profiler_user = user;
+  return ONNXC_OK;
+}

@@ -49,6 +49,9 @@ struct onnxc_session {
   uint64_t clock;
   const onnxc_plan *outputs; /* plan of the last successful run; NULL when outputs are not readable */
 
+  onnxc_profile_callback profiler; /* NULL: runs are not timed */
+  void *profiler_user;
+
   uint8_t *arena;            /* ONNXC_ARENA_ALIGNMENT-aligned, never NULL after creation */
   uint64_t arena_bytes;
 };

@@ -365,3 +365,49 @@ TEST(StatusStrings, NameEveryStatus) {
 }
 
 }  // namespace
+
+// The profiler sees every step once per run, in order, with the library's node text and its flops
+// expression evaluated at the run's shapes; without step_info it still sees kernel names and bytes.
+struct ProfileLog {
+  std::vector<onnxc_step_profile> steps;
+  static void record(void *user, const onnxc_step_profile *s) { static_cast<ProfileLog *>(user)->steps.push_back(*s); }
+};
+
+TEST(TinyProfile, ReportsEveryStepWithFlopsAndBytes) {
+  DescBuilder b(*onnxc_model_tiny());
+  static const onnxc_step_info info[] = {{"Add 'a'", 3}, {"Mul 'b'", -1}, {"MatMul 'c'", 4}, {"", -1}};
+  b.d.step_info = info;
+  ModelPtr m;
+  ASSERT_EQ(onnxc_model_from_desc(b.get(), &m.m), ONNXC_OK) << onnxc_last_error();
+  SessionPtr s;
+  ASSERT_EQ(onnxc_session_create(m.m, nullptr, &s.s), ONNXC_OK);
+  ProfileLog log;
+  ASSERT_EQ(onnxc_session_set_profiler(s.s, &ProfileLog::record, &log), ONNXC_OK);
+  run_and_check(s.s, TinyCase(2, 3));
+  ASSERT_EQ(log.steps.size(), 4u);
+  for (uint32_t k = 0; k < 4; k++) {
+    EXPECT_EQ(log.steps[k].step, k);
+    EXPECT_STREQ(log.steps[k].nodes, info[k].nodes);
+    EXPECT_LE(log.steps[k].start_ns, log.steps[k].end_ns);
+    EXPECT_GT(log.steps[k].bytes, 0u);
+    if (k) {
+      EXPECT_GE(log.steps[k].start_ns, log.steps[k - 1].end_ns);
+    }
+  }
+  EXPECT_EQ(log.steps[0].flops, 2.0 * 3 * 8);  // expression 3: batch*seq*8
+  EXPECT_EQ(log.steps[1].flops, -1.0);
+  EXPECT_EQ(log.steps[2].flops, 4.0);  // expression 4: seq + 1
+  ASSERT_EQ(onnxc_session_set_profiler(s.s, nullptr, nullptr), ONNXC_OK);
+  run_and_check(s.s, TinyCase(2, 3));
+  EXPECT_EQ(log.steps.size(), 4u);  // off again
+}
+
+TEST(TinyProfile, OutOfRangeFlopsExpressionIsRejected) {
+  DescBuilder b(*onnxc_model_tiny());
+  static const onnxc_step_info info[] = {{"", 99}, {"", -1}, {"", -1}, {"", -1}};
+  b.d.step_info = info;
+  ModelPtr m;
+  EXPECT_NE(onnxc_model_from_desc(b.get(), &m.m), ONNXC_OK);
+  EXPECT_NE(std::string(onnxc_last_error()).find("step 0 counts flops with expression 99"), std::string::npos)
+      << onnxc_last_error();
+}

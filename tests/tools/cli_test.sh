@@ -241,7 +241,7 @@ case_compile_threads() {
   run_onnxc compile "$ADD/model.onnx" -o lib --name addt --threads 3
   expect_rc 0
   expect_out 'threads +3 by default'
-  grep -q 'halide_set_error_handler, 3}' lib/addt_plan.c || fail "the plan does not carry 3 default threads"
+  grep -q 'halide_set_error_handler, 3,' lib/addt_plan.c || fail "the plan does not carry 3 default threads"
   run_onnxc compare lib/libaddt.so "$ADD"
   expect_rc 0
 }

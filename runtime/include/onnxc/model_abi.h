@@ -97,6 +97,14 @@ typedef struct onnxc_step {
   const int32_t *args;
 } onnxc_step;
 
+/* What one step computes, for profiles (onnxc bench --profile): the ONNX nodes its kernel covers and
+ * the floating-point operations it does, as an expression id (a function of the symbols); -1 where
+ * not counted (only matrix products are). */
+typedef struct onnxc_step_info {
+  const char *nodes;  /* "MatMul 'fc1', Add 'fc1/bias'" */
+  int32_t flops;      /* expression id, or -1 */
+} onnxc_step_info;
+
 /* Same signature as Halide's halide_error_handler_t (kept free of Halide's headers). */
 typedef void (*onnxc_halide_error_handler)(void *user_context, const char *message);
 
@@ -146,6 +154,9 @@ typedef struct onnxc_model_desc {
   /* Appended to v1: the thread count given to `onnxc compile --threads`, used when a session's
    * options ask for 0 (the default); 0 here too means all cores (or $HL_NUM_THREADS). */
   int32_t default_num_threads;
+
+  /* Appended to v1 (NULL if absent): n_steps entries describing each step for profiles. */
+  const onnxc_step_info *step_info;
 } onnxc_model_desc;
 
 /* Every compiled library defines `const onnxc_model_desc *onnxc_model_<NAME>(void)` (declared in the

@@ -218,6 +218,26 @@ ONNXC_API const char *onnxc_session_last_error(const onnxc_session *session);
 /* The model the session runs (borrowed; the session holds a reference). NULL for a NULL session. */
 ONNXC_API onnxc_model *onnxc_session_model(const onnxc_session *session);
 
+/* ---- profiling ------------------------------------------------------------------------------------ */
+
+/* One step of a run as a profiler sees it. Strings are the model's (valid while it is loaded). */
+typedef struct onnxc_step_profile {
+  uint32_t step;       /* index in the plan */
+  const char *kernel;  /* the kernel's symbol; steps of equal kernels share it */
+  const char *nodes;   /* the ONNX nodes it computes ("" when the library does not say) */
+  uint64_t start_ns;   /* CLOCK_MONOTONIC when the kernel was called, and when it returned */
+  uint64_t end_ns;
+  double flops;        /* floating-point operations at this run's shapes; -1 when not counted */
+  uint64_t bytes;      /* bytes of every tensor the kernel reads or writes (each counted once) */
+} onnxc_step_profile;
+
+typedef void (*onnxc_profile_callback)(void *user, const onnxc_step_profile *step);
+
+/* Calls callback(user, ...) after every step of each later run (NULL turns profiling off). Timing adds
+ * two clock reads per step, and only while a callback is set. */
+ONNXC_API onnxc_status onnxc_session_set_profiler(onnxc_session *session, onnxc_profile_callback callback,
+                                                  void *user);
+
 /* Bytes of the session's arena now (grows to the largest plan run so far); 0 before the first run. */
 ONNXC_API uint64_t onnxc_session_arena_bytes(const onnxc_session *session);
 

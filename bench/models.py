@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""Builds the transformer models bench/run.sh times (random weights, fixed seed; never committed).
+
+    /usr/bin/python3 bench/models.py OUT_DIR [NAME ...]
+
+NAME is one of: bert gpt2 gpt2_step vit nn_transformer (default: all). Each becomes OUT_DIR/NAME.onnx
+(opset 17, dynamic batch and sequence dims) unless it already exists. The models follow the public
+architectures at their base sizes:
+  bert            BERT-base-like post-LN encoder: 12 x nn.TransformerEncoderLayer(768, 12 heads, 3072,
+                  GELU), key padding mask input (bool [batch, seq], True = padded)
+  gpt2            GPT-2-small-like pre-LN causal decoder, 12 x 768, 12 heads, no LM head; causal mask
+                  built from the run-time sequence length
+  gpt2_step       the same decoder, one decoding step: x [batch, 1, 768] and a past of keys and
+                  values [12, batch, 12, past, 64] each; returns the hidden state and the new past
+  vit             ViT-B/16 (torchvision's vit_b_16 layout, rebuilt here: torchvision is not packaged):
+                  image [batch, 3, 224, 224] -> 1000 logits
+  nn_transformer  nn.Transformer(d_model 512, 8 heads, 6 + 6 layers, 2048), seq-first src and tgt
+"""
+import os
+import sys
+
+import torch
+import torch.nn as nn
+
+OPSET = 17
+D, HEADS, FF, LAYERS = 768, 12, 3072, 12
+
+
+class Bert(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(D, HEADS, FF, dropout=0.0, activation="gelu", batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, LAYERS, enable_nested_tensor=False)
+
+    def forward(self, x, mask):
+        return self.enc(x, src_key_padding_mask=mask)
+
+
+class Gpt2Attention(nn.Module):
+    """GPT-2's attention: one fused QKV projection, heads by reshape/transpose, causal softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(D, 3 * D)
+        self.proj = nn.Linear(D, D)
+
+    def forward(self, x, past_k=None, past_v=None):
+        b, t, _ = x.shape
+        q, k, v = self.qkv(x).split(D, dim=2)
+        heads = lambda z: z.view(b, t, HEADS, D // HEADS).transpose(1, 2)
+        q, k, v = heads(q), heads(k), heads(v)
+        if past_k is not None:
+            k = torch.cat([past_k, k], dim=2)
+            v = torch.cat([past_v, v], dim=2)
+        s = q @ k.transpose(-1, -2) / (D // HEADS) ** 0.5
+        if past_k is None:  # a step's one query sees the whole past: no mask
+            causal = torch.triu(torch.full((t, t), float("-inf"), dtype=x.dtype), diagonal=1)
+            s = s + causal
+        o = torch.softmax(s, dim=-1) @ v
+        return self.proj(o.transpose(1, 2).reshape(b, t, D)), k, v
+
+
+class Gpt2Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(D), nn.LayerNorm(D)
+        self.attn = Gpt2Attention()
+        self.mlp = nn.Sequential(nn.Linear(D, FF), nn.GELU(approximate="tanh"), nn.Linear(FF, D))
+
+    def forward(self, x, past_k=None, past_v=None):
+        a, k, v = self.attn(self.ln1(x), past_k, past_v)
+        x = x + a
+        return x + self.mlp(self.ln2(x)), k, v
+
+
+class Gpt2(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Gpt2Block() for _ in range(LAYERS)])
+        self.ln_f = nn.LayerNorm(D)
+
+    def forward(self, x):
+        for blk in self.blocks:
+            x = blk(x)[0]
+        return self.ln_f(x)
+
+
+class Gpt2Step(Gpt2):
+    def forward(self, x, past_k, past_v):
+        ks, vs = [], []
+        for i, blk in enumerate(self.blocks):
+            x, k, v = blk(x, past_k[i], past_v[i])
+            ks.append(k)
+            vs.append(v)
+        return self.ln_f(x), torch.stack(ks), torch.stack(vs)
+
+
+class VitB16(nn.Module):
+    """torchvision.models.vit_b_16's structure: conv patches, class token, learned positions, 12
+    pre-LN encoder blocks (nn.MultiheadAttention + GELU MLP), final LN, linear head."""
+
+    def __init__(self):
+        super().__init__()
+        self.patch = nn.Conv2d(3, D, 16, 16)
+        self.cls = nn.Parameter(torch.randn(1, 1, D) * 0.02)
+        self.pos = nn.Parameter(torch.randn(1, 197, D) * 0.02)
+        layer = nn.TransformerEncoderLayer(D, HEADS, FF, dropout=0.0, activation="gelu", batch_first=True,
+                                           norm_first=True)
+        self.enc = nn.TransformerEncoder(layer, LAYERS, enable_nested_tensor=False)
+        self.ln = nn.LayerNorm(D)
+        self.head = nn.Linear(D, 1000)
+
+    def forward(self, img):
+        x = self.patch(img).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1) + self.pos
+        return self.head(self.ln(self.enc(x))[:, 0])
+
+
+def randomize(model):
+    """Fresh random values for every parameter: nn.TransformerEncoder deep-copies one layer, and the
+    exporter merges identical initializers, which would leave one layer's weights shared by all."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() == 1:
+                p.copy_((1.0 if name.endswith("weight") else 0.0) + 0.1 * torch.randn(p.shape))
+            else:
+                p.copy_(torch.randn(p.shape) * (1.0 / p.shape[-1]) ** 0.5)
+
+
+def export(model, args, path, names_in, names_out, dyn):
+    randomize(model)
+    model.eval()  # with autograd on: under no_grad torch picks a fused encoder path that cannot export
+    torch.onnx.export(model, args, path, opset_version=OPSET, input_names=names_in, output_names=names_out,
+                      dynamic_axes=dyn, do_constant_folding=True)
+
+
+def build(name, path):
+    torch.manual_seed(1234)
+    bs = {0: "batch", 1: "seq"}
+    if name == "bert":
+        mask = torch.zeros(2, 7, dtype=torch.bool)
+        mask[1, 5:] = True
+        export(Bert(), (torch.randn(2, 7, D), mask), path, ["x", "mask"], ["y"], {"x": bs, "mask": bs, "y": bs})
+    elif name == "gpt2":
+        export(Gpt2(), (torch.randn(2, 7, D),), path, ["x"], ["y"], {"x": bs, "y": bs})
+    elif name == "gpt2_step":
+        past = {1: "batch", 3: "past"}
+        present = {1: "batch", 3: "past_plus_1"}
+        pk, pv = torch.randn(LAYERS, 2, HEADS, 5, D // HEADS), torch.randn(LAYERS, 2, HEADS, 5, D // HEADS)
+        export(Gpt2Step(), (torch.randn(2, 1, D), pk, pv), path, ["x", "past_k", "past_v"], ["y", "k", "v"],
+               {"x": {0: "batch"}, "past_k": past, "past_v": past, "y": {0: "batch"}, "k": present, "v": present})
+    elif name == "vit":
+        export(VitB16(), (torch.randn(2, 3, 224, 224),), path, ["img"], ["logits"],
+               {"img": {0: "batch"}, "logits": {0: "batch"}})
+    elif name == "nn_transformer":
+        sb = {0: "seq", 1: "batch"}
+        tb = {0: "tgt_seq", 1: "batch"}
+        model = nn.Transformer(512, 8, 6, 6, 2048, dropout=0.0)
+        export(model, (torch.randn(7, 2, 512), torch.randn(5, 2, 512)), path, ["src", "tgt"], ["y"],
+               {"src": sb, "tgt": tb, "y": tb})
+    else:
+        sys.exit(f"models.py: unknown model '{name}'")
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    torch.set_num_threads(1)
+    for name in sys.argv[2:] or ["bert", "gpt2", "gpt2_step", "vit", "nn_transformer"]:
+        path = os.path.join(out, name + ".onnx")
+        if not os.path.exists(path):
+            build(name, path + ".tmp")
+            os.replace(path + ".tmp", path)
+        print(path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The transformer benchmark: onnxc against ONNX Runtime (CPU, graph optimization "all", the same thread
+# count), timed alternately in the same run, on models bench/models.py builds with Debian's torch
+# (random weights, fixed seed) under build/benchmodels (never committed).
+#
+#   bench/run.sh [--quick] [--threads N] [--rounds R] [--runs N] [--cold]
+#     --quick    BERT and GPT-2 at b1 s128 only (for iteration); default: the full table
+#     --threads  runtime threads for both (default 2)
+#     --rounds   alternating rounds; each prints medians of --runs runs; the table shows the
+#                median over rounds (default 3)
+#     --runs     timed runs per round (default 10, after 3 warmup runs)
+#     --cold     also time a cold compile (--no-cache) of each model (the full table always does)
+#   env: ONNXC (default build/tools/onnxc), MODELS (default build/benchmodels)
+#
+# Columns: onnxc and ORT median latency, ratio onnxc/ORT (< 1: onnxc faster), peak RSS of each process
+# during its runs, onnxc compile time (cold: no kernel cache; warm: every kernel cached) and its peak
+# RSS. Needs bench/ort/node_modules: (cd bench/ort && npm ci --ignore-scripts).
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+QUICK=0 THREADS=2 ROUNDS=3 RUNS=10 COLD=0
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --quick) QUICK=1 ;;
+    --threads) THREADS=$2; shift ;;
+    --rounds) ROUNDS=$2; shift ;;
+    --runs) RUNS=$2; shift ;;
+    --cold) COLD=1 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown option '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+ONNXC=${ONNXC:-$ROOT/build/tools/onnxc}
+MODELS=${MODELS:-$ROOT/build/benchmodels}
+[[ -x $ONNXC ]] || { echo "run.sh: no onnxc at $ONNXC (build first, or set ONNXC)" >&2; exit 2; }
+[[ -d $HERE/ort/node_modules/onnxruntime-node ]] ||
+  { echo "run.sh: run 'npm ci --ignore-scripts' in $HERE/ort first" >&2; exit 2; }
+(( QUICK )) || COLD=1
+
+# model name, then per row: label and onnxc bench --shapes/--dims arguments (ORT takes the same).
+ROWS=(
+  "bert|b1 s128|--dims batch=1,seq=128"
+  "gpt2|b1 s128|--dims batch=1,seq=128"
+)
+if (( ! QUICK )); then
+  ROWS+=(
+    "gpt2_step|b1 step past127|--dims batch=1,past=127"
+    "vit|b1 224px|--dims batch=1"
+    "nn_transformer|b1 s128|--dims batch=1,seq=128,tgt_seq=128"
+    "bert|b8 s128|--dims batch=8,seq=128"
+    "gpt2|b8 s128|--dims batch=8,seq=128"
+    "bert|b1 s512|--dims batch=1,seq=512"
+    "gpt2|b1 s512|--dims batch=1,seq=512"
+  )
+fi
+
+names=$(printf '%s\n' "${ROWS[@]}" | cut -d'|' -f1 | sort -u)
+# shellcheck disable=SC2086
+/usr/bin/python3 "$HERE/models.py" "$MODELS" $names >/dev/null
+
+median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+timed() {  # prints "seconds maxrss_kib" of the command, its output to stderr
+  local f; f=$(mktemp)
+  /usr/bin/time -f '%e %M' -o "$f" "$@" >&2
+  cat "$f"; rm -f "$f"
+}
+
+declare -A CC_COLD CC_WARM CC_RSS
+LIBS=$MODELS/lib
+for name in $names; do
+  out=$LIBS/$name
+  if (( COLD )); then
+    read -r CC_COLD[$name] CC_RSS[$name] < <(timed "$ONNXC" compile "$MODELS/$name.onnx" -o "$out" -q --no-cache)
+  fi
+  "$ONNXC" compile "$MODELS/$name.onnx" -o "$out" -q  # fills the kernel cache
+  read -r CC_WARM[$name] rss < <(timed "$ONNXC" compile "$MODELS/$name.onnx" -o "$out" -q)
+  [[ -n ${CC_RSS[$name]:-} ]] || CC_RSS[$name]=$rss
+done
+
+echo "onnxc $(git -C "$ROOT" rev-parse --short HEAD) vs onnxruntime-node 1.30.0; $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores;" \
+     "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-15s %-17s %3s %10s %10s %7s %9s %9s %9s %9s %9s\n' model shape thr "onnxc ms" "ORT ms" ratio \
+  "onnxc MiB" "ORT MiB" "cold s" "warm s" "cc MiB"
+for row in "${ROWS[@]}"; do
+  IFS='|' read -r name label dims <<<"$row"
+  lib=$LIBS/$name/lib$name.so
+  # shellcheck disable=SC2206
+  args=($dims --threads "$THREADS" --runs "$RUNS" --warmup 3 --tsv)
+  o_ms=() r_ms=() o_rss=0 r_rss=0
+  for ((i = 0; i < ROUNDS; i++)); do  # alternate, so both see the same machine state
+    read -r m _ _ rss _ < <("$ONNXC" bench "$lib" "${args[@]}")
+    o_ms+=("$m"); (( rss > o_rss )) && o_rss=$rss
+    read -r m _ _ rss _ < <(node "$HERE/ort/bench_ort.mjs" "$MODELS/$name.onnx" "${args[@]}")
+    r_ms+=("$m"); (( rss > r_rss )) && r_rss=$rss
+  done
+  om=$(printf '%s\n' "${o_ms[@]}" | median)
+  rm_=$(printf '%s\n' "${r_ms[@]}" | median)
+  awk -v n="$name" -v s="$label" -v t="$THREADS" -v om="$om" -v rm="$rm_" -v orss="$o_rss" -v rrss="$r_rss" \
+      -v cold="${CC_COLD[$name]:--}" -v warm="${CC_WARM[$name]}" -v ccrss="${CC_RSS[$name]}" 'BEGIN {
+    printf "%-15s %-17s %3d %10.2f %10.2f %7.2f %9.0f %9.0f %9s %9s %9.0f\n", n, s, t, om, rm, om / rm,
+           orss / 1048576, rrss / 1048576, cold, warm, ccrss / 1024 }'
+done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,182 @@
+// Step profiles for `onnxc bench --profile` (see profile.h) and the fp32 peak measurement.
+#include "tools/profile.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "ir/error.h"
+#include "onnxc/runtime.h"
+
+namespace onnxc::tools {
+
+void StepProfile::record(void* user, const onnxc_step_profile* s) {
+  auto* self = static_cast<StepProfile*>(user);
+  self->events_.push_back({s->step, s->kernel, s->nodes, s->start_ns, s->end_ns, s->flops, s->bytes, self->runs_});
+}
+
+double StepProfile::flops_per_run() const {
+  double f = 0;
+  for (const Event& e : events_)
+    if (e.run == runs_ && e.flops > 0) f += e.flops;
+  return f;
+}
+
+namespace {
+
+// "MatMul+Add" from "MatMul 'a', Add 'b'": the op types a kernel's nodes are.
+std::string op_chain(const std::string& nodes) {
+  std::string r;
+  size_t pos = 0;
+  while (pos < nodes.size()) {
+    size_t sp = nodes.find(' ', pos);
+    std::string op = nodes.substr(pos, sp == std::string::npos ? std::string::npos : sp - pos);
+    if (r.size() < 60) r += (r.empty() ? "" : "+") + op;
+    size_t q1 = nodes.find('\'', pos), q2 = q1 == std::string::npos ? q1 : nodes.find('\'', q1 + 1);
+    if (q2 == std::string::npos) break;
+    size_t next = nodes.find(", ", q2);
+    if (next == std::string::npos) break;
+    pos = next + 2;
+  }
+  return r.empty() ? "?" : r;
+}
+
+// The first node's name, as an example of where the kernel runs.
+std::string first_name(const std::string& nodes) {
+  size_t q1 = nodes.find('\''), q2 = q1 == std::string::npos ? q1 : nodes.find('\'', q1 + 1);
+  if (q2 == std::string::npos) return "";
+  std::string n = nodes.substr(q1 + 1, q2 - q1 - 1);
+  return n.size() > 40 ? "..." + n.substr(n.size() - 37) : n;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string r;
+  for (char c : s) {
+    if (c == '"' || c == '\\') r += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    r += c;
+  }
+  return r;
+}
+
+}  // namespace
+
+void StepProfile::print_table(double run_ms) const {
+  struct Row {
+    std::string ops, example;
+    double ns = 0, flops = 0, bytes = 0;
+    int calls = 0;
+    bool counted = false;
+  };
+  // Steps of one op chain at one size are one row (layers of a model compile to separate kernels
+  // when their weights are baked in; their code and cost are the same).
+  std::map<std::string, Row> rows;
+  double total_ns = 0;
+  for (const Event& e : events_) {
+    Row& r = rows[op_chain(e.nodes) + "|" + std::to_string(e.flops) + "|" + std::to_string(e.bytes)];
+    if (r.ops.empty()) r.ops = op_chain(e.nodes), r.example = first_name(e.nodes);
+    r.ns += static_cast<double>(e.end_ns - e.start_ns);
+    r.bytes += static_cast<double>(e.bytes);
+    if (e.flops >= 0) r.flops += e.flops, r.counted = true;
+    ++r.calls;
+    total_ns += static_cast<double>(e.end_ns - e.start_ns);
+  }
+  std::vector<const Row*> order;
+  for (const auto& [k, r] : rows) order.push_back(&r);
+  std::sort(order.begin(), order.end(), [](const Row* a, const Row* b) { return a->ns > b->ns; });
+  const double runs = std::max(1, runs_);
+  std::printf("\nprofile   %d step-timed run(s): kernels %.3f ms per run (the timed runs above: median %.3f ms)\n",
+              runs_, total_ns / runs / 1e6, run_ms);
+  std::printf("%9s %6s %6s %9s %8s  %-40s %s\n", "ms/run", "share", "calls", "GFLOP/s", "GB/s", "kernel (ops)",
+              "e.g. node");
+  for (const Row* r : order) {
+    char gf[32] = "-";
+    if (r->counted && r->ns > 0) std::snprintf(gf, sizeof gf, "%.1f", r->flops / r->ns);
+    std::printf("%9.3f %5.1f%% %6.0f %9s %8.1f  %-40s %s\n", r->ns / runs / 1e6, 100.0 * r->ns / total_ns,
+                r->calls / runs, gf, r->bytes / r->ns, r->ops.c_str(), r->example.c_str());
+  }
+}
+
+void StepProfile::write_chrome_trace(const std::string& path) const {
+  std::ofstream f(path);
+  user_check(f.good()) << "cannot write the trace '" << path << "'";
+  uint64_t t0 = events_.empty() ? 0 : events_.front().start_ns;
+  f << "{\"traceEvents\": [\n";
+  for (size_t i = 0; i < events_.size(); ++i) {
+    const Event& e = events_[i];
+    f << "  {\"name\": \"" << json_escape(op_chain(e.nodes)) << "\", \"cat\": \"kernel\", \"ph\": \"X\", \"pid\": 1, "
+      << "\"tid\": 1, \"ts\": " << static_cast<double>(e.start_ns - t0) / 1e3
+      << ", \"dur\": " << static_cast<double>(e.end_ns - e.start_ns) / 1e3 << ", \"args\": {\"run\": " << e.run
+      << ", \"step\": " << e.step << ", \"kernel\": \"" << json_escape(e.kernel) << "\", \"nodes\": \""
+      << json_escape(e.nodes) << "\", \"flops\": " << e.flops << ", \"bytes\": " << e.bytes << "}}"
+      << (i + 1 < events_.size() ? ",\n" : "\n");
+  }
+  f << "], \"displayTimeUnit\": \"ms\"}\n";
+  user_check(f.good()) << "writing the trace '" << path << "' failed";
+}
+
+namespace {
+
+// 12 independent FMA chains hide the FMA latency; each iteration is 2 FLOPs x lanes x 12. The result
+// goes to a volatile so the loop is not optimized away. Vector types stay inside each function (no
+// vector arguments across the target boundary).
+volatile float g_sink;
+
+__attribute__((target("avx512f"))) double fma_loop_avx512(int64_t iters) {
+  __m512 a = _mm512_set1_ps(1.0000001f), b = _mm512_set1_ps(0.9999999f), c[12];
+  for (auto& x : c) x = _mm512_setzero_ps();
+  for (int64_t i = 0; i < iters; ++i)
+    for (auto& x : c) x = _mm512_fmadd_ps(a, b, x);
+  for (int k = 1; k < 12; ++k) c[0] = _mm512_add_ps(c[0], c[k]);
+  float out[16];
+  _mm512_storeu_ps(out, c[0]);
+  g_sink = out[0];
+  return 2.0 * 16 * 12 * static_cast<double>(iters);
+}
+
+__attribute__((target("avx2,fma"))) double fma_loop_avx2(int64_t iters) {
+  __m256 a = _mm256_set1_ps(1.0000001f), b = _mm256_set1_ps(0.9999999f), c[12];
+  for (auto& x : c) x = _mm256_setzero_ps();
+  for (int64_t i = 0; i < iters; ++i)
+    for (auto& x : c) x = _mm256_fmadd_ps(a, b, x);
+  for (int k = 1; k < 12; ++k) c[0] = _mm256_add_ps(c[0], c[k]);
+  float out[8];
+  _mm256_storeu_ps(out, c[0]);
+  g_sink = out[0];
+  return 2.0 * 8 * 12 * static_cast<double>(iters);
+}
+
+}  // namespace
+
+double measure_peak_gflops(int threads) {
+  __builtin_cpu_init();
+  double (*run)(int64_t) = nullptr;
+  if (__builtin_cpu_supports("avx512f")) run = fma_loop_avx512;
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) run = fma_loop_avx2;
+  if (!run) return 0;
+  // The best of several ~5 ms trials: on a shared machine a trial that got its cores to itself
+  // shows the hardware's rate; the slower ones show the load.
+  const int64_t iters = 1'000'000;
+  threads = std::max(1, threads);
+  double best = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<double> flops(static_cast<size_t>(threads));
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (int i = 0; i < threads; ++i) pool.emplace_back([&, i] { flops[static_cast<size_t>(i)] = run(iters); });
+    for (auto& t : pool) t.join();
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double total = 0;
+    for (double f : flops) total += f;
+    best = std::max(best, total / s / 1e9);
+  }
+  return best;
+}
+
+}  // namespace onnxc::tools
