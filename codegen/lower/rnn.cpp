@@ -189,11 +189,16 @@ class RecurrentLowering {
     xw_ = Func("rnn_xw");
     xw_(u, b, t, d) = bias(0, d, u);
     Expr xv = batch_first_ ? x.at({b, t, i.x}) : x.at({t, b, i.x});
-    xw_(u, b, t, d) += f32(xv) * f32(w.at({d, u, i.x}));
-    // R transposed so the recurrence reads neighbouring units from neighbouring addresses.
-    rt_ = Func("rnn_rt");
+    // W and R transposed (units innermost), so both products read neighbouring units from
+    // neighbouring addresses.
     Var k("k");
+    wt_ = Func("rnn_wt");
+    wt_(u, k, d) = f32(w.at({d, u, k}));
+    xw_(u, b, t, d) += f32(xv) * wt_(u, i.x, d);
+    rt_ = Func("rnn_rt");
     rt_(u, k, d) = f32(ctx_.in[2].at({d, u, k}));
+    proj_vars_ = {u, b, t, d};
+    proj_r_ = i;
   }
 
   Expr pre(const Expr& row, const Expr& b, const Expr& d, const Expr& s1) const { return s_(row, kPre, b, d, s1); }
@@ -328,11 +333,27 @@ class RecurrentLowering {
       }));
     }
     Func xw = xw_, rt = rt_, st = s_;
-    ctx_.schedule = [xw, rt, st](Func out, const Halide::Target& t) {
-      Func x = xw, r = rt, s = st;
+    Halide::RDom rd = r_, ri = proj_r_;
+    Func wt = wt_;
+    std::vector<Var> pv = proj_vars_;
+    ctx_.schedule = [xw, rt, st, wt, rd, ri, pv](Func out, const Halide::Target& t) {
+      Func x = xw, r = rt, s = st, w = wt;
       r.compute_root();
+      w.compute_root();
       x.compute_root();
       s.compute_root();
+      int xvec = vector_width(x, t);
+      if (xvec > 1) {
+        x.vectorize(pv[0], xvec, Halide::TailStrategy::GuardWithIf);
+        x.update(0).reorder(pv[0], ri.x, pv[1], pv[2], pv[3]).vectorize(pv[0], xvec, Halide::TailStrategy::GuardWithIf);
+      }
+      // Unrolling the phase loop makes each phase's selects and where clause constant, so each copy
+      // holds one phase's code and the loops it does not use are trimmed away.
+      s.update(0).unroll(rd.z);
+      // Units are independent within a phase (each reads only earlier phases or other slots), so
+      // the unit loop is vectorized; Halide cannot prove that through the clamped row index.
+      int vec = vector_width(s, t);
+      if (vec > 1) s.update(0).allow_race_conditions().vectorize(rd.x, vec, Halide::TailStrategy::GuardWithIf);
       schedule_output(out, KernelClass::Elementwise, t);
     };
     ctx_.kclass = KernelClass::Other;
@@ -348,8 +369,9 @@ class RecurrentLowering {
   Expr seq_, batch_;
   Halide::Type type_;
   std::vector<std::vector<Activation>> acts_;
-  Func xw_, rt_, s_;
-  Halide::RDom r_;
+  Func xw_, wt_, rt_, s_;
+  std::vector<Var> proj_vars_;  // XW's vars (u, b, t, d) and its reduction over the input size
+  Halide::RDom r_, proj_r_;
 };
 
 Registrar reg_RNN("", "RNN", KernelClass::Other, [](LowerContext& c) { return RecurrentLowering(c, Cell::RNN).run(); });
