@@ -261,6 +261,26 @@ class RecurrentLowering {
     return ps;
   }
 
+  // Each accumulate phase starts with a set phase that writes its rows' base (XW + Rb), so the
+  // multiply-add loop itself is a plain S += R·v.
+  std::vector<Phase> expand(std::vector<Phase> ps, const Expr& b, const Expr& d, const Expr& s) {
+    std::vector<Phase> out;
+    for (Phase& ph : ps) {
+      if (ph.accumulate) {
+        int row0 = ph.row0;
+        out.push_back({false, kPre, row0, ph.n, {}, [=, this](Expr u) {
+                         Expr row = row0 + u;
+                         Expr base = xw_(row, b, time_at(s, b, d), d) + bias(1, d, row);
+                         // GRU with linear_before_reset: the h rows hold R_h·h + Rb_h alone.
+                         if (cell_ == Cell::GRU && lbr_) base = Halide::select(row >= 2 * hidden_, bias(1, d, row), base);
+                         return base;
+                       }});
+      }
+      out.push_back(std::move(ph));
+    }
+    return out;
+  }
+
   // S(unit, slot, b, d, s): the state after step s (s = 0 is the initial state). One update walks
   // r = (u, k, phase, s), s outermost; a phase that sets values runs only at k = 0.
   void define_state() {
@@ -271,25 +291,16 @@ class RecurrentLowering {
     const int rows = gates_ * hidden_;
     // The phase count sizes the RDom whose step variable the phases read: count them first with a
     // placeholder step.
-    std::vector<Phase> probe = phases(b, d, Expr(0));
-    int nph = static_cast<int>(probe.size());
+    int nph = static_cast<int>(expand(phases(b, d, Expr(0)), b, d, Expr(0)).size());
     Halide::RDom r(0, rows, 0, hidden_, 0, nph, 0, seq_, "r");
-    std::vector<Phase> ps = phases(b, d, r.w);
+    std::vector<Phase> ps = expand(phases(b, d, r.w), b, d, r.w);
     Expr lhs_row = Expr(0), lhs_slot = Expr(0), value = zero(), cond = Halide::Internal::const_false();
     for (int p = nph - 1; p >= 0; --p) {
       const Phase& ph = ps[p];
       // r.x runs to the widest phase; clamping keeps every read of a narrower one in bounds (the
       // where clause skips those iterations anyway).
       Expr u = Halide::min(r.x, ph.n - 1), row = ph.row0 + u, here = r.z == p;
-      Expr v;
-      if (ph.accumulate) {
-        Expr base = xw_(row, b, time_at(r.w, b, d), d) + bias(1, d, row);
-        if (cell_ == Cell::GRU && lbr_ && ph.row0 == 0) base = Halide::select(r.x >= 2 * hidden_, bias(1, d, row), base);
-        Expr acc = Halide::select(r.y == 0, base, s_(row, kPre, b, d, r.w + 1));
-        v = acc + rt_(row, r.y, d) * ph.v(r.y);
-      } else {
-        v = ph.value(u);
-      }
+      Expr v = ph.accumulate ? s_(row, kPre, b, d, r.w + 1) + rt_(row, r.y, d) * ph.v(r.y) : ph.value(u);
       lhs_row = Halide::select(here, row, lhs_row);
       lhs_slot = Halide::select(here, ph.slot, lhs_slot);
       value = Halide::select(here, v, value);
