@@ -180,9 +180,34 @@ class RecurrentLowering {
     return f32(batch_first_ ? t.at({b, d, j}) : t.at({d, b, j}));
   }
 
+  // Input `in` ([dirs, rows, k]) as a Func over (row, k, d), rows innermost. A constant float32
+  // weight is transposed once at compile time (`is_const`); otherwise the kernel copies it.
+  Func transposed(int in, const std::string& name, bool& is_const) {
+    const HTensor& w = ctx_.in[in];
+    const ir::Tensor* c = ctx_.const_in[in];
+    Var u("u"), k("k"), d("d");
+    Func f(name);
+    is_const = c && c->dtype() == ir::DType::Float32 && c->rank() == 3 && type_ == Halide::Float(32);
+    if (!is_const) {
+      f(u, k, d) = f32(w.at({d, u, k}));
+      return f;
+    }
+    const auto& dims = c->dims();
+    ir::Tensor t(ir::DType::Float32, {dims[0], dims[2], dims[1]});
+    const float* src = static_cast<const float*>(c->raw());
+    float* dst = t.mutable_data<float>();
+    for (int64_t dd = 0; dd < dims[0]; ++dd)
+      for (int64_t r = 0; r < dims[1]; ++r)
+        for (int64_t kk = 0; kk < dims[2]; ++kk)
+          dst[(dd * dims[2] + kk) * dims[1] + r] = src[(dd * dims[1] + r) * dims[2] + kk];
+    HTensor ht = ctx_.add_constant(name, std::move(t));
+    f(u, k, d) = ht.at({d, k, u});
+    return f;
+  }
+
   // XW(u, b, t, d) = Σ_i X(t, b, i)·W(d, u, i) + Wb(d, u): the input projection of every step.
   void define_projection() {
-    const HTensor &x = ctx_.in[0], &w = ctx_.in[1];
+    const HTensor& x = ctx_.in[0];
     Expr in_size = x.shape[2];
     Var u("u"), b("b"), t("t"), d("d");
     Halide::RDom i(0, in_size, "i");
@@ -191,12 +216,9 @@ class RecurrentLowering {
     Expr xv = batch_first_ ? x.at({b, t, i.x}) : x.at({t, b, i.x});
     // W and R transposed (units innermost), so both products read neighbouring units from
     // neighbouring addresses.
-    Var k("k");
-    wt_ = Func("rnn_wt");
-    wt_(u, k, d) = f32(w.at({d, u, k}));
+    wt_ = transposed(1, "rnn_wt", w_const_);
     xw_(u, b, t, d) += f32(xv) * wt_(u, i.x, d);
-    rt_ = Func("rnn_rt");
-    rt_(u, k, d) = f32(ctx_.in[2].at({d, u, k}));
+    rt_ = transposed(2, "rnn_rt", r_const_);
     proj_vars_ = {u, b, t, d};
     proj_r_ = i;
   }
@@ -347,10 +369,11 @@ class RecurrentLowering {
     Halide::RDom rd = r_, ri = proj_r_;
     Func wt = wt_;
     std::vector<Var> pv = proj_vars_;
-    ctx_.schedule = [xw, rt, st, wt, rd, ri, pv](Func out, const Halide::Target& t) {
+    bool w_copy = !w_const_, r_copy = !r_const_;
+    ctx_.schedule = [xw, rt, st, wt, rd, ri, pv, w_copy, r_copy](Func out, const Halide::Target& t) {
       Func x = xw, r = rt, s = st, w = wt;
-      r.compute_root();
-      w.compute_root();
+      if (r_copy) r.compute_root();
+      if (w_copy) w.compute_root();
       x.compute_root();
       s.compute_root();
       int xvec = vector_width(x, t);
@@ -375,6 +398,7 @@ class RecurrentLowering {
   const ir::Node& node_;
   Cell cell_;
   bool batch_first_ = false, reverse_only_ = false, lbr_ = false, input_forget_ = false;
+  bool w_const_ = false, r_const_ = false;  // W / R transposed at compile time
   int dirs_ = 1, gates_ = 1, hidden_ = 0, nphases_ = 0;
   float clip_ = 0;
   Expr seq_, batch_;
