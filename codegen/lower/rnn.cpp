@@ -128,7 +128,10 @@ class RecurrentLowering {
     const HTensor& r = ctx_.in[2];
     user_check(r.rank() == 3 && Halide::Internal::as_const_int(r.shape[2]))
         << node_.describe() << ": R must be 3-D with a static hidden size";
-    hidden_ = static_cast<int>(node_.attr_int("hidden_size", *Halide::Internal::as_const_int(r.shape[2])));
+    const int64_t r_hidden = *Halide::Internal::as_const_int(r.shape[2]);
+    hidden_ = static_cast<int>(node_.attr_int("hidden_size", r_hidden));
+    user_check(hidden_ == r_hidden) << node_.describe() << ": hidden_size " << hidden_ << " does not match R's last dim "
+                                    << r_hidden;
     seq_ = x.shape[batch_first_ ? 1 : 0];
     batch_ = x.shape[batch_first_ ? 0 : 1];
     clip_ = node_.attr_float("clip", 0.0f);
