@@ -1,7 +1,7 @@
-// Integer and quantized products: MatMulInteger, ConvInteger and QLinearMatMul. Each subtracts the
-// zero points into int32 operands and hands them to the MatMul or Conv lowering (int32 accumulation,
-// exact), then QLinearMatMul requantizes: round-half-even(acc · a_scale·b_scale / y_scale) + y_zp,
-// saturated to the output type.
+// Integer and quantized products: MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv. Each
+// subtracts the zero points into int32 operands and hands them to the MatMul or Conv lowering (int32
+// accumulation, exact); the QLinear ops then requantize: round-half-even(acc · in_scale·w_scale /
+// y_scale) + y_zp, saturated to the output type.
 #include "codegen/lower/lower_util.h"
 #include "codegen/schedule/schedule.h"
 
@@ -97,9 +97,45 @@ std::vector<HTensor> qlinear_matmul(LowerContext& ctx) {
   return {y};
 }
 
+// QLinearConv: inputs x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point,
+// B (int32). The Conv lowering runs on a scratch Conv node with the same attributes and an int32
+// output, then the accumulator is requantized per output channel (w_scale may be per channel).
+std::vector<HTensor> qlinear_conv(LowerContext& ctx) {
+  const ir::Node& node = ctx.node;
+  ir::Graph scratch;
+  ir::Value* xv = scratch.add_input("x", node.input(0)->type());
+  ir::Value* wv = scratch.add_input("w", node.input(3)->type());
+  ir::Node* conv = scratch.add_node("Conv", {xv, wv}, {"y"});
+  conv->mutable_attributes() = node.attributes();
+  conv->output(0)->set_type(ir::Type::tensor(ir::DType::Int32, *node.output(0)->shape()));
+  std::vector<HTensor> ins = {centered(ctx, 0, 2, 0, "x_centered"), centered(ctx, 3, 5, 0, "w_centered")};
+  if (has_input(ctx, 8)) ins.push_back(ctx.in[8]);
+  LowerContext sub{*conv, ins, std::vector<const ir::Tensor*>(ins.size(), nullptr), ctx.out_shape, ctx.target,
+                   ctx.opset, ctx.dim_expr, ctx.add_constant, nullptr, KernelClass::Other};
+  HTensor acc = find_lowering("", "Conv")->fn(sub).at(0);
+  auto scalar = [&](int in, const Expr& channel) -> Expr {
+    const HTensor& t = ctx.in[in];
+    if (t.rank() == 0) return Halide::cast<float>(t.func());
+    if (Halide::Internal::is_const_one(t.shape[0])) return Halide::cast<float>(t.at({Expr(0)}));
+    return Halide::cast<float>(t.at({Halide::min(channel, t.shape[0] - 1)}));
+  };
+  ir::DType dt = out_dtype(ctx);
+  Halide::Type ot = halide_type(dt);
+  HTensor y = define("qlinear_conv", out_shape(ctx), dt, [&](const Index& o) {
+    Expr v = Halide::round(Halide::cast<float>(acc.at(o)) * (scalar(1, o[1]) * scalar(4, o[1]) / scalar(6, o[1])));
+    if (has_input(ctx, 7)) v = v + scalar(7, o[1]);
+    return Halide::cast(ot, Halide::clamp(v, Halide::cast<float>(ot.min()), Halide::cast<float>(ot.max())));
+  });
+  // The Conv lowering's schedule addresses its Func as a kernel output; here it is an intermediate,
+  // stored whole (its reduction then runs per stored element).
+  schedule_centered(ctx, {ins[0], ins[1]}, nullptr, acc.func);
+  return {y};
+}
+
 Registrar reg_MatMulInteger("", "MatMulInteger", KernelClass::Other, matmul_integer);
 Registrar reg_ConvInteger("", "ConvInteger", KernelClass::Other, conv_integer);
 Registrar reg_QLinearMatMul("", "QLinearMatMul", KernelClass::Other, qlinear_matmul);
+Registrar reg_QLinearConv("", "QLinearConv", KernelClass::Other, qlinear_conv);
 
 }  // namespace
 }  // namespace onnxc::codegen

@@ -178,7 +178,7 @@ std::vector<HTensor> batch_norm_training(LowerContext& ctx) {
 std::vector<HTensor> batch_norm(LowerContext& ctx) {
   if (ctx.node.attr_int("training_mode", 0) != 0) return batch_norm_training(ctx);
   user_check(!ctx.node.output(1)) << ctx.node.describe()
-                                  << ": BatchNormalization with running statistics outputs needs training_mode=1";
+                                  << ": BatchNormalization statistics outputs are not supported without training_mode=1";
   const HTensor& x = ctx.in[0];
   Halide::Type ot = halide_type(x.dtype), at = ot == Halide::Float(64) ? ot : Halide::Float(32);
   Expr eps = Halide::cast(at, ctx.node.attr_float("epsilon", 1e-5f));

@@ -128,7 +128,10 @@ class RecurrentLowering {
     const HTensor& r = ctx_.in[2];
     user_check(r.rank() == 3 && Halide::Internal::as_const_int(r.shape[2]))
         << node_.describe() << ": R must be 3-D with a static hidden size";
-    hidden_ = static_cast<int>(node_.attr_int("hidden_size", *Halide::Internal::as_const_int(r.shape[2])));
+    const int64_t r_hidden = *Halide::Internal::as_const_int(r.shape[2]);
+    hidden_ = static_cast<int>(node_.attr_int("hidden_size", r_hidden));
+    user_check(hidden_ == r_hidden) << node_.describe() << ": hidden_size " << hidden_ << " does not match R's last dim "
+                                    << r_hidden;
     seq_ = x.shape[batch_first_ ? 1 : 0];
     batch_ = x.shape[batch_first_ ? 0 : 1];
     clip_ = node_.attr_float("clip", 0.0f);
@@ -180,20 +183,47 @@ class RecurrentLowering {
     return f32(batch_first_ ? t.at({b, d, j}) : t.at({d, b, j}));
   }
 
+  // Input `in` ([dirs, rows, k]) as a Func over (row, k, d), rows innermost. A constant float32
+  // weight is transposed once at compile time (`is_const`); otherwise the kernel copies it.
+  Func transposed(int in, const std::string& name, bool& is_const) {
+    const HTensor& w = ctx_.in[in];
+    const ir::Tensor* c = ctx_.const_in[in];
+    Var u("u"), k("k"), d("d");
+    Func f(name);
+    is_const = c && c->dtype() == ir::DType::Float32 && c->rank() == 3 && type_ == Halide::Float(32);
+    if (!is_const) {
+      f(u, k, d) = f32(w.at({d, u, k}));
+      return f;
+    }
+    const auto& dims = c->dims();
+    ir::Tensor t(ir::DType::Float32, {dims[0], dims[2], dims[1]});
+    const float* src = static_cast<const float*>(c->raw());
+    float* dst = t.mutable_data<float>();
+    for (int64_t dd = 0; dd < dims[0]; ++dd)
+      for (int64_t r = 0; r < dims[1]; ++r)
+        for (int64_t kk = 0; kk < dims[2]; ++kk)
+          dst[(dd * dims[2] + kk) * dims[1] + r] = src[(dd * dims[1] + r) * dims[2] + kk];
+    HTensor ht = ctx_.add_constant(name, std::move(t));
+    f(u, k, d) = ht.at({d, k, u});
+    return f;
+  }
+
   // XW(u, b, t, d) = Σ_i X(t, b, i)·W(d, u, i) + Wb(d, u): the input projection of every step.
   void define_projection() {
-    const HTensor &x = ctx_.in[0], &w = ctx_.in[1];
+    const HTensor& x = ctx_.in[0];
     Expr in_size = x.shape[2];
     Var u("u"), b("b"), t("t"), d("d");
     Halide::RDom i(0, in_size, "i");
     xw_ = Func("rnn_xw");
     xw_(u, b, t, d) = bias(0, d, u);
     Expr xv = batch_first_ ? x.at({b, t, i.x}) : x.at({t, b, i.x});
-    xw_(u, b, t, d) += f32(xv) * f32(w.at({d, u, i.x}));
-    // R transposed so the recurrence reads neighbouring units from neighbouring addresses.
-    rt_ = Func("rnn_rt");
-    Var k("k");
-    rt_(u, k, d) = f32(ctx_.in[2].at({d, u, k}));
+    // W and R transposed (units innermost), so both products read neighbouring units from
+    // neighbouring addresses.
+    wt_ = transposed(1, "rnn_wt", w_const_);
+    xw_(u, b, t, d) += f32(xv) * wt_(u, i.x, d);
+    rt_ = transposed(2, "rnn_rt", r_const_);
+    proj_vars_ = {u, b, t, d};
+    proj_r_ = i;
   }
 
   Expr pre(const Expr& row, const Expr& b, const Expr& d, const Expr& s1) const { return s_(row, kPre, b, d, s1); }
@@ -256,6 +286,26 @@ class RecurrentLowering {
     return ps;
   }
 
+  // Each accumulate phase starts with a set phase that writes its rows' base (XW + Rb), so the
+  // multiply-add loop itself is a plain S += R·v.
+  std::vector<Phase> expand(std::vector<Phase> ps, const Expr& b, const Expr& d, const Expr& s) {
+    std::vector<Phase> out;
+    for (Phase& ph : ps) {
+      if (ph.accumulate) {
+        int row0 = ph.row0;
+        out.push_back({false, kPre, row0, ph.n, {}, [=, this](Expr u) {
+                         Expr row = row0 + u;
+                         Expr base = xw_(row, b, time_at(s, b, d), d) + bias(1, d, row);
+                         // GRU with linear_before_reset: the h rows hold R_h·h + Rb_h alone.
+                         if (cell_ == Cell::GRU && lbr_) base = Halide::select(row >= 2 * hidden_, bias(1, d, row), base);
+                         return base;
+                       }});
+      }
+      out.push_back(std::move(ph));
+    }
+    return out;
+  }
+
   // S(unit, slot, b, d, s): the state after step s (s = 0 is the initial state). One update walks
   // r = (u, k, phase, s), s outermost; a phase that sets values runs only at k = 0.
   void define_state() {
@@ -266,25 +316,16 @@ class RecurrentLowering {
     const int rows = gates_ * hidden_;
     // The phase count sizes the RDom whose step variable the phases read: count them first with a
     // placeholder step.
-    std::vector<Phase> probe = phases(b, d, Expr(0));
-    int nph = static_cast<int>(probe.size());
+    int nph = static_cast<int>(expand(phases(b, d, Expr(0)), b, d, Expr(0)).size());
     Halide::RDom r(0, rows, 0, hidden_, 0, nph, 0, seq_, "r");
-    std::vector<Phase> ps = phases(b, d, r.w);
+    std::vector<Phase> ps = expand(phases(b, d, r.w), b, d, r.w);
     Expr lhs_row = Expr(0), lhs_slot = Expr(0), value = zero(), cond = Halide::Internal::const_false();
     for (int p = nph - 1; p >= 0; --p) {
       const Phase& ph = ps[p];
       // r.x runs to the widest phase; clamping keeps every read of a narrower one in bounds (the
       // where clause skips those iterations anyway).
       Expr u = Halide::min(r.x, ph.n - 1), row = ph.row0 + u, here = r.z == p;
-      Expr v;
-      if (ph.accumulate) {
-        Expr base = xw_(row, b, time_at(r.w, b, d), d) + bias(1, d, row);
-        if (cell_ == Cell::GRU && lbr_ && ph.row0 == 0) base = Halide::select(r.x >= 2 * hidden_, bias(1, d, row), base);
-        Expr acc = Halide::select(r.y == 0, base, s_(row, kPre, b, d, r.w + 1));
-        v = acc + rt_(row, r.y, d) * ph.v(r.y);
-      } else {
-        v = ph.value(u);
-      }
+      Expr v = ph.accumulate ? s_(row, kPre, b, d, r.w + 1) + rt_(row, r.y, d) * ph.v(r.y) : ph.value(u);
       lhs_row = Halide::select(here, row, lhs_row);
       lhs_slot = Halide::select(here, ph.slot, lhs_slot);
       value = Halide::select(here, v, value);
@@ -328,11 +369,28 @@ class RecurrentLowering {
       }));
     }
     Func xw = xw_, rt = rt_, st = s_;
-    ctx_.schedule = [xw, rt, st](Func out, const Halide::Target& t) {
-      Func x = xw, r = rt, s = st;
-      r.compute_root();
+    Halide::RDom rd = r_, ri = proj_r_;
+    Func wt = wt_;
+    std::vector<Var> pv = proj_vars_;
+    bool w_copy = !w_const_, r_copy = !r_const_;
+    ctx_.schedule = [xw, rt, st, wt, rd, ri, pv, w_copy, r_copy](Func out, const Halide::Target& t) {
+      Func x = xw, r = rt, s = st, w = wt;
+      if (r_copy) r.compute_root();
+      if (w_copy) w.compute_root();
       x.compute_root();
       s.compute_root();
+      int xvec = vector_width(x, t);
+      if (xvec > 1) {
+        x.vectorize(pv[0], xvec, Halide::TailStrategy::GuardWithIf);
+        x.update(0).reorder(pv[0], ri.x, pv[1], pv[2], pv[3]).vectorize(pv[0], xvec, Halide::TailStrategy::GuardWithIf);
+      }
+      // Unrolling the phase loop makes each phase's selects and where clause constant, so each copy
+      // holds one phase's code and the loops it does not use are trimmed away.
+      s.update(0).unroll(rd.z);
+      // Units are independent within a phase (each reads only earlier phases or other slots), so
+      // the unit loop is vectorized; Halide cannot prove that through the clamped row index.
+      int vec = vector_width(s, t);
+      if (vec > 1) s.update(0).allow_race_conditions().vectorize(rd.x, vec, Halide::TailStrategy::GuardWithIf);
       schedule_output(out, KernelClass::Elementwise, t);
     };
     ctx_.kclass = KernelClass::Other;
@@ -343,13 +401,15 @@ class RecurrentLowering {
   const ir::Node& node_;
   Cell cell_;
   bool batch_first_ = false, reverse_only_ = false, lbr_ = false, input_forget_ = false;
+  bool w_const_ = false, r_const_ = false;  // W / R transposed at compile time
   int dirs_ = 1, gates_ = 1, hidden_ = 0, nphases_ = 0;
   float clip_ = 0;
   Expr seq_, batch_;
   Halide::Type type_;
   std::vector<std::vector<Activation>> acts_;
-  Func xw_, rt_, s_;
-  Halide::RDom r_;
+  Func xw_, wt_, rt_, s_;
+  std::vector<Var> proj_vars_;  // XW's vars (u, b, t, d) and its reduction over the input size
+  Halide::RDom r_, proj_r_;
 };
 
 Registrar reg_RNN("", "RNN", KernelClass::Other, [](LowerContext& c) { return RecurrentLowering(c, Cell::RNN).run(); });

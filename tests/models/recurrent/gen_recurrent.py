@@ -81,11 +81,27 @@ def make(out_dir, cell, batch_first, seed):
     print(f"{name}: {os.path.getsize(path)} bytes, ops {sorted(ops)}")
 
 
+def export_bench(out_dir):
+    """Single-layer 256->256 LSTM and GRU (batch-first, dynamic batch/seq) for bench/compare.sh;
+    about 2 MB each, so written elsewhere and never committed."""
+    os.makedirs(out_dir, exist_ok=True)
+    torch.manual_seed(0)
+    for cell in ("lstm", "gru"):
+        m = (nn.LSTM if cell == "lstm" else nn.GRU)(256, 256, batch_first=True).eval()
+        outs = ["y", "h"] + (["c"] if cell == "lstm" else [])
+        torch.onnx.export(m, (torch.randn(1, 100, 256),), os.path.join(out_dir, f"{cell}.onnx"), opset_version=OPSET,
+                          input_names=["x"], output_names=outs, dynamic_axes={"x": {0: "batch", 1: "seq"}})
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
+    ap.add_argument("--bench-out", help="write only the 256-wide benchmark models into this folder")
     args = ap.parse_args()
     torch.set_num_threads(1)
+    if args.bench_out:
+        export_bench(args.bench_out)
+        return
     for i, (cell, batch_first) in enumerate([("gru", True), ("gru", False), ("lstm", True), ("lstm", False)]):
         make(args.out, cell, batch_first, seed=100 + i)
 
