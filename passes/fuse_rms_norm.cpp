@@ -16,23 +16,20 @@ namespace {
 using namespace pat;
 
 Pattern rms_core() {
-  Pattern x = any().capture("x");
-  // The bare input first: a near miss then reports what failed further on, not the missing Cast.
-  Pattern xf = alt({x, op("Cast", {x})}).capture("xf");
+  Pattern xf = norm_input();
   Pattern ms = op("ReduceMean", {op("Mul", {xf, xf}), any().constant().capture("axes")}).attr("keepdims", 1, 1);
   Pattern plus_eps = op("Add", {ms, any().constant().scalar().capture("eps")});
   Pattern s = op("Sqrt", {plus_eps});
   Pattern normed = alt({op("Div", {xf, s}), op("Mul", {xf, op("Div", {const_value(1.0), s})}),
                         op("Mul", {xf, op("Pow", {plus_eps, const_value(-0.5)})})});
-  return optional_op("Cast", normed);  // with_affine captures it as "normed"
+  return cast_back(normed);
 }
 
 std::string check(const Match& m, const FusionContext& c) {
   const ir::Value* x = m["x"];
   if (!c.axes_are_last(x, m["axes"])) return "the mean square is not over the last axes of the input";
-  const ir::Value* out = m["normed"];
-  if (out->dtype() != x->dtype()) return "the normalized value is not cast back to the input's dtype";
-  if (m["xf"] != x && !ir::dtype_is_float(m["xf"]->dtype())) return "the input is cast to a non-float type";
+  std::string why = check_casts(m);
+  if (!why.empty()) return why;
   return check_norm_affine(m, c, x, static_cast<int64_t>(c.ints(m["axes"])->size()));
 }
 

@@ -3,24 +3,24 @@
 // graph and its subgraphs, rejects matches whose interior values escape, records what fired and the
 // near misses (with the reason) in a FusionReport that `onnxc inspect --fusions` prints.
 //
-// Example: LayerNormalization without scale and bias, as one rule.
+// Example: GELU with erf as one rule (the real ones are in fuse_gelu.cpp, fuse_layer_norm.cpp, ...).
 //
 //   using namespace onnxc::passes::pat;
 //   Pattern x = any().capture("x");
-//   Pattern d = op("Sub", {x, op("ReduceMean", {x, any().capture("axes")})});
-//   Pattern var = op("ReduceMean", {op("Mul", {d, d}), any()});
-//   Pattern ln = op("Div", {d, op("Sqrt", {op("Add", {var, any().scalar().capture("eps")})})});
-//   FusionRule rule{"layer_norm_plain", "layer_norm", ln,
-//       [](const Match& m, const FusionContext& c) -> std::string {     // check: "" or why not
-//         return c.axes_are_last(m["x"], m["axes"]) ? "" : "does not normalize the last axes";
+//   Pattern onep = op("Add", {op("Erf", {op("Div", {x, const_value(1.41421356, 1e-5)})}), const_value(1)});
+//   FusionRule gelu{"gelu_erf", "gelu", op("Mul", {op("Mul", {x, onep}), const_value(0.5)}),
+//       [](const Match& m, const FusionContext&) -> std::string {        // check: "" or why not
+//         return ir::dtype_is_float(m["x"]->dtype()) ? "" : "the input is not floating point";
 //       },
-//       [](const Match& m, RewriteBuilder& b) {                          // rewrite: from captures
-//         b.replace({m.root()}, "LayerNormalization", {m["x"], ones, zeros},
-//                   {b.attr("axis", -1), b.attr("epsilon", eps)});
+//       [](const Match& m, RewriteBuilder& b) {                           // rewrite: from captures
+//         b.replace({m.root()}, "Gelu", {m["x"]}, {RewriteBuilder::attr("approximate", std::string("none"))});
 //       },
-//       /*opset=*/17};
-//   run_fusion_rules(model, {rule}, ctx);  // or register fusion_pass(rules) in registry.cpp
+//       /*opset=*/20};
+//   run_fusion_rules(model, {gelu}, ctx);  // or: {"fuse_gelu", ..., fusion_pass(gelu_rules)} in registry.cpp
 //
+// The driver also rejects a match whose interior values are read outside it (fusing would
+// recompute them), backtracks into smaller alternatives when a check fails, and raises the model's
+// opset (raise_opset) when the rule needs a newer one.
 // The rewrite never walks edges: the builder inserts new nodes before the match root, gives the
 // nodes that replace values those values' names and types, and the driver removes what is dead.
 #pragma once

@@ -38,6 +38,20 @@ ir::Value* param(const Match& m, RewriteBuilder& b, const std::string& name, int
 
 }  // namespace
 
+Pattern norm_input() {
+  Pattern x = any().capture("x");
+  return alt({x, op("Cast", {x})}).capture("xf");
+}
+
+Pattern cast_back(const Pattern& core) { return optional_op("Cast", core); }
+
+std::string check_casts(const Match& m) {
+  const ir::Value* x = m["x"];
+  if (m["normed"]->dtype() != x->dtype()) return "the normalized value is not cast back to the input's dtype";
+  if (!ir::dtype_is_float(m["xf"]->dtype())) return "the input is cast to a non-float type";
+  return "";
+}
+
 Pattern with_affine(const Pattern& core, bool bias) {
   Pattern normed = core.capture("normed");
   Pattern scaled = op("Mul", {normed, any().capture("scale")});

@@ -10,6 +10,16 @@
 
 namespace onnxc::passes {
 
+// x (captured "x"), or Cast(x) to a float type (captured "xf" either way): the fp32 island that
+// exporters of half-precision models put around a norm. The bare input is tried first, so a near
+// miss reports what failed further on rather than a missing Cast.
+Pattern norm_input();
+// The normalized value, optionally cast back: wrap the core with this before with_affine.
+Pattern cast_back(const Pattern& core);
+// "" when the input cast (if any) is to a float type and the normalized value ("normed") is back
+// in x's dtype.
+std::string check_casts(const Match& m);
+
 // core, Mul(core, scale), Add(core, bias), Add(Mul(core, scale), bias) — largest first; captures
 // "normed" (the core), "scale" and "bias" when present.
 Pattern with_affine(const Pattern& core, bool bias);

@@ -35,6 +35,25 @@ TEST(Canonicalize, Spellings) {
   )"));
 }
 
+// finfo.min masks and divisions whose reciprocal would round or overflow stay as written.
+TEST(Canonicalize, MasksAndInexactDivisionsStay) {
+  std::string before = R"(
+    model ir_version=8 opset=[ai.onnx:23]
+    graph main(%m: f32[4], %x: f32[4]) {
+      %one = const f32[] {1}
+      %min = const f32[] {-3.4028235e+38}
+      %big = const f32[] {1.7014118e+38}
+      %a: f32[4] = Sub(%one, %m)
+      %b: f32[4] = Mul(%a, %min)
+      %c: f32[4] = Div(%x, %min)
+      %d: f32[4] = Div(%c, %big)
+      %e: f32[4] = Add(%b, %d)
+      return %e
+    }
+  )";
+  EXPECT_EQ(run_passes(before, {"canonicalize"}), canonical(before));
+}
+
 TEST(Canonicalize, EinsumIsMatMul) {
   EXPECT_EQ(run_passes(R"(
     model ir_version=8 opset=[ai.onnx:23]

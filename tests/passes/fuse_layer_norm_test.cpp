@@ -104,6 +104,34 @@ TEST(FuseLayerNorm, ScaleOnlySymbolicBatch) {
   )"));
 }
 
+// A half-precision export: the statistics in fp32 between Casts, scale and bias in fp16.
+TEST(FuseLayerNorm, HalfWithCasts) {
+  EXPECT_EQ(fuse(R"(
+    model ir_version=8 opset=[ai.onnx:17]
+    graph main(%x: f16[2,4], %w: f16[4], %b: f16[4]) {
+      %two = const f32[] {2}
+      %eps = const f32[] {1e-05}
+      %xf: f32[2,4] = Cast(%x) {to=1}
+      %mean: f32[2,1] = ReduceMean(%xf) {axes=[-1]}
+      %d: f32[2,4] = Sub(%xf, %mean)
+      %sq: f32[2,4] = Pow(%d, %two)
+      %var: f32[2,1] = ReduceMean(%sq) {axes=[-1]}
+      %ve: f32[2,1] = Add(%var, %eps)
+      %s: f32[2,1] = Sqrt(%ve)
+      %n: f32[2,4] = Div(%d, %s)
+      %nh: f16[2,4] = Cast(%n) {to=10}
+      %sc: f16[2,4] = Mul(%nh, %w)
+      %y: f16[2,4] = Add(%sc, %b)
+      return %y
+    }
+  )", kPasses), canonical(R"(
+    graph main(%x: f16[2,4], %w: f16[4], %b: f16[4]) {
+      %y: f16[2,4] = LayerNormalization(%x, %w, %b) {axis=-1, epsilon=1e-05, stash_type=1}
+      return %y: f16[2,4]
+    }
+  )"));
+}
+
 // Near misses (expected == before): the mean over the first axis; the centred value also used
 // outside (a graph output), which fusing would have to recompute.
 TEST(FuseLayerNorm, NearMisses) {
