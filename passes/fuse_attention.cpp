@@ -10,7 +10,7 @@
 // x·2^-k, so one core pattern covers the exporters. Scales anywhere (Q, K, scores; Div or Mul; T5's
 // none) multiply into `scale`. Masks: an additive float mask (HF (1-m)·finfo.min, ·-10000, T5's
 // position bias), Where(cond, scores, -inf) -> bool attn_mask, Where with a finfo.min-sized fill ->
-// the same values as a float mask; a causal mask (constant, or Trilu of a -inf fill) over square
+// the same values as a float mask, several masks -> their sum (GPT-2: Where, then padding); a causal mask (constant, or Trilu of a -inf fill) over square
 // self-attention becomes is_causal=1 and is never materialized. 3-D [b·h, s, d] bmm becomes 4-D
 // Attention on [b·h, 1, s, d] (Unsqueeze/Squeeze around it); HF repeat_kv (GQA/MQA) is dropped, as
 // Attention repeats the key/value heads itself.
@@ -47,11 +47,15 @@ Pattern attention_pattern() {
   Pattern kt = alt({op("Transpose", {scaled(k_src, "sk")}).capture("kt_transpose"),
                     scaled(op("Transpose", {k_src}).capture("kt_transpose"), "sk"), scaled(any().capture("kt"), "sk")});
   Pattern scores = scaled(op("MatMul", {q, kt}).capture("qk"), "ss");
-  Pattern fill = any().constant().scalar().capture("fill");
-  Pattern masked1 = alt({op("Add", {scores, any().capture("mask1")}), scores});
+  // Masks: Where (keep or drop form) at most once before and once after up to two additive masks.
+  auto where = [](const Pattern& x, const std::string& tag) {
+    Pattern fill = any().constant().scalar().capture("fill" + tag);
+    return alt({op("Where", {any().capture("keep" + tag), x, fill}), op("Where", {any().capture("drop" + tag), fill, x}), x});
+  };
+  Pattern masked0 = where(scores, "_in");
+  Pattern masked1 = alt({op("Add", {masked0, any().capture("mask1")}), masked0});
   Pattern masked2 = alt({op("Add", {masked1, any().capture("mask2")}), masked1});
-  Pattern masked = alt({op("Where", {any().capture("keep"), masked2, fill}),
-                        op("Where", {any().capture("drop"), fill, masked2}), masked2});
+  Pattern masked = where(masked2, "");
   Pattern x = optional_op("Cast", masked);
   Pattern softmax_op = op("Softmax", {x}).capture("softmax");
   Pattern e = op("Exp", {op("Sub", {x, op("ReduceMax", {x, any().capture("max_axes")}).capture("max")})});
@@ -73,13 +77,14 @@ struct Plan {
   std::vector<int64_t> k_perm;  // Transpose K's source by this to get [..., s, d]; empty: use as is
   double scale = 1;
   bool causal = false, three_d = false;
-  // The attn_mask: an additive float mask, a bool mask (negated when `negate`), or a Where fill
-  // turned into Where(cond, 0, fill).
-  std::vector<ir::Value*> float_masks;
-  ir::Value* bool_mask = nullptr;
-  bool negate = false;
-  ir::Value* where_cond = nullptr;
-  double where_fill = 0;
+  // The masks left after causal ones became is_causal, in the order the graph applies them:
+  // additive float masks, or Where(cond, ·, fill) terms (cond negated for the masked_fill form).
+  struct Term {
+    ir::Value* value;
+    bool where = false, negate = false;
+    double fill = 0;
+  };
+  std::vector<Term> masks;
 };
 
 // A constant [..1.., n, n] mask that is exactly causal: keeps j <= i (bool true / float 0) and
@@ -223,7 +228,23 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
     why = scale_of(m, s, p.scale);
     if (!why.empty()) return why;
   }
-  // Masks.
+  // Masks, innermost first; a causal one (the first found) becomes is_causal.
+  auto where_term = [&](const std::string& tag) -> std::string {
+    if (!m.has("keep" + tag) && !m.has("drop" + tag)) return "";
+    bool drop = m.has("drop" + tag);
+    ir::Value* cond = m[(drop ? "drop" : "keep") + tag];
+    const ir::Shape* cs = shape_of(cond);
+    if (cond->dtype() != ir::DType::Bool) return "Where condition is not bool";
+    if (!cs || !broadcasts_to(*cs, *ss)) return "mask is not broadcastable to the scores";
+    double f = *scalar(m["fill" + tag]);
+    if (!(f <= kHugeNegative))  // -inf compares <= too
+      return "Where fills masked scores with a finite value that a fused mask would not reproduce";
+    if (!drop && !p.causal && is_causal_mask(cond, *ss, true)) p.causal = true;
+    else p.masks.push_back({cond, true, drop, f});
+    return "";
+  };
+  why = where_term("_in");
+  if (!why.empty()) return why;
   for (const char* name : {"mask1", "mask2"}) {
     if (!m.has(name)) continue;
     ir::Value* mk = m[name];
@@ -231,30 +252,10 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
     if (!ms || !broadcasts_to(*ms, *ss)) return "mask is not broadcastable to the scores";
     if (mk->dtype() != m["q"]->dtype()) return "mask is not of the scores' type";
     if (!p.causal && is_causal_mask(mk, *ss, false)) p.causal = true;
-    else p.float_masks.push_back(mk);
+    else p.masks.push_back({mk});
   }
-  if (m.has("keep") || m.has("drop")) {
-    ir::Value* cond = m.has("keep") ? m["keep"] : m["drop"];
-    const ir::Shape* cs = shape_of(cond);
-    if (cond->dtype() != ir::DType::Bool) return "Where condition is not bool";
-    if (!cs || !broadcasts_to(*cs, *ss)) return "mask is not broadcastable to the scores";
-    double f = *scalar(m["fill"]);
-    bool neg_inf = std::isinf(f) && f < 0;
-    if (!neg_inf && !(f <= kHugeNegative))
-      return "Where fills masked scores with a finite value that a fused mask would not reproduce";
-    if (m.has("keep") && !p.causal && is_causal_mask(cond, *ss, true)) {
-      p.causal = true;
-    } else if (neg_inf && p.float_masks.empty()) {
-      p.bool_mask = cond;
-      p.negate = m.has("drop");
-    } else {
-      p.where_cond = cond;
-      p.negate = m.has("drop");
-      p.where_fill = f;
-    }
-  }
-  if (p.float_masks.size() + (p.bool_mask ? 1 : 0) + (p.where_cond ? 1 : 0) > 1)
-    return "more than one non-causal mask";
+  why = where_term("");
+  if (!why.empty()) return why;
   return "";
 }
 
@@ -273,14 +274,21 @@ void rewrite(const Match& m, RewriteBuilder& b) {
   analyse(m, b.context(), p);
   ir::Value* k = p.k;
   if (!p.k_perm.empty()) k = b.add("Transpose", {k}, {RewriteBuilder::attr("perm", p.k_perm)})->output();
+  // One attn_mask: a lone float mask or -inf Where as it is (bool), else the terms summed as floats
+  // (Where(cond, 0, fill) for a Where), which gives the scores the same values.
   ir::Value* mask = nullptr;
-  if (!p.float_masks.empty()) mask = p.float_masks[0];
-  if (p.bool_mask) mask = p.negate ? b.add("Not", {p.bool_mask})->output() : p.bool_mask;
-  if (p.where_cond) {
-    ir::DType dt = m["q"]->dtype();
-    ir::Value* zero = b.filled(dt, {}, 0.0, "attn_mask_zero");
-    ir::Value* fill = b.filled(dt, {}, p.where_fill, "attn_mask_fill");
-    mask = b.add("Where", {p.where_cond, p.negate ? fill : zero, p.negate ? zero : fill})->output();
+  ir::DType dt = m["q"]->dtype();
+  for (const Plan::Term& t : p.masks) {
+    ir::Value* term = t.value;
+    bool lone_bool = p.masks.size() == 1 && t.where && std::isinf(t.fill);
+    if (t.where && lone_bool) {
+      term = t.negate ? b.add("Not", {t.value})->output() : t.value;
+    } else if (t.where) {
+      ir::Value* zero = b.filled(dt, {}, 0.0, "attn_mask_zero");
+      ir::Value* fill = b.filled(dt, {}, t.fill, "attn_mask_fill");
+      term = b.add("Where", {t.value, t.negate ? fill : zero, t.negate ? zero : fill})->output();
+    }
+    mask = mask ? b.add("Add", {mask, term})->output() : term;
   }
   std::vector<ir::Attribute> attrs = {RewriteBuilder::attr("scale", static_cast<float>(p.scale))};
   if (p.causal) attrs.push_back(RewriteBuilder::attr("is_causal", int64_t{1}));

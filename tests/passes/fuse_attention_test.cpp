@@ -184,6 +184,21 @@ TEST(FuseAttention, WhereMasks) {
   expect_same_values(fmin, kPasses);
 }
 
+// GPT-2: Where(causal_slice, scores, finfo.min) first, then the padding mask added; here the
+// slice is not square-causal (a window), so both stay as one summed float mask.
+TEST(FuseAttention, WhereThenAdditiveMaskSumToOneMask) {
+  std::string g = graph4(R"(
+    %band = const bool[1,1,5,5] {1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1}
+    %min = const f32[] {-3.40282347e+38}
+    %w: f32[1,2,5,5] = Where(%band, %scores, %min)
+    %masked: f32[1,2,5,5] = Add(%w, %pad)
+    %p: f32[1,2,5,5] = Softmax(%masked) {axis=-1})",
+                         ", %pad: f32[1,1,1,5]");
+  Fused f = run(g);
+  EXPECT_EQ(f.ops, (Ops{"Where", "Add", "Attention"}));
+  expect_same_values(g, kPasses);
+}
+
 // A causal mask, constant or torch.triu(full(-inf), 1), becomes is_causal=1 and is not kept.
 TEST(FuseAttention, CausalMasksBecomeIsCausal) {
   std::string c = graph4(R"(
