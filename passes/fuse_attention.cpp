@@ -32,18 +32,17 @@ Pattern scaled(const Pattern& x, const std::string& name) {
   return alt({op("Mul", {x, c.capture(name + "_mul")}), op("Div", {x, c.capture(name + "_div")}), x});
 }
 
-// HF repeat_kv: x[:, :, None].expand(b, kvh, rep, s, d).reshape(b, kvh*rep, s, d).
-Pattern repeat_kv_or(const std::string& name) {
-  return alt({op("Reshape", {op("Expand", {op("Unsqueeze", {any().capture(name + "_kv"), any().capture(name + "_rep_axes")}),
-                                           any()}).capture(name + "_expand"),
-                             any()}),
-              any().capture(name)});
+// HF repeat_kv: x[:, :, None].expand(b, kvh, rep, s, d).reshape(b, kvh*rep, s, d). Matched in the
+// check rather than in the pattern, so a near miss reports the real reason, not this detour.
+Pattern repeat_kv() {
+  return op("Reshape", {op("Expand", {op("Unsqueeze", {any().capture("kv"), any().capture("axes")}), any()}).capture("expand"),
+                        any()});
 }
 
 Pattern attention_pattern() {
   Pattern q = scaled(any().capture("q"), "sq");
   // Kᵀ: a Transpose of K (scaled before or after it), or a value already laid out [..., d, s].
-  Pattern k_src = repeat_kv_or("k");
+  Pattern k_src = any().capture("k");
   Pattern kt = alt({op("Transpose", {scaled(k_src, "sk")}).capture("kt_transpose"),
                     scaled(op("Transpose", {k_src}).capture("kt_transpose"), "sk"), scaled(any().capture("kt"), "sk")});
   Pattern scores = scaled(op("MatMul", {q, kt}).capture("qk"), "ss");
@@ -56,12 +55,12 @@ Pattern attention_pattern() {
   Pattern masked1 = alt({op("Add", {masked0, any().capture("mask1")}), masked0});
   Pattern masked2 = alt({op("Add", {masked1, any().capture("mask2")}), masked1});
   Pattern masked = where(masked2, "");
-  Pattern x = optional_op("Cast", masked);
+  Pattern x = optional_op("Cast", optional_op("Cast", masked));
   Pattern softmax_op = op("Softmax", {x}).capture("softmax");
   Pattern e = op("Exp", {op("Sub", {x, op("ReduceMax", {x, any().capture("max_axes")}).capture("max")})});
   Pattern softmax_decomposed = op("Div", {e, op("ReduceSum", {e, any().capture("sum_axes")}).capture("sum")});
-  Pattern probs = optional_op("Cast", alt({softmax_op, softmax_decomposed}));
-  return op("MatMul", {probs, repeat_kv_or("v")});
+  Pattern probs = optional_op("Cast", optional_op("Cast", alt({softmax_op, softmax_decomposed})));
+  return op("MatMul", {probs, any().capture("v")});
 }
 
 std::optional<double> scalar(const ir::Value* v) {
@@ -122,14 +121,29 @@ bool trilu_is_causal(ir::Value* mask) {
 
 bool dims_equal(const Dim& a, const Dim& b) { return !a.is_unknown() && a == b; }
 
+// Equal, or two symbolic extents the model's own ops require to be equal at run time that inference
+// left as different expressions (max(min(64, seq), seq) for seq). Never a 1 against another extent
+// (that is a broadcast) nor an extent holding an unknown. The kernel checks mask extents at run time.
+bool dims_match(const Dim& a, const Dim& b) {
+  if (dims_equal(a, b)) return true;
+  auto known = [](const Dim& d) { return !d.is_unknown() && d.str().find('?') == std::string::npos; };
+  auto one = [](const Dim& d) { return d.is_const() && d.value() == 1; };
+  return known(a) && known(b) && !one(a) && !one(b) && !(a.is_const() && b.is_const());
+}
+
 // Whether `m` broadcasts to `scores` without growing it: rank <= and each dim 1 or equal.
 bool broadcasts_to(const ir::Shape& m, const ir::Shape& s) {
   if (m.size() > s.size()) return false;
   for (size_t i = 0; i < m.size(); ++i) {
     const Dim& d = m[i];
-    if (!(d.is_const() && d.value() == 1) && !dims_equal(d, s[s.size() - m.size() + i])) return false;
+    if (!(d.is_const() && d.value() == 1) && !dims_match(d, s[s.size() - m.size() + i])) return false;
   }
   return true;
+}
+
+std::string not_broadcastable(const ir::Shape* mask, const ir::Shape& scores) {
+  return "mask is not broadcastable to the scores (mask " + (mask ? ir::shape_str(*mask) : std::string("unknown")) +
+         ", scores " + ir::shape_str(scores) + ")";
 }
 
 // Is this mask value the causal mask of these square scores?
@@ -162,16 +176,17 @@ std::string axes_are_last(const FusionContext& c, const ir::Value* axes, const i
 }
 
 // GQA's repeat_kv, checked on shapes: [b, kvh, s, d] -> unsqueeze 2 -> expand -> [b, kvh*rep, s, d].
-ir::Value* through_repeat_kv(const Match& m, const std::string& name, const FusionContext& c, std::string& why) {
-  if (!m.has(name + "_kv")) return m[name];
-  ir::Value* kv = m[name + "_kv"];
-  auto axes = c.ints(m[name + "_rep_axes"]);
-  const ir::Shape *src = shape_of(kv), *ex = shape_of(m[name + "_expand"]);
-  if (!axes || axes->size() != 1 || (*axes)[0] != 2 || !src || !ex || src->size() != 4 || ex->size() != 5 ||
-      !dims_equal((*src)[0], (*ex)[0]) || !dims_equal((*src)[1], (*ex)[1]) || !dims_equal((*src)[2], (*ex)[3]) ||
-      !dims_equal((*src)[3], (*ex)[4]))
-    why = "the key/value head repeat is not repeat_kv (unsqueeze at 2, expand, merge heads)";
-  return kv;
+// Returns the value with the repeat removed (Attention repeats key/value heads itself).
+ir::Value* through_repeat_kv(ir::Value* x, const FusionContext& c) {
+  MatchResult r = match(repeat_kv(), x);
+  if (!r) return x;
+  ir::Value* kv = r->value("kv");
+  auto axes = c.ints(r->value("axes"));
+  const ir::Shape *src = shape_of(kv), *ex = shape_of(r->value("expand"));
+  bool ok = axes && axes->size() == 1 && (*axes)[0] == 2 && src && ex && src->size() == 4 && ex->size() == 5 &&
+            dims_equal((*src)[0], (*ex)[0]) && dims_equal((*src)[1], (*ex)[1]) && dims_equal((*src)[2], (*ex)[3]) &&
+            dims_equal((*src)[3], (*ex)[4]);
+  return ok ? kv : x;
 }
 
 std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
@@ -193,12 +208,12 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
   }
   std::string why;
   p.q = m["q"];
-  p.v = through_repeat_kv(m, "v", c, why);
+  p.v = through_repeat_kv(m["v"], c);
   if (m.has("kt")) {
     p.k = m["kt"];
     p.k_perm = r == 4 ? std::vector<int64_t>{0, 1, 3, 2} : std::vector<int64_t>{0, 2, 1};
   } else {
-    p.k = through_repeat_kv(m, "k", c, why);
+    p.k = through_repeat_kv(m["k"], c);
     std::vector<int64_t> perm = m.node("kt_transpose")->attr_ints("perm");
     if (perm.size() != r) return "the key transpose has no explicit permutation of the scores' rank";
     std::swap(perm[r - 1], perm[r - 2]);  // what Kᵀ's transpose makes of K laid out [..., s, d]
@@ -212,17 +227,18 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
     return "Q, K and V do not all have the scores' rank";
   ir::Shape ks = *k_raw;  // K as the Attention node will read it: [..., s, d]
   for (size_t i = 0; i < p.k_perm.size(); ++i) ks[i] = (*k_raw)[p.k_perm[i]];
-  if (!dims_equal((*qs)[0], (*ss)[0]) || !dims_equal(ks[0], (*ss)[0]))
+  if (!dims_match((*qs)[0], (*ss)[0]) || !dims_match(ks[0], (*ss)[0]))
     return "Q or K is broadcast over the batch";
-  if (!dims_equal(ks[r - 2], (*ss)[r - 1])) return "K's length is not the key length";
+  if (!dims_match(ks[r - 2], (*ss)[r - 1])) return "K's length is not the key length";
   if (r == 4) {
     // Fewer key/value heads than query heads (GQA, MQA) must divide them, the same for K and V.
     const Dim &hq = (*ss)[1], &hk = ks[1], &hv = (*vs)[1];
-    bool divides = dims_equal(hq, hk) || (hq.is_const() && hk.is_const() && hk.value() > 0 && hq.value() % hk.value() == 0);
-    if (!divides || !dims_equal(hk, hv)) return "key/value heads do not divide the query heads";
+    bool divides = dims_match(hq, hk) || (hq.is_const() && hk.is_const() && hk.value() > 0 && hq.value() % hk.value() == 0);
+    if (!divides || !dims_match(hk, hv)) return "key/value heads do not divide the query heads";
   }
-  if (!dims_equal((*vs)[0], (*ss)[0])) return "V's batch differs from the scores' (broadcast batch)";
-  if (!dims_equal((*vs)[r - 2], (*ss)[r - 1])) return "V's length is not the key length";
+  if (!dims_match((*vs)[0], (*ss)[0]))
+    return "V's batch differs from the scores' (V " + ir::shape_str(*vs) + ", scores " + ir::shape_str(*ss) + ")";
+  if (!dims_match((*vs)[r - 2], (*ss)[r - 1])) return "V's length is not the key length";
   // Scale: the product of every constant factor; none at all is scale 1 (T5).
   for (const char* s : {"sq", "sk", "ss"}) {
     why = scale_of(m, s, p.scale);
@@ -235,7 +251,7 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
     ir::Value* cond = m[(drop ? "drop" : "keep") + tag];
     const ir::Shape* cs = shape_of(cond);
     if (cond->dtype() != ir::DType::Bool) return "Where condition is not bool";
-    if (!cs || !broadcasts_to(*cs, *ss)) return "mask is not broadcastable to the scores";
+    if (!cs || !broadcasts_to(*cs, *ss)) return not_broadcastable(cs, *ss);
     double f = *scalar(m["fill" + tag]);
     if (!(f <= kHugeNegative))  // -inf compares <= too
       return "Where fills masked scores with a finite value that a fused mask would not reproduce";
@@ -249,7 +265,7 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
     if (!m.has(name)) continue;
     ir::Value* mk = m[name];
     const ir::Shape* ms = shape_of(mk);
-    if (!ms || !broadcasts_to(*ms, *ss)) return "mask is not broadcastable to the scores";
+    if (!ms || !broadcasts_to(*ms, *ss)) return not_broadcastable(ms, *ss);
     if (mk->dtype() != m["q"]->dtype()) return "mask is not of the scores' type";
     if (!p.causal && is_causal_mask(mk, *ss, false)) p.causal = true;
     else p.masks.push_back({mk});

@@ -63,6 +63,20 @@ struct MaskRead {
   Expr bias;     // float masks: added to the score; undefined otherwise
 };
 
+// Whether the mask's extents broadcast to [b, h, sq, total] (its last dim may be shorter: padded).
+// Checked at run time: fusion accepts extents that shape inference could not prove equal.
+Expr mask_fits(const LowerContext& ctx, const std::vector<Expr>& full) {
+  const HTensor& m = ctx.in[kMask];
+  int r = m.rank();
+  Expr ok = Halide::Internal::const_true();
+  for (int i = 0; i < r; ++i) {
+    const Expr& e = m.shape[i];
+    const Expr& want = full[4 - r + i];
+    ok = ok && (e == 1 || (i == r - 1 ? e <= want : e == want));
+  }
+  return ok;
+}
+
 MaskRead read_mask(const LowerContext& ctx, const Expr& b, const Expr& h, const Expr& q, const Expr& key,
                    Halide::Type at) {
   if (!has_input(ctx, kMask)) return {};
@@ -122,7 +136,11 @@ std::vector<HTensor> attention(LowerContext& ctx) {
   float scale_attr = n.attr_float("scale", 0.0f);
   Expr scale = n.has_attr("scale") ? literal(at, scale_attr)
                                    : literal(at, 1.0) / Halide::sqrt(Halide::cast(at, Q.head_dim));
-  s.q_tile(qi, d, qo, h, b) = Halide::cast(at, Q.at(d, Halide::min(row, Q.seq - 1), h, b));
+  Expr q_elem = Halide::cast(at, Q.at(d, Halide::min(row, Q.seq - 1), h, b));
+  if (has_input(ctx, kMask) && ctx.in[kMask].rank() <= 4)
+    q_elem = Halide::require(mask_fits(ctx, {ctx.in[kQ].shape[0], Q.heads, Q.seq, total}), q_elem,
+                             "Attention: attn_mask does not broadcast to the scores");
+  s.q_tile(qi, d, qo, h, b) = q_elem;
 
   s.rd = Halide::RDom(0, Q.head_dim, "rd");
   Halide::RDom rd = s.rd;

@@ -280,7 +280,7 @@ TEST(FuseAttention, NearMisses) {
     return %y
   }
 )"),
-            "mask is not broadcastable to the scores");
+            "mask is not broadcastable to the scores (mask [2,1,1,5], scores [1,2,5,5])");
   // Where(mask, scores, -10000): a fully masked row is uniform here, not what a fused mask gives.
   EXPECT_EQ(near_miss_reason(graph4(R"(
     %keep = const bool[1,1,1,5] {1, 1, 0, 1, 0}
