@@ -123,11 +123,13 @@ bool dims_equal(const Dim& a, const Dim& b) { return !a.is_unknown() && a == b; 
 
 // Equal, or two symbolic extents the model's own ops require to be equal at run time that inference
 // left as different expressions (max(min(64, seq), seq) for seq). Never a 1 against another extent
-// (that is a broadcast) nor an extent holding an unknown. The kernel checks mask extents at run time.
+// (that is a broadcast) nor an extent holding an unknown. The kernel checks the extents at run time.
 bool dims_match(const Dim& a, const Dim& b) {
   if (dims_equal(a, b)) return true;
   auto known = [](const Dim& d) { return !d.is_unknown() && d.str().find('?') == std::string::npos; };
   auto one = [](const Dim& d) { return d.is_const() && d.value() == 1; };
+  // Two different input symbols are independent extents, not one extent written twice.
+  if (a.is_symbol() && b.is_symbol()) return false;
   return known(a) && known(b) && !one(a) && !one(b) && !(a.is_const() && b.is_const());
 }
 

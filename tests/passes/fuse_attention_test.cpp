@@ -119,6 +119,31 @@ TEST(FuseAttention, PreTransposedKey) {
   expect_same_values(g, kPasses);
 }
 
+// Einsum spellings (canonicalize makes them MatMul + Transpose first).
+TEST(FuseAttention, EinsumScoresAndWeightedSum) {
+  std::string g = R"(
+  model ir_version=8 opset=[ai.onnx:17]
+  graph main(%q: f32[1,2,5,8], %k: f32[1,2,5,8], %v: f32[1,2,5,8]) {
+    %s = const f32[] {0.353553385}
+    %qk: f32[1,2,5,5] = Einsum(%q, %k) {equation="bhqd,bhkd->bhqk"}
+    %scores: f32[1,2,5,5] = Mul(%qk, %s)
+    %p: f32[1,2,5,5] = Softmax(%scores) {axis=-1}
+    %y: f32[1,2,5,8] = Einsum(%p, %v) {equation="bhqk,bhkd->bhqd"}
+    return %y
+  }
+)";
+  Fused f = run(g);
+  EXPECT_EQ(f.ops, Ops{"Attention"});
+  // The reference evaluator has no Einsum: compare with the canonicalized (MatMul) graph instead.
+  ir::Model before = parse_model(dedent(g)), after = parse_model(dedent(g));
+  passes::FusionReport report;
+  run_with_report(before, {"canonicalize"}, &report);
+  run_with_report(after, kPasses, &report);
+  auto in = random_inputs(before);
+  auto want = eval_graph(before, in).at("y"), got = eval_graph(after, in).at("y");
+  for (int64_t i = 0; i < want.numel(); ++i) ASSERT_NEAR(got.get_f64(i), want.get_f64(i), 1e-5) << i;
+}
+
 // torch's bmm on [b·h, s, d] with K transposed from [s, b·h, d] by perm [1, 2, 0], cross-attention.
 TEST(FuseAttention, ThreeDBmmCrossAttention) {
   std::string g = R"(
