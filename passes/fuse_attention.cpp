@@ -332,4 +332,36 @@ std::vector<FusionRule> attention_rules() {
   return {r};
 }
 
+bool expand_attention_masks_for_export(ir::Model& m) {
+  bool changed = false;
+  ir::Graph& g = *m.graph;
+  for (ir::Node* n : g.nodes()) {
+    if (n->op_type() != "Attention" || !n->domain().empty() || n->num_inputs() < 4 || !n->input(3)) continue;
+    ir::Value *q = n->input(0), *mask = n->input(3);
+    const ir::Shape *qs = shape_of(q), *ms = shape_of(mask);
+    if (!qs || !ms || ms->size() < 2) continue;
+    int64_t seq_axis = qs->size() == 4 ? 2 : 1;
+    if (dims_equal((*ms)[ms->size() - 2], (*qs)[seq_axis])) continue;
+    // shape = [1, ..., 1, q_len, 1]: Expand broadcasts every other axis as it is.
+    auto ints = [&](std::vector<int64_t> v, const std::string& hint) {
+      int64_t k = static_cast<int64_t>(v.size());
+      return g.add_initializer(g.unique_name(hint), ir::Tensor::from_vector(ir::DType::Int64, {k}, v));
+    };
+    ir::Node* len = g.insert_node_before(n, "Shape", {q}, {g.unique_name(mask->name() + "_qlen")});
+    len->set_attr_int("start", seq_axis);
+    len->set_attr_int("end", seq_axis + 1);
+    ir::Value* lead = ints(std::vector<int64_t>(ms->size() - 2, 1), mask->name() + "_lead");
+    ir::Value* tail = ints({1}, mask->name() + "_tail");
+    ir::Node* shape = g.insert_node_before(n, "Concat", {lead, len->output(), tail}, {g.unique_name(mask->name() + "_shape")});
+    shape->set_attr_int("axis", 0);
+    ir::Node* ex = g.insert_node_before(n, "Expand", {mask, shape->output()}, {g.unique_name(mask->name() + "_rows")});
+    ir::Shape rows = *ms;
+    rows[rows.size() - 2] = (*qs)[seq_axis];
+    ex->output()->set_type(ir::Type::tensor(mask->dtype(), rows));
+    n->set_input(3, ex->output());
+    changed = true;
+  }
+  return changed;
+}
+
 }  // namespace onnxc::passes
