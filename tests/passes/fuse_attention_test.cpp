@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "fusion_util.h"
+#include "passes/fuse_attention.h"
 
 namespace onnxc::testing {
 namespace {
@@ -280,6 +281,24 @@ TEST(FuseAttention, RepeatKvBecomesFewerKvHeads) {
   ASSERT_EQ(f.ops, Ops{"Attention"});
   EXPECT_EQ(input_names(f.attention), (std::vector<std::string>{"q", "k", "v"}));
   expect_same_values(g, kPasses);
+}
+
+// Written for ONNX Runtime (optimize), a mask broadcast over the query axis gets that axis
+// expanded; one that already has it is left alone.
+TEST(FuseAttention, ExportExpandsMasksOverQueries) {
+  std::string g = graph4(R"(
+    %masked: f32[1,2,5,5] = Add(%scores, %mask)
+    %p: f32[1,2,5,5] = Softmax(%masked) {axis=-1})",
+                         ", %mask: f32[1,1,1,5]");
+  ir::Model m = parse_model(dedent(g));
+  passes::FusionReport report;
+  run_with_report(m, kPasses, &report);
+  EXPECT_TRUE(passes::expand_attention_masks_for_export(m));
+  Ops ops;
+  for (const ir::Node* n : m.graph->nodes()) ops.push_back(n->op_type());
+  EXPECT_EQ(ops, (Ops{"Shape", "Concat", "Expand", "Attention"}));
+  EXPECT_EQ(ir::shape_str(*m.graph->nodes().back()->input(3)->shape()), "[1,1,5,5]");
+  EXPECT_FALSE(passes::expand_attention_masks_for_export(m));
 }
 
 std::string near_miss_reason(const std::string& text) {
