@@ -82,10 +82,15 @@ def main():
             onnx.save(m, path)
             cells = []
             for c in cols:
-                if c == "fused":
-                    res, err = run_tsv([a.onnxc, "bench", path] + common)
-                elif c == "unfused":
-                    res, err = run_tsv([a.onnxc, "bench", path, "--no-fuse=attention"] + common)
+                if c in ("fused", "unfused"):
+                    out = os.path.join(tmp, f"{c}_{seq}")
+                    flags = ["--no-fuse", "attention"] if c == "unfused" else []
+                    r = subprocess.run([a.onnxc, "compile", path, "-o", out, "-n", "sdpa", "-q"] + flags,
+                                       capture_output=True, text=True)
+                    if r.returncode != 0:
+                        res, err = None, (r.stderr.strip().splitlines() or ["compile failed"])[-1]
+                    else:
+                        res, err = run_tsv([a.onnxc, "bench", os.path.join(out, "libsdpa.so")] + common)
                 else:
                     res, err = run_tsv(["node", ort, path] + common)
                 cells.append(f"{res[0]:>16.1f} {res[1]:>16.1f}" if res else f"{'error: ' + err[:25]:>33}")

@@ -10,7 +10,7 @@
 // x·2^-k, so one core pattern covers the exporters. Scales anywhere (Q, K, scores; Div or Mul; T5's
 // none) multiply into `scale`. Masks: an additive float mask (HF (1-m)·finfo.min, ·-10000, T5's
 // position bias), Where(cond, scores, -inf) -> bool attn_mask, Where with a finfo.min-sized fill ->
-// the same values as a float mask; a causal mask (constant, or Trilu of a -inf fill) over square
+// the same values as a float mask, several masks -> their sum (GPT-2: Where, then padding); a causal mask (constant, or Trilu of a -inf fill) over square
 // self-attention becomes is_causal=1 and is never materialized. 3-D [b·h, s, d] bmm becomes 4-D
 // Attention on [b·h, 1, s, d] (Unsqueeze/Squeeze around it); HF repeat_kv (GQA/MQA) is dropped, as
 // Attention repeats the key/value heads itself.
@@ -32,32 +32,35 @@ Pattern scaled(const Pattern& x, const std::string& name) {
   return alt({op("Mul", {x, c.capture(name + "_mul")}), op("Div", {x, c.capture(name + "_div")}), x});
 }
 
-// HF repeat_kv: x[:, :, None].expand(b, kvh, rep, s, d).reshape(b, kvh*rep, s, d).
-Pattern repeat_kv_or(const std::string& name) {
-  return alt({op("Reshape", {op("Expand", {op("Unsqueeze", {any().capture(name + "_kv"), any().capture(name + "_rep_axes")}),
-                                           any()}).capture(name + "_expand"),
-                             any()}),
-              any().capture(name)});
+// HF repeat_kv: x[:, :, None].expand(b, kvh, rep, s, d).reshape(b, kvh*rep, s, d). Matched in the
+// check rather than in the pattern, so a near miss reports the real reason, not this detour.
+Pattern repeat_kv() {
+  return op("Reshape", {op("Expand", {op("Unsqueeze", {any().capture("kv"), any().capture("axes")}), any()}).capture("expand"),
+                        any()});
 }
 
 Pattern attention_pattern() {
   Pattern q = scaled(any().capture("q"), "sq");
   // Kᵀ: a Transpose of K (scaled before or after it), or a value already laid out [..., d, s].
-  Pattern k_src = repeat_kv_or("k");
+  Pattern k_src = any().capture("k");
   Pattern kt = alt({op("Transpose", {scaled(k_src, "sk")}).capture("kt_transpose"),
                     scaled(op("Transpose", {k_src}).capture("kt_transpose"), "sk"), scaled(any().capture("kt"), "sk")});
   Pattern scores = scaled(op("MatMul", {q, kt}).capture("qk"), "ss");
-  Pattern fill = any().constant().scalar().capture("fill");
-  Pattern masked1 = alt({op("Add", {scores, any().capture("mask1")}), scores});
+  // Masks: Where (keep or drop form) at most once before and once after up to two additive masks.
+  auto where = [](const Pattern& x, const std::string& tag) {
+    Pattern fill = any().constant().scalar().capture("fill" + tag);
+    return alt({op("Where", {any().capture("keep" + tag), x, fill}), op("Where", {any().capture("drop" + tag), fill, x}), x});
+  };
+  Pattern masked0 = where(scores, "_in");
+  Pattern masked1 = alt({op("Add", {masked0, any().capture("mask1")}), masked0});
   Pattern masked2 = alt({op("Add", {masked1, any().capture("mask2")}), masked1});
-  Pattern masked = alt({op("Where", {any().capture("keep"), masked2, fill}),
-                        op("Where", {any().capture("drop"), fill, masked2}), masked2});
-  Pattern x = optional_op("Cast", masked);
+  Pattern masked = where(masked2, "");
+  Pattern x = optional_op("Cast", optional_op("Cast", masked));
   Pattern softmax_op = op("Softmax", {x}).capture("softmax");
   Pattern e = op("Exp", {op("Sub", {x, op("ReduceMax", {x, any().capture("max_axes")}).capture("max")})});
   Pattern softmax_decomposed = op("Div", {e, op("ReduceSum", {e, any().capture("sum_axes")}).capture("sum")});
-  Pattern probs = optional_op("Cast", alt({softmax_op, softmax_decomposed}));
-  return op("MatMul", {probs, repeat_kv_or("v")});
+  Pattern probs = optional_op("Cast", optional_op("Cast", alt({softmax_op, softmax_decomposed})));
+  return op("MatMul", {probs, any().capture("v")});
 }
 
 std::optional<double> scalar(const ir::Value* v) {
@@ -73,13 +76,14 @@ struct Plan {
   std::vector<int64_t> k_perm;  // Transpose K's source by this to get [..., s, d]; empty: use as is
   double scale = 1;
   bool causal = false, three_d = false;
-  // The attn_mask: an additive float mask, a bool mask (negated when `negate`), or a Where fill
-  // turned into Where(cond, 0, fill).
-  std::vector<ir::Value*> float_masks;
-  ir::Value* bool_mask = nullptr;
-  bool negate = false;
-  ir::Value* where_cond = nullptr;
-  double where_fill = 0;
+  // The masks left after causal ones became is_causal, in the order the graph applies them:
+  // additive float masks, or Where(cond, ·, fill) terms (cond negated for the masked_fill form).
+  struct Term {
+    ir::Value* value;
+    bool where = false, negate = false;
+    double fill = 0;
+  };
+  std::vector<Term> masks;
 };
 
 // A constant [..1.., n, n] mask that is exactly causal: keeps j <= i (bool true / float 0) and
@@ -117,14 +121,31 @@ bool trilu_is_causal(ir::Value* mask) {
 
 bool dims_equal(const Dim& a, const Dim& b) { return !a.is_unknown() && a == b; }
 
+// Equal, or two symbolic extents the model's own ops require to be equal at run time that inference
+// left as different expressions (max(min(64, seq), seq) for seq). Never a 1 against another extent
+// (that is a broadcast) nor an extent holding an unknown. The kernel checks the extents at run time.
+bool dims_match(const Dim& a, const Dim& b) {
+  if (dims_equal(a, b)) return true;
+  auto known = [](const Dim& d) { return !d.is_unknown() && d.str().find('?') == std::string::npos; };
+  auto one = [](const Dim& d) { return d.is_const() && d.value() == 1; };
+  // Two different input symbols are independent extents, not one extent written twice.
+  if (a.is_symbol() && b.is_symbol()) return false;
+  return known(a) && known(b) && !one(a) && !one(b) && !(a.is_const() && b.is_const());
+}
+
 // Whether `m` broadcasts to `scores` without growing it: rank <= and each dim 1 or equal.
 bool broadcasts_to(const ir::Shape& m, const ir::Shape& s) {
   if (m.size() > s.size()) return false;
   for (size_t i = 0; i < m.size(); ++i) {
     const Dim& d = m[i];
-    if (!(d.is_const() && d.value() == 1) && !dims_equal(d, s[s.size() - m.size() + i])) return false;
+    if (!(d.is_const() && d.value() == 1) && !dims_match(d, s[s.size() - m.size() + i])) return false;
   }
   return true;
+}
+
+std::string not_broadcastable(const ir::Shape* mask, const ir::Shape& scores) {
+  return "mask is not broadcastable to the scores (mask " + (mask ? ir::shape_str(*mask) : std::string("unknown")) +
+         ", scores " + ir::shape_str(scores) + ")";
 }
 
 // Is this mask value the causal mask of these square scores?
@@ -157,16 +178,17 @@ std::string axes_are_last(const FusionContext& c, const ir::Value* axes, const i
 }
 
 // GQA's repeat_kv, checked on shapes: [b, kvh, s, d] -> unsqueeze 2 -> expand -> [b, kvh*rep, s, d].
-ir::Value* through_repeat_kv(const Match& m, const std::string& name, const FusionContext& c, std::string& why) {
-  if (!m.has(name + "_kv")) return m[name];
-  ir::Value* kv = m[name + "_kv"];
-  auto axes = c.ints(m[name + "_rep_axes"]);
-  const ir::Shape *src = shape_of(kv), *ex = shape_of(m[name + "_expand"]);
-  if (!axes || axes->size() != 1 || (*axes)[0] != 2 || !src || !ex || src->size() != 4 || ex->size() != 5 ||
-      !dims_equal((*src)[0], (*ex)[0]) || !dims_equal((*src)[1], (*ex)[1]) || !dims_equal((*src)[2], (*ex)[3]) ||
-      !dims_equal((*src)[3], (*ex)[4]))
-    why = "the key/value head repeat is not repeat_kv (unsqueeze at 2, expand, merge heads)";
-  return kv;
+// Returns the value with the repeat removed (Attention repeats key/value heads itself).
+ir::Value* through_repeat_kv(ir::Value* x, const FusionContext& c) {
+  MatchResult r = match(repeat_kv(), x);
+  if (!r) return x;
+  ir::Value* kv = r->value("kv");
+  auto axes = c.ints(r->value("axes"));
+  const ir::Shape *src = shape_of(kv), *ex = shape_of(r->value("expand"));
+  bool ok = axes && axes->size() == 1 && (*axes)[0] == 2 && src && ex && src->size() == 4 && ex->size() == 5 &&
+            dims_equal((*src)[0], (*ex)[0]) && dims_equal((*src)[1], (*ex)[1]) && dims_equal((*src)[2], (*ex)[3]) &&
+            dims_equal((*src)[3], (*ex)[4]);
+  return ok ? kv : x;
 }
 
 std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
@@ -188,12 +210,12 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
   }
   std::string why;
   p.q = m["q"];
-  p.v = through_repeat_kv(m, "v", c, why);
+  p.v = through_repeat_kv(m["v"], c);
   if (m.has("kt")) {
     p.k = m["kt"];
     p.k_perm = r == 4 ? std::vector<int64_t>{0, 1, 3, 2} : std::vector<int64_t>{0, 2, 1};
   } else {
-    p.k = through_repeat_kv(m, "k", c, why);
+    p.k = through_repeat_kv(m["k"], c);
     std::vector<int64_t> perm = m.node("kt_transpose")->attr_ints("perm");
     if (perm.size() != r) return "the key transpose has no explicit permutation of the scores' rank";
     std::swap(perm[r - 1], perm[r - 2]);  // what Kᵀ's transpose makes of K laid out [..., s, d]
@@ -207,54 +229,51 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
     return "Q, K and V do not all have the scores' rank";
   ir::Shape ks = *k_raw;  // K as the Attention node will read it: [..., s, d]
   for (size_t i = 0; i < p.k_perm.size(); ++i) ks[i] = (*k_raw)[p.k_perm[i]];
-  if (!dims_equal((*qs)[0], (*ss)[0]) || !dims_equal(ks[0], (*ss)[0]))
+  if (!dims_match((*qs)[0], (*ss)[0]) || !dims_match(ks[0], (*ss)[0]))
     return "Q or K is broadcast over the batch";
-  if (!dims_equal(ks[r - 2], (*ss)[r - 1])) return "K's length is not the key length";
+  if (!dims_match(ks[r - 2], (*ss)[r - 1])) return "K's length is not the key length";
   if (r == 4) {
     // Fewer key/value heads than query heads (GQA, MQA) must divide them, the same for K and V.
     const Dim &hq = (*ss)[1], &hk = ks[1], &hv = (*vs)[1];
-    bool divides = dims_equal(hq, hk) || (hq.is_const() && hk.is_const() && hk.value() > 0 && hq.value() % hk.value() == 0);
-    if (!divides || !dims_equal(hk, hv)) return "key/value heads do not divide the query heads";
+    bool divides = dims_match(hq, hk) || (hq.is_const() && hk.is_const() && hk.value() > 0 && hq.value() % hk.value() == 0);
+    if (!divides || !dims_match(hk, hv)) return "key/value heads do not divide the query heads";
   }
-  if (!dims_equal((*vs)[0], (*ss)[0])) return "V's batch differs from the scores' (broadcast batch)";
-  if (!dims_equal((*vs)[r - 2], (*ss)[r - 1])) return "V's length is not the key length";
+  if (!dims_match((*vs)[0], (*ss)[0]))
+    return "V's batch differs from the scores' (V " + ir::shape_str(*vs) + ", scores " + ir::shape_str(*ss) + ")";
+  if (!dims_match((*vs)[r - 2], (*ss)[r - 1])) return "V's length is not the key length";
   // Scale: the product of every constant factor; none at all is scale 1 (T5).
   for (const char* s : {"sq", "sk", "ss"}) {
     why = scale_of(m, s, p.scale);
     if (!why.empty()) return why;
   }
-  // Masks.
+  // Masks, innermost first; a causal one (the first found) becomes is_causal.
+  auto where_term = [&](const std::string& tag) -> std::string {
+    if (!m.has("keep" + tag) && !m.has("drop" + tag)) return "";
+    bool drop = m.has("drop" + tag);
+    ir::Value* cond = m[(drop ? "drop" : "keep") + tag];
+    const ir::Shape* cs = shape_of(cond);
+    if (cond->dtype() != ir::DType::Bool) return "Where condition is not bool";
+    if (!cs || !broadcasts_to(*cs, *ss)) return not_broadcastable(cs, *ss);
+    double f = *scalar(m["fill" + tag]);
+    if (!(f <= kHugeNegative))  // -inf compares <= too
+      return "Where fills masked scores with a finite value that a fused mask would not reproduce";
+    if (!drop && !p.causal && is_causal_mask(cond, *ss, true)) p.causal = true;
+    else p.masks.push_back({cond, true, drop, f});
+    return "";
+  };
+  why = where_term("_in");
+  if (!why.empty()) return why;
   for (const char* name : {"mask1", "mask2"}) {
     if (!m.has(name)) continue;
     ir::Value* mk = m[name];
     const ir::Shape* ms = shape_of(mk);
-    if (!ms || !broadcasts_to(*ms, *ss)) return "mask is not broadcastable to the scores";
+    if (!ms || !broadcasts_to(*ms, *ss)) return not_broadcastable(ms, *ss);
     if (mk->dtype() != m["q"]->dtype()) return "mask is not of the scores' type";
     if (!p.causal && is_causal_mask(mk, *ss, false)) p.causal = true;
-    else p.float_masks.push_back(mk);
+    else p.masks.push_back({mk});
   }
-  if (m.has("keep") || m.has("drop")) {
-    ir::Value* cond = m.has("keep") ? m["keep"] : m["drop"];
-    const ir::Shape* cs = shape_of(cond);
-    if (cond->dtype() != ir::DType::Bool) return "Where condition is not bool";
-    if (!cs || !broadcasts_to(*cs, *ss)) return "mask is not broadcastable to the scores";
-    double f = *scalar(m["fill"]);
-    bool neg_inf = std::isinf(f) && f < 0;
-    if (!neg_inf && !(f <= kHugeNegative))
-      return "Where fills masked scores with a finite value that a fused mask would not reproduce";
-    if (m.has("keep") && !p.causal && is_causal_mask(cond, *ss, true)) {
-      p.causal = true;
-    } else if (neg_inf && p.float_masks.empty()) {
-      p.bool_mask = cond;
-      p.negate = m.has("drop");
-    } else {
-      p.where_cond = cond;
-      p.negate = m.has("drop");
-      p.where_fill = f;
-    }
-  }
-  if (p.float_masks.size() + (p.bool_mask ? 1 : 0) + (p.where_cond ? 1 : 0) > 1)
-    return "more than one non-causal mask";
+  why = where_term("");
+  if (!why.empty()) return why;
   return "";
 }
 
@@ -273,14 +292,21 @@ void rewrite(const Match& m, RewriteBuilder& b) {
   analyse(m, b.context(), p);
   ir::Value* k = p.k;
   if (!p.k_perm.empty()) k = b.add("Transpose", {k}, {RewriteBuilder::attr("perm", p.k_perm)})->output();
+  // One attn_mask: a lone float mask or -inf Where as it is (bool), else the terms summed as floats
+  // (Where(cond, 0, fill) for a Where), which gives the scores the same values.
   ir::Value* mask = nullptr;
-  if (!p.float_masks.empty()) mask = p.float_masks[0];
-  if (p.bool_mask) mask = p.negate ? b.add("Not", {p.bool_mask})->output() : p.bool_mask;
-  if (p.where_cond) {
-    ir::DType dt = m["q"]->dtype();
-    ir::Value* zero = b.filled(dt, {}, 0.0, "attn_mask_zero");
-    ir::Value* fill = b.filled(dt, {}, p.where_fill, "attn_mask_fill");
-    mask = b.add("Where", {p.where_cond, p.negate ? fill : zero, p.negate ? zero : fill})->output();
+  ir::DType dt = m["q"]->dtype();
+  for (const Plan::Term& t : p.masks) {
+    ir::Value* term = t.value;
+    bool lone_bool = p.masks.size() == 1 && t.where && std::isinf(t.fill);
+    if (t.where && lone_bool) {
+      term = t.negate ? b.add("Not", {t.value})->output() : t.value;
+    } else if (t.where) {
+      ir::Value* zero = b.filled(dt, {}, 0.0, "attn_mask_zero");
+      ir::Value* fill = b.filled(dt, {}, t.fill, "attn_mask_fill");
+      term = b.add("Where", {t.value, t.negate ? fill : zero, t.negate ? zero : fill})->output();
+    }
+    mask = mask ? b.add("Add", {mask, term})->output() : term;
   }
   std::vector<ir::Attribute> attrs = {RewriteBuilder::attr("scale", static_cast<float>(p.scale))};
   if (p.causal) attrs.push_back(RewriteBuilder::attr("is_causal", int64_t{1}));
@@ -304,6 +330,38 @@ void rewrite(const Match& m, RewriteBuilder& b) {
 std::vector<FusionRule> attention_rules() {
   FusionRule r{"sdpa", "attention", attention_pattern(), check, rewrite, 23};
   return {r};
+}
+
+bool expand_attention_masks_for_export(ir::Model& m) {
+  bool changed = false;
+  ir::Graph& g = *m.graph;
+  for (ir::Node* n : g.nodes()) {
+    if (n->op_type() != "Attention" || !n->domain().empty() || n->num_inputs() < 4 || !n->input(3)) continue;
+    ir::Value *q = n->input(0), *mask = n->input(3);
+    const ir::Shape *qs = shape_of(q), *ms = shape_of(mask);
+    if (!qs || !ms || ms->size() < 2) continue;
+    int64_t seq_axis = qs->size() == 4 ? 2 : 1;
+    if (dims_equal((*ms)[ms->size() - 2], (*qs)[seq_axis])) continue;
+    // shape = [1, ..., 1, q_len, 1]: Expand broadcasts every other axis as it is.
+    auto ints = [&](std::vector<int64_t> v, const std::string& hint) {
+      int64_t k = static_cast<int64_t>(v.size());
+      return g.add_initializer(g.unique_name(hint), ir::Tensor::from_vector(ir::DType::Int64, {k}, v));
+    };
+    ir::Node* len = g.insert_node_before(n, "Shape", {q}, {g.unique_name(mask->name() + "_qlen")});
+    len->set_attr_int("start", seq_axis);
+    len->set_attr_int("end", seq_axis + 1);
+    ir::Value* lead = ints(std::vector<int64_t>(ms->size() - 2, 1), mask->name() + "_lead");
+    ir::Value* tail = ints({1}, mask->name() + "_tail");
+    ir::Node* shape = g.insert_node_before(n, "Concat", {lead, len->output(), tail}, {g.unique_name(mask->name() + "_shape")});
+    shape->set_attr_int("axis", 0);
+    ir::Node* ex = g.insert_node_before(n, "Expand", {mask, shape->output()}, {g.unique_name(mask->name() + "_rows")});
+    ir::Shape rows = *ms;
+    rows[rows.size() - 2] = (*qs)[seq_axis];
+    ex->output()->set_type(ir::Type::tensor(mask->dtype(), rows));
+    n->set_input(3, ex->output());
+    changed = true;
+  }
+  return changed;
 }
 
 }  // namespace onnxc::passes

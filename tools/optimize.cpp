@@ -5,6 +5,7 @@
 
 #include "frontend/onnx_export.h"
 #include "ir/error.h"
+#include "passes/fuse_attention.h"
 #include "passes/legalize_symbolic_shapes.h"
 #include "tools/args.h"
 #include "tools/build.h"
@@ -37,6 +38,7 @@ int optimize_main(const std::vector<std::string>& args) {
   optimize_model(m, po);
   // Standard ONNX out: shape helpers only codegen reads go back to Shape/Gather/Concat arithmetic.
   passes::legalize_symbolic_shapes(m);
+  passes::expand_attention_masks_for_export(m);
   frontend::ExportOptions eo;
   eo.external_data = external;
   frontend::save_model(m, out, eo);

@@ -63,6 +63,20 @@ struct MaskRead {
   Expr bias;     // float masks: added to the score; undefined otherwise
 };
 
+// Whether the mask's extents broadcast to [b, h, sq, total] (its last dim may be shorter: padded).
+// Checked at run time: fusion accepts extents that shape inference could not prove equal.
+Expr mask_fits(const LowerContext& ctx, const std::vector<Expr>& full) {
+  const HTensor& m = ctx.in[kMask];
+  int r = m.rank();
+  Expr ok = Halide::Internal::const_true();
+  for (int i = 0; i < r; ++i) {
+    const Expr& e = m.shape[i];
+    const Expr& want = full[4 - r + i];
+    ok = ok && (e == 1 || (i == r - 1 ? e <= want : e == want));
+  }
+  return ok;
+}
+
 MaskRead read_mask(const LowerContext& ctx, const Expr& b, const Expr& h, const Expr& q, const Expr& key,
                    Halide::Type at) {
   if (!has_input(ctx, kMask)) return {};
@@ -81,9 +95,48 @@ MaskRead read_mask(const LowerContext& ctx, const Expr& b, const Expr& h, const 
   return {Expr(), Halide::select(inside, Halide::cast(at, v), literal(at, -INFINITY))};
 }
 
+// GPU targets: the scores materialized ([b, h, sq, total], as the unfused graph stores them) with
+// every stage a GPU reduction; the streaming schedule is CPU-only for now.
+void materialized_attention(LowerContext& ctx, AttentionStages& s,
+                            const std::function<Expr(Expr, const Expr&, const Expr&)>& masked_score, const Expr& fits) {
+  HeadView Q = head_view(ctx, kQ, "q_num_heads"), K = head_view(ctx, kK, "kv_num_heads"),
+           V = head_view(ctx, kV, "kv_num_heads");
+  Halide::Type ot = halide_type(ctx.in[kQ].dtype), at = accumulator_type(ot);
+  Expr past_len = has_input(ctx, kPastK) ? ctx.in[kPastK].shape[2] : Expr(0), total = past_len + K.seq;
+  Var d("d"), q("q"), h("h"), b("b"), k("k");
+  Expr kvh = h / (Q.heads / K.heads), ninf = literal(at, -INFINITY), zero = literal(at, 0);
+  Halide::RDom rd(0, Q.head_dim, "rd"), rt(0, total, "rt");
+  Func dot("attn_dot"), mx("attn_max"), ex("attn_exp"), sum("attn_sum"), acc("attn_acc");
+  dot(k, q, h, b) = zero;
+  dot(k, q, h, b) += Halide::cast(at, Q.at(rd, q, h, b)) * Halide::cast(at, with_past(ctx, kPastK, K, past_len, rd, k, kvh, b));
+  Expr sc = masked_score(dot(k, q, h, b), q, k);
+  Func scf("attn_scores");
+  scf(k, q, h, b) = sc;
+  mx(q, h, b) = ninf;
+  mx(q, h, b) = Halide::max(mx(q, h, b), scf(rt, q, h, b));
+  ex(k, q, h, b) = Halide::exp(scf(k, q, h, b) - Halide::select(mx(q, h, b) == ninf, zero, mx(q, h, b)));
+  sum(q, h, b) = zero;
+  sum(q, h, b) += ex(rt, q, h, b);
+  acc(d, q, h, b) = zero;
+  acc(d, q, h, b) += ex(rt, q, h, b) * Halide::cast(at, with_past(ctx, kPastV, V, past_len, d, rt, kvh, b));
+  s.y4(d, q, h, b) = Halide::require(fits, Halide::cast(ot, acc(d, q, h, b) / sum(q, h, b)),
+                                     "Attention: Q, K, V or attn_mask extents do not fit together");
+  std::vector<Func> stages = {dot, mx, ex, sum, acc};
+  ctx.schedule = [y4 = s.y4, stages](Func output, const Halide::Target& t) mutable {
+    for (Func f : stages) {
+      f.compute_root();
+      schedule_reduction(f, true, Halide::Internal::const_true(), t);
+    }
+    if (output.name() != y4.name()) {
+      y4.compute_root();
+      schedule_output(y4, KernelClass::Elementwise, t);
+    }
+    schedule_output(output, KernelClass::Elementwise, t);
+  };
+}
+
 std::vector<HTensor> attention(LowerContext& ctx) {
   const ir::Node& n = ctx.node;
-  user_check(!is_gpu(ctx.target)) << n.describe() << ": the fused Attention kernel has no GPU schedule yet";
   user_check(!has_input(ctx, kNonpad)) << n.describe() << ": nonpad_kv_seqlen is not supported";
   user_check(!n.output(kQK) || (n.output(kQK)->uses().empty() && !n.output(kQK)->is_graph_output()))
       << n.describe() << ": the qk_matmul_output output is not supported";
@@ -122,7 +175,15 @@ std::vector<HTensor> attention(LowerContext& ctx) {
   float scale_attr = n.attr_float("scale", 0.0f);
   Expr scale = n.has_attr("scale") ? literal(at, scale_attr)
                                    : literal(at, 1.0) / Halide::sqrt(Halide::cast(at, Q.head_dim));
-  s.q_tile(qi, d, qo, h, b) = Halide::cast(at, Q.at(d, Halide::min(row, Q.seq - 1), h, b));
+  // Inputs that disagree at run time (fusion may accept extents inference could not prove equal)
+  // stop the kernel with an error instead of reading out of place.
+  Expr fits = K.heads > 0 && Q.heads % K.heads == 0 && V.heads == K.heads && V.seq == K.seq &&
+              ctx.in[kK].shape[0] == ctx.in[kQ].shape[0] && ctx.in[kV].shape[0] == ctx.in[kQ].shape[0];
+  if (has_input(ctx, kMask) && ctx.in[kMask].rank() <= 4)
+    fits = fits && mask_fits(ctx, {ctx.in[kQ].shape[0], Q.heads, Q.seq, total});
+  Expr q_elem = Halide::require(fits, Halide::cast(at, Q.at(d, Halide::min(row, Q.seq - 1), h, b)),
+                                "Attention: Q, K, V or attn_mask extents do not fit together");
+  s.q_tile(qi, d, qo, h, b) = q_elem;
 
   s.rd = Halide::RDom(0, Q.head_dim, "rd");
   Halide::RDom rd = s.rd;
@@ -131,49 +192,58 @@ std::vector<HTensor> attention(LowerContext& ctx) {
   s.scores_acc(qi, j, kt, qo, h, b) +=
       s.q_tile(qi, rd, qo, h, b) * Halide::cast(at, with_past(ctx, kPastK, K, past_len, rd, kc, kvh, b));
 
-  // The score as the ONNX function computes it: scaled, soft-capped, then masked.
-  Expr score = s.scores_acc(qi, j, kt, qo, h, b) * scale;
-  float softcap = n.attr_float("softcap", 0.0f);
-  if (softcap > 0) score = literal(at, softcap) * Halide::tanh(score / literal(at, softcap));
-  MaskRead mask = read_mask(ctx, b, h, Halide::min(row, Q.seq - 1), kc, at);
-  if (mask.bias.defined()) score = score + mask.bias;
-  Expr allowed = key < total;
-  if (mask.allowed.defined()) allowed = allowed && mask.allowed;
-  // Causal: query i sees keys up to i + past (the ONNX reference offsets by the past length).
+  // The score as the ONNX function computes it from a dot product: scaled, soft-capped, masked.
   bool causal = n.attr_int("is_causal", 0) != 0;
-  if (causal) allowed = allowed && key <= row + past_len;
-  s.scores(qi, j, kt, qo, h, b) = Halide::select(allowed, score, ninf);
+  float softcap = n.attr_float("softcap", 0.0f);
+  auto masked_score = [&](Expr dot, const Expr& qrow, const Expr& k) {
+    Expr score = dot * scale;
+    if (softcap > 0) score = literal(at, softcap) * Halide::tanh(score / literal(at, softcap));
+    MaskRead mask = read_mask(ctx, b, h, Halide::min(qrow, Q.seq - 1), Halide::min(k, total - 1), at);
+    if (mask.bias.defined()) score = score + mask.bias;
+    Expr allowed = k < total;
+    if (mask.allowed.defined()) allowed = allowed && mask.allowed;
+    // Causal: query i sees keys up to i + past (the ONNX reference offsets by the past length).
+    if (causal) allowed = allowed && k <= qrow + past_len;
+    return Halide::select(allowed, score, ninf);
+  };
+  if (is_gpu(ctx.target)) {
+    materialized_attention(ctx, s, masked_score, fits);
+  } else {
+    s.scores(qi, j, kt, qo, h, b) = masked_score(s.scores_acc(qi, j, kt, qo, h, b), row, key);
 
-  // Per key tile: max, exp(score - max) (0 for a fully masked tile rather than NaN) and the sums.
-  s.rj = Halide::RDom(0, tk, "rj");
-  Halide::RDom rj = s.rj;
-  s.tile_max(qi, kt, qo, h, b) = ninf;
-  s.tile_max(qi, kt, qo, h, b) = Halide::max(s.tile_max(qi, kt, qo, h, b), s.scores(qi, rj, kt, qo, h, b));
-  Expr tmax = s.tile_max(qi, kt, qo, h, b);
-  s.probs(qi, j, kt, qo, h, b) = Halide::exp(s.scores(qi, j, kt, qo, h, b) - Halide::select(tmax == ninf, zero, tmax));
-  s.tile_sum(qi, kt, qo, h, b) = zero;
-  s.tile_sum(qi, kt, qo, h, b) += s.probs(qi, rj, kt, qo, h, b);
-  Expr vkey = kt * tk + rj;
-  Expr vval = Halide::cast(at, with_past(ctx, kPastV, V, past_len, d, Halide::min(vkey, total - 1), kvh, b));
-  s.tile_acc(d, qi, kt, qo, h, b) = zero;
-  // Keys past the end read a clamped row: leave them out rather than add 0 * V (NaN if V is inf).
-  s.tile_acc(d, qi, kt, qo, h, b) += Halide::select(vkey < total, s.probs(qi, rj, kt, qo, h, b) * vval, zero);
+    // Per key tile: max, exp(score - max) (0 for a fully masked tile rather than NaN) and the sums.
+    s.rj = Halide::RDom(0, tk, "rj");
+    Halide::RDom rj = s.rj;
+    s.tile_max(qi, kt, qo, h, b) = ninf;
+    s.tile_max(qi, kt, qo, h, b) = Halide::max(s.tile_max(qi, kt, qo, h, b), s.scores(qi, rj, kt, qo, h, b));
+    Expr tmax = s.tile_max(qi, kt, qo, h, b);
+    Expr safe_max = Halide::select(tmax == ninf, zero, tmax);
+    s.probs(qi, j, kt, qo, h, b) = Halide::exp(s.scores(qi, j, kt, qo, h, b) - safe_max);
+    s.tile_sum(qi, kt, qo, h, b) = zero;
+    s.tile_sum(qi, kt, qo, h, b) += s.probs(qi, rj, kt, qo, h, b);
+    Expr vkey = kt * tk + rj;
+    Expr vval = Halide::cast(at, with_past(ctx, kPastV, V, past_len, d, Halide::min(vkey, total - 1), kvh, b));
+    s.tile_acc(d, qi, kt, qo, h, b) = zero;
+    // Keys past the end read a clamped row: leave them out rather than add 0 * V (NaN if V is inf).
+    s.tile_acc(d, qi, kt, qo, h, b) += Halide::select(vkey < total, s.probs(qi, rj, kt, qo, h, b) * vval, zero);
 
-  // Online softmax: merge each tile's (max, sum, acc) into the running state, rescaling both by
-  // exp(old max - new max). Tiles entirely above the causal diagonal are never visited.
-  s.rk = Halide::RDom(0, (total + tk - 1) / tk, "rk");
-  if (causal) s.rk.where(s.rk * tk <= qo * tq + (tq - 1) + past_len);
-  Halide::RDom rk = s.rk;
-  s.state(d, qi, qo, h, b) = Halide::Tuple(ninf, zero, zero);
-  Expr m = s.state(d, qi, qo, h, b)[0], l = s.state(d, qi, qo, h, b)[1], acc = s.state(d, qi, qo, h, b)[2];
-  Expr mt = s.tile_max(qi, rk, qo, h, b);
-  Expr mn = Halide::max(m, mt);
-  Expr base = Halide::select(mn == ninf, zero, mn);
-  Expr a = Halide::exp(m - base), c = Halide::exp(mt - base);
-  s.state(d, qi, qo, h, b) = Halide::Tuple(mn, l * a + s.tile_sum(qi, rk, qo, h, b) * c,
-                                           acc * a + s.tile_acc(d, qi, rk, qo, h, b) * c);
-  // A row with every key masked has sum 0: 0/0 gives NaN, as softmax over all -inf does unfused.
-  s.y4(d, q, h, b) = Halide::cast(ot, s.state(d, q % tq, q / tq, h, b)[2] / s.state(d, q % tq, q / tq, h, b)[1]);
+    // Online softmax: merge each tile's (max, sum, acc) into the running state, rescaling both by
+    // exp(old max - new max). Tiles entirely above the causal diagonal are never visited.
+    s.rk = Halide::RDom(0, (total + tk - 1) / tk, "rk");
+    if (causal) s.rk.where(s.rk * tk <= qo * tq + (tq - 1) + past_len);
+    Halide::RDom rk = s.rk;
+    s.state(d, qi, qo, h, b) = Halide::Tuple(ninf, zero, zero);
+    Expr m = s.state(d, qi, qo, h, b)[0], l = s.state(d, qi, qo, h, b)[1], acc = s.state(d, qi, qo, h, b)[2];
+    Expr mt = s.tile_max(qi, rk, qo, h, b);
+    Expr mn = Halide::max(m, mt);
+    Expr base = Halide::select(mn == ninf, zero, mn);
+    Expr a = Halide::exp(m - base), c = Halide::exp(mt - base);
+    s.state(d, qi, qo, h, b) = Halide::Tuple(mn, l * a + s.tile_sum(qi, rk, qo, h, b) * c,
+                                             acc * a + s.tile_acc(d, qi, rk, qo, h, b) * c);
+    // A row with every key masked has sum 0: 0/0 gives NaN, as softmax over all -inf does unfused.
+    s.y4(d, q, h, b) = Halide::cast(ot, s.state(d, q % tq, q / tq, h, b)[2] / s.state(d, q % tq, q / tq, h, b)[1]);
+    ctx.schedule = [s](Func output, const Halide::Target& t) { schedule_attention(output, s, t); };
+  }
 
   std::vector<HTensor> outs;
   HTensor y;
@@ -187,7 +257,6 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     y.func(c3, q3, b3) = s.y4(c3 % V.head_dim, q3, c3 / V.head_dim, b3);
   }
   outs.push_back(y);
-  ctx.schedule = [s](Func output, const Halide::Target& t) { schedule_attention(output, s, t); };
 
   // present_key / present_value: past and new keys (values) concatenated, [b, kv_heads, total, d].
   for (int o : {kPresentK, kPresentV}) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "fusion_util.h"
+#include "passes/fuse_attention.h"
 
 namespace onnxc::testing {
 namespace {
@@ -119,6 +120,31 @@ TEST(FuseAttention, PreTransposedKey) {
   expect_same_values(g, kPasses);
 }
 
+// Einsum spellings (canonicalize makes them MatMul + Transpose first).
+TEST(FuseAttention, EinsumScoresAndWeightedSum) {
+  std::string g = R"(
+  model ir_version=8 opset=[ai.onnx:17]
+  graph main(%q: f32[1,2,5,8], %k: f32[1,2,5,8], %v: f32[1,2,5,8]) {
+    %s = const f32[] {0.353553385}
+    %qk: f32[1,2,5,5] = Einsum(%q, %k) {equation="bhqd,bhkd->bhqk"}
+    %scores: f32[1,2,5,5] = Mul(%qk, %s)
+    %p: f32[1,2,5,5] = Softmax(%scores) {axis=-1}
+    %y: f32[1,2,5,8] = Einsum(%p, %v) {equation="bhqk,bhkd->bhqd"}
+    return %y
+  }
+)";
+  Fused f = run(g);
+  EXPECT_EQ(f.ops, Ops{"Attention"});
+  // The reference evaluator has no Einsum: compare with the canonicalized (MatMul) graph instead.
+  ir::Model before = parse_model(dedent(g)), after = parse_model(dedent(g));
+  passes::FusionReport report;
+  run_with_report(before, {"canonicalize"}, &report);
+  run_with_report(after, kPasses, &report);
+  auto in = random_inputs(before);
+  auto want = eval_graph(before, in).at("y"), got = eval_graph(after, in).at("y");
+  for (int64_t i = 0; i < want.numel(); ++i) ASSERT_NEAR(got.get_f64(i), want.get_f64(i), 1e-5) << i;
+}
+
 // torch's bmm on [b·h, s, d] with K transposed from [s, b·h, d] by perm [1, 2, 0], cross-attention.
 TEST(FuseAttention, ThreeDBmmCrossAttention) {
   std::string g = R"(
@@ -184,6 +210,21 @@ TEST(FuseAttention, WhereMasks) {
   expect_same_values(fmin, kPasses);
 }
 
+// GPT-2: Where(causal_slice, scores, finfo.min) first, then the padding mask added; here the
+// slice is not square-causal (a window), so both stay as one summed float mask.
+TEST(FuseAttention, WhereThenAdditiveMaskSumToOneMask) {
+  std::string g = graph4(R"(
+    %band = const bool[1,1,5,5] {1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1}
+    %min = const f32[] {-3.40282347e+38}
+    %w: f32[1,2,5,5] = Where(%band, %scores, %min)
+    %masked: f32[1,2,5,5] = Add(%w, %pad)
+    %p: f32[1,2,5,5] = Softmax(%masked) {axis=-1})",
+                         ", %pad: f32[1,1,1,5]");
+  Fused f = run(g);
+  EXPECT_EQ(f.ops, (Ops{"Where", "Add", "Attention"}));
+  expect_same_values(g, kPasses);
+}
+
 // A causal mask, constant or torch.triu(full(-inf), 1), becomes is_causal=1 and is not kept.
 TEST(FuseAttention, CausalMasksBecomeIsCausal) {
   std::string c = graph4(R"(
@@ -242,6 +283,24 @@ TEST(FuseAttention, RepeatKvBecomesFewerKvHeads) {
   expect_same_values(g, kPasses);
 }
 
+// Written for ONNX Runtime (optimize), a mask broadcast over the query axis gets that axis
+// expanded; one that already has it is left alone.
+TEST(FuseAttention, ExportExpandsMasksOverQueries) {
+  std::string g = graph4(R"(
+    %masked: f32[1,2,5,5] = Add(%scores, %mask)
+    %p: f32[1,2,5,5] = Softmax(%masked) {axis=-1})",
+                         ", %mask: f32[1,1,1,5]");
+  ir::Model m = parse_model(dedent(g));
+  passes::FusionReport report;
+  run_with_report(m, kPasses, &report);
+  EXPECT_TRUE(passes::expand_attention_masks_for_export(m));
+  Ops ops;
+  for (const ir::Node* n : m.graph->nodes()) ops.push_back(n->op_type());
+  EXPECT_EQ(ops, (Ops{"Shape", "Concat", "Expand", "Attention"}));
+  EXPECT_EQ(ir::shape_str(*m.graph->nodes().back()->input(3)->shape()), "[1,1,5,5]");
+  EXPECT_FALSE(passes::expand_attention_masks_for_export(m));
+}
+
 std::string near_miss_reason(const std::string& text) {
   Fused f = run(text);
   EXPECT_EQ(std::count(f.ops.begin(), f.ops.end(), "Attention"), 0) << "fused a near miss";
@@ -265,7 +324,7 @@ TEST(FuseAttention, NearMisses) {
     return %y
   }
 )"),
-            "mask is not broadcastable to the scores");
+            "mask is not broadcastable to the scores (mask [2,1,1,5], scores [1,2,5,5])");
   // Where(mask, scores, -10000): a fully masked row is uniform here, not what a fused mask gives.
   EXPECT_EQ(near_miss_reason(graph4(R"(
     %keep = const bool[1,1,1,5] {1, 1, 0, 1, 0}

@@ -299,13 +299,14 @@ case_optimize() {
   expect_absent opt2.onnx
 }
 
-# inspect --fusions on a real export (two erf GELUs), as text and JSON, and --no-fuse.
+# inspect --fusions on a real export (two causal attentions, two erf GELUs), as text and JSON, and --no-fuse.
 case_fusions() {
   local dec="$HERE/../models/decoder_prelayer_causal/model.onnx"
   run_onnxc inspect --fusions "$dec"
   expect_rc 0
-  expect_out '^fusions +2 fired, 0 near misses \(attention [0-9]+, gelu 2, layer_norm 0, rms_norm 0\)'
-  expect_out '^fused +gelu_erf +5 nodes +/layers.0/mlp/mlp.1/Mul_1'
+  expect_out '^fusions +4 fired, 0 near misses \(attention 2, gelu 2, layer_norm 0, rms_norm 0\)'
+  expect_out '^fused +sdpa +6 nodes +/layers.0/attn/MatMul_2'
+  expect_out '^ +gelu_erf +5 nodes +/layers.0/mlp/mlp.1/Mul_1'
   run_onnxc inspect --fusions --json "$dec"
   expect_rc 0
   expect_out '"gelu": 2'
