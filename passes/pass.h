@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "passes/pass_context.h"
 
 namespace onnxc::passes {
 
@@ -18,6 +19,8 @@ class Pass {
   virtual ~Pass() = default;
   // Rewrites the model in place; returns whether anything changed.
   virtual bool run(ir::Model& model) = 0;
+  // Same with the pass context (shapes, fusion report, disabled fusions); most passes ignore it.
+  virtual bool run(ir::Model& model, PassContext& /*ctx*/) { return run(model); }
 };
 
 // A stateless pass made from a function (most passes are one).
@@ -25,6 +28,7 @@ class FunctionPass : public Pass {
  public:
   explicit FunctionPass(std::function<bool(ir::Model&)> fn) : fn_(std::move(fn)) {}
   bool run(ir::Model& model) override { return fn_(model); }
+  using Pass::run;
 
  private:
   std::function<bool(ir::Model&)> fn_;

@@ -13,6 +13,7 @@
 
 #include "ir/graph.h"
 #include "ir/infer/infer.h"
+#include "passes/pass_context.h"
 
 namespace onnxc::passes {
 
@@ -24,6 +25,8 @@ struct PipelineOptions {
   int max_fixpoint_iterations = 8;
   // Called after every pass run (name, whether it changed the model, the model).
   std::function<void(const std::string&, bool, const ir::Model&)> after_pass;
+  FusionReport* fusion_report = nullptr;  // fusions record what fired and near misses here
+  std::set<std::string> no_fuse;          // fusion families or rule names turned off (--no-fuse)
 };
 
 struct PassTiming {

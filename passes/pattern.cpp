@@ -3,6 +3,7 @@
 // failure anywhere later retries the earlier choices (alternatives, input orders).
 #include "passes/pattern.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ir/error.h"
@@ -17,9 +18,10 @@ struct ValuePred {
 };
 
 struct PatternNode {
-  enum class Kind { Any, Op, Alt } kind = Kind::Any;
+  enum class Kind { Any, Op, Alt, Optional } kind = Kind::Any;
   std::string op_type, domain;
   std::optional<std::vector<Pattern>> inputs;  // Op: nullopt = unconstrained
+  std::optional<Pattern> rest;                 // Op: pattern for inputs after `inputs` (variadic)
   std::vector<Pattern> alternatives;           // Alt
   int output = 0;
   std::optional<bool> commutative;  // nullopt: ask the op table
@@ -93,6 +95,55 @@ Pattern Pattern::output(int index) const {
 Pattern Pattern::domain(std::string d) const {
   return with([&](PatternNode& n) { n.domain = std::move(d); });
 }
+int Pattern::output_index() const { return p_->output; }
+
+int Pattern::min_ops() const {
+  const PatternNode& n = *p_;
+  switch (n.kind) {
+    case PatternNode::Kind::Any: return 0;
+    case PatternNode::Kind::Optional: return 0;
+    case PatternNode::Kind::Alt: {
+      int best = -1;
+      for (const Pattern& a : n.alternatives) best = best < 0 ? a.min_ops() : std::min(best, a.min_ops());
+      return std::max(best, 0);
+    }
+    case PatternNode::Kind::Op: {
+      int total = 1;
+      if (n.inputs)
+        for (const Pattern& in : *n.inputs) total += in.min_ops();
+      return total;
+    }
+  }
+  return 0;
+}
+
+Pattern Pattern::variadic(Pattern rest) const {
+  return with([&](PatternNode& n) { n.rest = std::move(rest); });
+}
+
+namespace {
+std::string ints_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+}  // namespace
+
+Pattern Pattern::attr_ints(const std::string& name, std::vector<int64_t> v,
+                           std::optional<std::vector<int64_t>> def) const {
+  return where_node([=](const ir::Node& n) -> std::string {
+    std::optional<std::vector<int64_t>> got = n.has_attr(name) ? std::optional(n.attr_ints(name)) : def;
+    if (got == v) return "";
+    return "attribute " + name + " is " + (got ? ints_str(*got) : std::string("absent")) + ", not " + ints_str(v);
+  });
+}
+Pattern Pattern::attr_ints_where(const std::string& name, std::function<bool(const std::vector<int64_t>&)> pred,
+                                 std::string reason) const {
+  return where_node([=](const ir::Node& n) -> std::string {
+    std::vector<int64_t> got = n.attr_ints(name);
+    return pred(got) ? "" : "attribute " + name + " " + ints_str(got) + " " + reason;
+  });
+}
 
 Pattern any() { return Pattern(std::make_shared<PatternNode>()); }
 
@@ -131,6 +182,31 @@ Pattern const_value(double v, double tol) {
 
 Pattern optional_op(const std::string& op_type, const Pattern& x) { return alt({op(op_type, {x}), x}); }
 
+Pattern optional(Pattern p) {
+  auto n = std::make_shared<PatternNode>();
+  n->kind = PatternNode::Kind::Optional;
+  n->alternatives = {std::move(p)};
+  return Pattern(std::move(n));
+}
+
+Pattern const_tensor(std::function<bool(const ir::Tensor&)> pred, std::string reason) {
+  return any().constant().where([pred](const ir::Value& v) { return pred(v.constant()); }, std::move(reason));
+}
+
+Pattern const_all(double v, double tol) {
+  return const_tensor(
+      [=](const ir::Tensor& t) {
+        if (t.dtype() == ir::DType::String || t.dtype() == ir::DType::Undefined || (t.empty_data() && t.numel() > 0))
+          return false;
+        for (int64_t i = 0; i < t.numel(); ++i) {
+          double got = t.get_f64(i);
+          if (!(got == v || std::fabs(got - v) <= tol)) return false;
+        }
+        return true;
+      },
+      "is not all " + std::to_string(v));
+}
+
 // ---- matching ----
 
 ir::Value* Match::value(const std::string& name) const {
@@ -144,14 +220,30 @@ ir::Node* Match::node(const std::string& name) const {
   return it == nodes_.end() ? nullptr : it->second;
 }
 
+std::string Match::interior_use_outside() const {
+  auto inside = [&](const ir::Node* n) {
+    return std::find(all_nodes_.begin(), all_nodes_.end(), n) != all_nodes_.end();
+  };
+  for (size_t i = 1; i < all_nodes_.size(); ++i)
+    for (const ir::Value* o : all_nodes_[i]->outputs()) {
+      if (!o) continue;
+      if (o->is_graph_output()) return "'" + o->name() + "' (inside the match) is a graph output";
+      for (const ir::Use& u : o->uses())
+        if (!inside(u.node))
+          return "'" + o->name() + "' (inside the match) is also used by " + u.node->describe();
+    }
+  return "";
+}
+
 struct MatchEngine {
   using Cont = std::function<bool(Match&)>;
   // The failure that got furthest (most pattern nodes matched before it).
   int best_progress = -1;
+  int rejected_full = -1;  // best_progress when the best attempt was a full match `accept` rejected
   std::string best_reason;
 
   bool fail(const std::string& path, const std::string& what, const Match& m) {
-    int progress = static_cast<int>(m.values_.size() + m.nodes_.size());
+    int progress = static_cast<int>(m.all_nodes_.size());
     if (progress > best_progress) {
       best_progress = progress;
       best_reason = (path.empty() ? "" : path + ": ") + what;
@@ -173,6 +265,7 @@ struct MatchEngine {
 
   bool value(const Pattern& pat, ir::Value* v, Match m, const std::string& path, const Cont& k) {
     const PatternNode& p = pat.node();
+    if (p.kind == PatternNode::Kind::Optional) return v ? value(p.alternatives[0], v, m, path, k) : k(m);
     if (!v) return fail(path, "input is omitted", m);
     for (const auto& vp : p.value_preds)
       if (!vp.pred(*v)) return fail(path, "'" + v->name() + "' " + vp.reason, m);
@@ -190,6 +283,7 @@ struct MatchEngine {
           if (value(a, v, m, path, k)) return true;
         return false;
       case PatternNode::Kind::Op: return op_node(p, v, m, path, k);
+      case PatternNode::Kind::Optional: break;  // handled above
     }
     return false;
   }
@@ -208,36 +302,80 @@ struct MatchEngine {
       if (!why.empty()) return fail(here, why, m);
     }
     if (!p.capture.empty()) m.nodes_[p.capture] = n;
+    if (std::find(m.all_nodes_.begin(), m.all_nodes_.end(), n) == m.all_nodes_.end()) m.all_nodes_.push_back(n);
     if (!p.inputs) return k(m);
-    const std::vector<Pattern>& ins = *p.inputs;
-    if (used_inputs(*n) != ins.size())
-      return fail(here, "expected " + std::to_string(ins.size()) + " inputs, found " + std::to_string(used_inputs(*n)), m);
+    std::vector<Pattern> ins = *p.inputs;
+    size_t used = used_inputs(*n), required = ins.size();
+    while (required > 0 && ins[required - 1].node().kind == PatternNode::Kind::Optional) --required;
+    if (p.rest)
+      while (ins.size() < used) ins.push_back(*p.rest);
+    if (used < required || used > ins.size()) {
+      std::string want = required == ins.size() ? std::to_string(required)
+                                                : std::to_string(required) + " to " + std::to_string(ins.size());
+      return fail(here, "expected " + want + " inputs, found " + std::to_string(used), m);
+    }
     std::vector<size_t> order(ins.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    if (inputs(ins, order, *n, 0, m, here, k)) return true;
-    if (ins.size() == 2 && is_commutative(p, *n)) return inputs(ins, {1, 0}, *n, 0, m, here, k);
+    if (inputs(ins, pairs(ins, order), *n, 0, m, here, k)) return true;
+    if (ins.size() == 2 && is_commutative(p, *n)) return inputs(ins, pairs(ins, {1, 0}), *n, 0, m, here, k);
     return false;
   }
 
-  // Matches pattern input i against node input order[i], then the rest, then `k`.
-  bool inputs(const std::vector<Pattern>& ins, const std::vector<size_t>& order, ir::Node& n, size_t i, Match& m,
-              const std::string& here, const Cont& k) {
-    if (i == ins.size()) return k(m);
-    return value(ins[i], n.input(order[i]), m, here + ".in" + std::to_string(order[i]),
-                 [&](Match& m2) { return inputs(ins, order, n, i + 1, m2, here, k); });
+  // (pattern input, node input) pairs, leaves (constants, captures) before op subtrees: a wrong
+  // constant then fails before a deep subtree is walked, and near misses rank by what mattered.
+  static std::vector<std::pair<size_t, size_t>> pairs(const std::vector<Pattern>& ins, const std::vector<size_t>& order) {
+    std::vector<std::pair<size_t, size_t>> r;
+    for (size_t i = 0; i < ins.size(); ++i) r.emplace_back(i, order[i]);
+    std::stable_sort(r.begin(), r.end(), [&](const auto& a, const auto& b) {
+      return (ins[a.first].min_ops() > 0) < (ins[b.first].min_ops() > 0);
+    });
+    return r;
+  }
+
+  // Matches pattern input pr[i].first against node input pr[i].second, then the rest, then `k`.
+  bool inputs(const std::vector<Pattern>& ins, const std::vector<std::pair<size_t, size_t>>& pr, ir::Node& n, size_t i,
+              Match& m, const std::string& here, const Cont& k) {
+    if (i == pr.size()) return k(m);
+    return value(ins[pr[i].first], n.input(pr[i].second), m, here + ".in" + std::to_string(pr[i].second),
+                 [&](Match& m2) { return inputs(ins, pr, n, i + 1, m2, here, k); });
+  }
+
+  MatchResult run(const Pattern& p, ir::Value* v, const std::function<std::string(const Match&)>& accept) {
+    MatchEngine& e = *this;
+    MatchResult r;
+    bool ok = e.value(p, v, Match{}, "", [&](Match& m) {
+      m.root_ = v;
+      if (accept) {
+        std::string why = accept(m);
+        // A rejected full match counts as the furthest attempt (every node matched).
+        if (!why.empty()) {
+          int progress = static_cast<int>(m.all_nodes_.size()) + 1;  // beats partial attempts
+          if (progress > e.best_progress) {
+            e.best_progress = e.rejected_full = progress;
+            e.best_reason = why;
+          }
+          return false;
+        }
+      }
+      r.match = m;
+      return true;
+    });
+    if (ok) {
+      r.matched = static_cast<int>(r.match->all_nodes_.size());
+    } else {
+      r.reason = e.best_reason.empty() ? "no match" : e.best_reason;
+      r.matched = std::max(e.best_progress, 0);
+      if (e.best_progress > 0 && e.rejected_full == e.best_progress) --r.matched;
+    }
+    return r;
   }
 };
 
-MatchResult match(const Pattern& p, ir::Value* v) {
-  MatchEngine e;
-  MatchResult r;
-  bool ok = e.value(p, v, Match{}, "", [&](Match& m) {
-    r.match = m;
-    return true;
-  });
-  if (!ok) r.reason = e.best_reason.empty() ? "no match" : e.best_reason;
-  return r;
+MatchResult match(const Pattern& p, ir::Value* v, const std::function<std::string(const Match&)>& accept) {
+  return MatchEngine{}.run(p, v, accept);
 }
+
+MatchResult match(const Pattern& p, ir::Value* v) { return match(p, v, nullptr); }
 
 MatchResult match(const Pattern& p, ir::Node& n) {
   ir::Value* v = n.output(static_cast<size_t>(p.node().output));

@@ -31,8 +31,18 @@
 //    constant; Constant nodes are folded first), scalar() (one element by its static shape),
 //    where(pred, reason) on the value, where_node(check) on the matched node (check returns ""
 //    when fine, else the reason), attr(name, value) on the node.
+//  - Inputs: optional(p) matches an omitted input or p (LayerNormalization's bias); .variadic(p)
+//    lets an op pattern take any number of further inputs, each matching p (Concat, Sum).
+//  - Attribute and constant predicates: attr_ints(name, {..}) on a list attribute,
+//    attr_ints_where(name, pred, reason), const_tensor(pred, reason) and const_all(v) on data.
 //  - Failure reasons are "<path>: <what>", where path names the ops and input slots walked from
-//    the root ("Add.in1.Mul.in0"). Of all the attempts, the one that got furthest is reported.
+//    the root ("Add.in1.Mul.in0"). Of all the attempts, the one that got furthest is reported, with
+//    the number of op nodes it matched (MatchResult::matched) to rank near misses.
+//  - Match::nodes() lists every op node the match covers (root first); interior_use_outside()
+//    says whether a value computed inside the match is read outside it, which one_use() cannot
+//    say for values that are legitimately used twice inside (LayerNorm's x - mean).
+//
+// Fusion rules (a pattern, a check and a rewrite run by one driver) are in passes/fusion.h.
 #pragma once
 
 #include <functional>
@@ -67,14 +77,25 @@ class Pattern {
   Pattern commutative(bool on = true) const;
   Pattern output(int index) const;
   Pattern domain(std::string d) const;
+  // For op patterns: a list attribute equals `v` (`def`: its value when absent).
+  Pattern attr_ints(const std::string& name, std::vector<int64_t> v,
+                    std::optional<std::vector<int64_t>> def = std::nullopt) const;
+  // For op patterns: `pred` holds for a list attribute (absent = empty list).
+  Pattern attr_ints_where(const std::string& name, std::function<bool(const std::vector<int64_t>&)> pred,
+                          std::string reason) const;
+  // For op patterns: inputs after the listed ones are allowed, each must match `rest`.
+  Pattern variadic(Pattern rest) const;
 
   const pat_detail::PatternNode& node() const { return *p_; }
+  int output_index() const;  // the node output an op pattern matches (0 unless .output(i))
+  int min_ops() const;       // the fewest op nodes a match of this pattern covers
 
  private:
   friend Pattern any();
   friend Pattern op(std::string);
   friend Pattern op(std::string, std::vector<Pattern>);
   friend Pattern alt(std::vector<Pattern>);
+  friend Pattern optional(Pattern);
   explicit Pattern(std::shared_ptr<const pat_detail::PatternNode> p) : p_(std::move(p)) {}
   Pattern with(const std::function<void(pat_detail::PatternNode&)>& edit) const;
   std::shared_ptr<const pat_detail::PatternNode> p_;
@@ -92,6 +113,13 @@ Pattern alt(std::vector<Pattern> alternatives);
 Pattern const_value(double v, double tol = 0);
 // `op_type(x)` or `x` itself: for exporter noise such as an optional Cast or Identity.
 Pattern optional_op(const std::string& op_type, const Pattern& x);
+// As an op input: the input may be omitted (ONNX ""), else it must match `p`. A capture on `p`
+// is then absent from the match (Match::has).
+Pattern optional(Pattern p);
+// A constant whose tensor satisfies `pred`.
+Pattern const_tensor(std::function<bool(const ir::Tensor&)> pred, std::string reason);
+// A constant (any shape, any numeric dtype) whose every element equals v within tol.
+Pattern const_all(double v, double tol = 0);
 
 class Match {
  public:
@@ -102,16 +130,26 @@ class Match {
   ir::Node* node(const std::string& name) const;
   bool has(const std::string& name) const { return values_.count(name) > 0; }
   const std::map<std::string, ir::Value*>& values() const { return values_; }
+  // The value the match started from (the pattern's root).
+  ir::Value* root() const { return root_; }
+  // Every op node the match covers, root first, each once.
+  const std::vector<ir::Node*>& nodes() const { return all_nodes_; }
+  // "" if every value computed by a non-root node of the match is read only by nodes of the match
+  // (so replacing the root makes them all dead); else which value escapes and to where.
+  std::string interior_use_outside() const;
 
  private:
   friend struct MatchEngine;
   std::map<std::string, ir::Value*> values_;
   std::map<std::string, ir::Node*> nodes_;
+  std::vector<ir::Node*> all_nodes_;
+  ir::Value* root_ = nullptr;
 };
 
 struct MatchResult {
   std::optional<Match> match;
   std::string reason;  // why there is no match ("" on success)
+  int matched = 0;     // op nodes matched: all of them on success, by the furthest attempt on failure
 
   explicit operator bool() const { return match.has_value(); }
   const Match& operator*() const { return *match; }
@@ -120,17 +158,23 @@ struct MatchResult {
 
 // Matches `p` against the value `v` (the pattern's root).
 MatchResult match(const Pattern& p, ir::Value* v);
+// Same, but a full match counts only when `accept` returns "" for it; otherwise matching goes on
+// with the remaining choices, and the reason is reported if nothing else gets as far.
+MatchResult match(const Pattern& p, ir::Value* v, const std::function<std::string(const Match&)>& accept);
 // Matches `p` against output `p.output()` (default 0) of node `n`.
 MatchResult match(const Pattern& p, ir::Node& n);
 
 namespace pat {
 using passes::alt;
 using passes::any;
+using passes::const_all;
+using passes::const_tensor;
 using passes::const_value;
 using passes::match;
 using passes::Match;
 using passes::MatchResult;
 using passes::op;
+using passes::optional;
 using passes::optional_op;
 using passes::Pattern;
 }  // namespace pat

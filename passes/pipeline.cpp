@@ -11,7 +11,16 @@ std::vector<std::string> default_pipeline() {
       // values into constants or onnxc.SymbolicShape, which lets more nodes fold; ConstantOfShape
       // becomes a scalar or an Expand; ops that return their input go; CSE merges the copies
       // exporters emit per layer, and DCE drops what no longer has a use.
-      "fixpoint(constant_folding, simplify_shapes, simplify_constant_of_shape, remove_identities, cse, dce)",
+      // canonicalize raises the model to one internal opset and gives each idiom one spelling, so the
+      // fusions below each match one core form.
+      "fixpoint(constant_folding, simplify_shapes, simplify_constant_of_shape, remove_identities, canonicalize, cse, "
+      "dce)",
+      // Fusions, largest first: attention contains no norm, norms contain no GELU, so the order only
+      // matters for the report.
+      "fuse_layer_norm",
+      "fuse_rms_norm",
+      "fuse_gelu",
+      "fixpoint(constant_folding, remove_identities, cse, dce)",
       "infer_shapes",  // final types on the simplified graph, for codegen
   };
 }

@@ -5,8 +5,12 @@
 
 #include "ir/infer/infer.h"
 #include "passes/constant_folding.h"
+#include "passes/canonicalize.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
+#include "passes/fuse_norms.h"
+#include "passes/fusion.h"
+#include "passes/legalize_symbolic_shapes.h"
 #include "passes/pass.h"
 #include "passes/remove_identities.h"
 #include "passes/simplify_constant_of_shape.h"
@@ -40,6 +44,17 @@ const std::vector<PassInfo>& pass_registry() {
       {"cse", "merge identical nodes and equal small constants",
        fn([](ir::Model& m) { return eliminate_common_subexpressions(m); })},
       {"dce", "remove unused nodes and initializers", fn([](ir::Model& m) { return eliminate_dead_code(m); })},
+      {"canonicalize",
+       "raise the model to opset 23 forms; Pow(x,2) -> x*x, Reciprocal -> Div(1,x), x/2^k -> x*2^-k, Einsum -> MatMul",
+       fn(canonicalize), /*needs_shapes=*/true},
+      {"fuse_layer_norm", "ReduceMean/Sub/Mul/ReduceMean/Add/Sqrt/Div (+scale, +bias) -> LayerNormalization",
+       fusion_pass(layer_norm_rules), /*needs_shapes=*/true},
+      {"fuse_rms_norm", "x * 1/sqrt(mean(x*x) + eps) (* w), with fp32 Casts -> RMSNormalization",
+       fusion_pass(rms_norm_rules), /*needs_shapes=*/true},
+      {"legalize_symbolic_shapes", "onnxc.SymbolicShape -> Shape/Gather/Add/Mul/Concat (for ONNX export)",
+       fn(legalize_symbolic_shapes)},
+      {"fuse_gelu", "0.5*x*(1+erf(x/sqrt2)), the tanh form, x*sigmoid(1.702x) -> Gelu", fusion_pass(gelu_rules),
+       /*needs_shapes=*/true},
   };
   return table;
 }

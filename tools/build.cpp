@@ -9,13 +9,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "codegen/compile.h"
 #include "codegen/partition.h"
 #include "frontend/onnx_import.h"
 #include "ir/error.h"
+#include "passes/fusion.h"
 #include "passes/pass.h"
+#include "tools/args.h"
 #include "passes/pipeline.h"
 
 namespace fs = std::filesystem;
@@ -75,13 +78,31 @@ void optimize_model(ir::Model& m, const PassOptions& opt) {
     bool found = passes::find_pass(opt.dump_after) != nullptr;
     user_check(found) << "--dump-after: unknown pass '" << opt.dump_after << "' (see `onnxc inspect --list-passes`)";
   }
+  std::set<std::string> no_fuse;
+  for (const std::string& f : split_list(opt.no_fuse)) {
+    const auto& fam = passes::fusion_families();
+    if (std::find(fam.begin(), fam.end(), f) == fam.end()) {
+      std::string known;
+      for (const std::string& k : fam) known += (known.empty() ? "" : ", ") + k;
+      throw UsageError("--no-fuse: unknown fusion '" + f + "' (known: " + known + ")");
+    }
+    no_fuse.insert(f);
+  }
   if (names.empty()) return;
   passes::PipelineOptions po;
+  po.no_fuse = std::move(no_fuse);
+  po.fusion_report = opt.report;
   if (!opt.dump_after.empty()) po.dump_after.insert(opt.dump_after);
   po.dump_stream = opt.dump;
   po.verify_each = opt.verify_each;
   if (opt.timings) po.timings = opt.dump ? opt.dump : &std::cerr;
   passes::run_pipeline(m, names, po);
+}
+
+std::string no_fuse_help() {
+  std::string fams;
+  for (const std::string& f : passes::fusion_families()) fams += (fams.empty() ? "" : ",") + f;
+  return "turn these fusions off (comma list of " + fams + ")";
 }
 
 std::string pass_list_help() {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "passes/pass_context.h"
 #include "tools/command.h"
 #include "tools/runner.h"
 
@@ -30,9 +31,13 @@ struct PassOptions {
   bool timings = false;            // print per-pass times to `dump`
   bool verify_each = false;
   std::ostream* dump = nullptr;
+  std::string no_fuse;                     // comma list of fusion families to skip (--no-fuse)
+  passes::FusionReport* report = nullptr;  // if set, the fusions record what fired and near misses
 };
 // Runs the named passes on `m` in place (shape inference first, so passes see typed values).
 void optimize_model(ir::Model& m, const PassOptions& opt);
+// The --no-fuse help text (lists the fusion families).
+std::string no_fuse_help();
 // Lines "name  summary" for every registered pass, for --help texts.
 std::string pass_list_help();
 

@@ -26,6 +26,7 @@ int compile_main(const std::vector<std::string>& args) {
                                 "a session's onnxc_session_options.num_threads overrides it", &bo.threads);
   p.option("jobs", 'j', "N", "kernels compiled in parallel (default: all cores)", &bo.jobs);
   p.option("passes", 0, "LIST", "graph passes before codegen: default, none, or a comma list", &passes);
+  p.option("no-fuse", 0, "LIST", no_fuse_help() + ";\nfusions are on by default", &bo.passes.no_fuse);
   p.flag("no-cache", 0, "compile every kernel, neither reading nor filling the kernel cache\n"
                         "($ONNXC_CACHE_DIR, default ~/.cache/onnxc/kernels)", &no_cache);
   p.flag("quiet", 'q', "no progress, only errors", &quiet);

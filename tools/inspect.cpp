@@ -10,6 +10,7 @@
 #include "frontend/onnx_import.h"
 #include "ir/error.h"
 #include "ir/printer.h"
+#include "passes/pass_context.h"
 #include "tools/args.h"
 #include "tools/build.h"
 
@@ -112,12 +113,67 @@ void print_coverage(ir::Model m) {
   }
 }
 
+std::string json_str(const std::string& s) {
+  std::string r = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') r += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      r += buf;
+    } else {
+      r += c;
+    }
+  }
+  return r + "\"";
+}
+
+// `inspect --fusions`: what fired (rule, nodes replaced, where) and the near misses with reasons.
+void print_fusions(const passes::FusionReport& r, bool json) {
+  std::vector<passes::NearMiss> misses = r.ranked_near_misses();
+  if (json) {
+    std::printf("{\"fused\": [");
+    for (size_t i = 0; i < r.fused.size(); ++i) {
+      const passes::FusedEntry& e = r.fused[i];
+      std::printf("%s\n  {\"rule\": %s, \"family\": %s, \"nodes_replaced\": %d, \"where\": %s}", i ? "," : "",
+                  json_str(e.rule).c_str(), json_str(e.family).c_str(), e.nodes_replaced, json_str(e.where).c_str());
+    }
+    std::printf("],\n \"near_misses\": [");
+    for (size_t i = 0; i < misses.size(); ++i) {
+      const passes::NearMiss& e = misses[i];
+      std::printf("%s\n  {\"rule\": %s, \"family\": %s, \"matched_nodes\": %d, \"where\": %s, \"reason\": %s}",
+                  i ? "," : "", json_str(e.rule).c_str(), json_str(e.family).c_str(), e.matched,
+                  json_str(e.where).c_str(), json_str(e.reason).c_str());
+    }
+    std::printf("],\n \"counts\": {");
+    bool first = true;
+    for (const auto& [family, n] : r.counts()) {
+      std::printf("%s%s: %d", first ? "" : ", ", json_str(family).c_str(), n);
+      first = false;
+    }
+    std::printf("}}\n");
+    return;
+  }
+  std::string counts;
+  for (const auto& [family, n] : r.counts()) counts += (counts.empty() ? "" : ", ") + family + " " + std::to_string(n);
+  std::printf("%-11s %zu fired, %zu near misses (%s)\n", "fusions", r.fused.size(), misses.size(), counts.c_str());
+  for (size_t i = 0; i < r.fused.size(); ++i) {
+    const passes::FusedEntry& e = r.fused[i];
+    std::printf("%-11s %-16s %3d nodes  %s\n", i ? "" : "fused", e.rule.c_str(), e.nodes_replaced, e.where.c_str());
+  }
+  for (size_t i = 0; i < misses.size(); ++i) {
+    const passes::NearMiss& e = misses[i];
+    std::printf("%-11s %-16s %3d nodes  %s: %s\n", i ? "" : "near miss", e.rule.c_str(), e.matched, e.where.c_str(),
+                e.reason.c_str());
+  }
+}
+
 }  // namespace
 
 int inspect_main(const std::vector<std::string>& args) {
   std::string model, passes_arg;
   PassOptions po;
-  bool ir_text = false, list_passes = false, no_coverage = false;
+  bool ir_text = false, list_passes = false, no_coverage = false, fusions = false, json = false;
   ArgParser p("inspect", "MODEL [--ir] [--passes LIST] [--dump-after PASS] [--timings]",
               "Describes an ONNX model: producer, IR version, opset imports, inputs and outputs with dtypes\n"
               "and symbolic shapes, op histogram, parameter count and bytes, external data, and which ops\n"
@@ -131,14 +187,30 @@ int inspect_main(const std::vector<std::string>& args) {
   p.flag("timings", 0, "print per-pass times of the pipeline", &po.timings);
   p.flag("no-coverage", 0, "skip the codegen coverage line (it runs the default passes)", &no_coverage);
   p.flag("list-passes", 0, "list the registered passes and the default pipeline", &list_passes);
+  p.flag("fusions", 0, "run the passes (default pipeline unless --passes) and list each fusion that\n"
+                       "fired (rule, nodes replaced, where) and each near miss with its reason", &fusions);
+  p.flag("json", 0, "with --fusions: print {\"fused\": [...], \"near_misses\": [...], \"counts\": {...}}", &json);
+  p.option("no-fuse", 0, "LIST", no_fuse_help(), &po.no_fuse);
   p.epilog("Examples:\n  onnxc inspect model.onnx\n  onnxc inspect model.onnx --passes default\n"
-           "  onnxc inspect model.onnx --dump-after constant_folding --timings");
+           "  onnxc inspect model.onnx --dump-after constant_folding --timings\n"
+           "  onnxc inspect model.onnx --fusions [--json] [--no-fuse gelu]");
   if (!p.parse(args)) return kExitOk;
   if (list_passes) {
     std::fputs(pass_list_help().c_str(), stdout);
     return kExitOk;
   }
   if (model.empty()) throw UsageError("missing MODEL");
+  if (json && !fusions) throw UsageError("--json goes with --fusions");
+  if (fusions) {
+    ir::Model m = read_model(model);
+    passes::FusionReport report;
+    po.passes = passes_arg.empty() ? "default" : passes_arg;
+    po.report = &report;
+    po.dump = &std::cerr;
+    optimize_model(m, po);
+    print_fusions(report, json);
+    return kExitOk;
+  }
 
   const bool run_passes = !passes_arg.empty() || !po.dump_after.empty() || po.timings;
   if (!ir_text && !run_passes) {

@@ -5,6 +5,7 @@
 
 #include "frontend/onnx_export.h"
 #include "ir/error.h"
+#include "passes/legalize_symbolic_shapes.h"
 #include "tools/args.h"
 #include "tools/build.h"
 
@@ -20,6 +21,7 @@ int optimize_main(const std::vector<std::string>& args) {
   p.positional("IN", "the .onnx model to read", &in);
   p.option("output", 'o', "OUT", "the .onnx file to write", &out);
   p.option("passes", 0, "LIST", "default (the compile pipeline), none, or a comma list of pass names", &po.passes);
+  p.option("no-fuse", 0, "LIST", no_fuse_help(), &po.no_fuse);
   p.option("dump-after", 0, "PASS", "print the IR after this pass to stderr", &po.dump_after);
   p.flag("timings", 0, "print per-pass times to stderr", &po.timings);
   p.flag("external-data", 0, "write large tensors to OUT.data beside the model (for models > 2 GiB)", &external);
@@ -30,11 +32,19 @@ int optimize_main(const std::vector<std::string>& args) {
   user_check(!std::filesystem::is_directory(out, ec)) << out << ": is a directory, not a file";
   ir::Model m = read_model(in);
   size_t before = m.graph->num_nodes();
+  passes::FusionReport report;
+  po.report = &report;
   optimize_model(m, po);
+  // Standard ONNX out: shape helpers only codegen reads go back to Shape/Gather/Concat arithmetic.
+  passes::legalize_symbolic_shapes(m);
   frontend::ExportOptions eo;
   eo.external_data = external;
   frontend::save_model(m, out, eo);
-  std::printf("optimize: %s (%zu nodes) -> %s (%zu nodes)\n", in.c_str(), before, out.c_str(), m.graph->num_nodes());
+  std::string fused;
+  for (const auto& [family, n] : report.counts())
+    if (n) fused += (fused.empty() ? ", fused " : ", ") + std::to_string(n) + " " + family;
+  std::printf("optimize: %s (%zu nodes) -> %s (%zu nodes, opset %lld%s)\n", in.c_str(), before, out.c_str(),
+              m.graph->num_nodes(), static_cast<long long>(m.opset("")), fused.c_str());
   return kExitOk;
 }
 

@@ -112,7 +112,9 @@ std::vector<Tensor> eval_softmax(Ctx& c) {
   return {from_values(c, x.dtype(), x.dims(), v)};
 }
 
+// LayerNormalization (17) and RMSNormalization (23, no mean, no bias): the fused ops' reference.
 std::vector<Tensor> eval_layer_norm(Ctx& c) {
+  const bool rms = c.node.op_type() == "RMSNormalization";
   const Tensor& x = c.in(0);
   for (size_t i = 1; i < c.node.num_outputs(); ++i)
     if (c.node.output(i)) throw NotEvaluable{};  // Mean / InvStdDev outputs: not needed so far
@@ -121,13 +123,13 @@ std::vector<Tensor> eval_layer_norm(Ctx& c) {
   std::vector<int64_t> norm_dims(x.dims().begin() + axis, x.dims().end());
   int64_t n = numel(norm_dims), rows = n ? x.numel() / n : 0;
   std::vector<double> v = values(x), scale = values(c.in(1)), bias;
-  if (const Tensor* b = c.opt_in(2)) bias = values(*b);
+  if (const Tensor* b = rms ? nullptr : c.opt_in(2)) bias = values(*b);
   auto is = broadcast_index(c.in(1).dims(), norm_dims);
   auto ib = bias.empty() ? std::vector<int64_t>{} : broadcast_index(c.in(2).dims(), norm_dims);
   for (int64_t r = 0; r < rows; ++r) {
     double* p = v.data() + r * n;
     double mean = 0, var = 0;
-    for (int64_t i = 0; i < n; ++i) mean += p[i];
+    for (int64_t i = 0; i < n && !rms; ++i) mean += p[i];
     mean /= static_cast<double>(n);
     for (int64_t i = 0; i < n; ++i) var += (p[i] - mean) * (p[i] - mean);
     double inv = 1.0 / std::sqrt(var / static_cast<double>(n) + eps);
@@ -138,9 +140,22 @@ std::vector<Tensor> eval_layer_norm(Ctx& c) {
   return out;
 }
 
+// Gelu (20): exact (erf) or tanh-approximated.
+std::vector<Tensor> eval_gelu(Ctx& c) {
+  const Tensor& x = c.in(0);
+  bool tanh_form = c.node.attr_string("approximate", "none") == "tanh";
+  std::vector<double> v = values(x);
+  for (double& e : v)
+    e = tanh_form ? 0.5 * e * (1 + std::tanh(std::sqrt(2 / M_PI) * (e + 0.044715 * e * e * e)))
+                  : 0.5 * e * (1 + std::erf(e / std::sqrt(2.0)));
+  return {from_values(c, x.dtype(), x.dims(), v)};
+}
+
 }  // namespace
 
 void add_nn_evals(EvalTable& t) {
+  t["RMSNormalization"] = eval_layer_norm;
+  t["Gelu"] = eval_gelu;
   t["MatMul"] = eval_matmul;
   t["Gemm"] = eval_gemm;
   t["Softmax"] = eval_softmax;

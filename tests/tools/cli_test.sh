@@ -299,6 +299,73 @@ case_optimize() {
   expect_absent opt2.onnx
 }
 
+# inspect --fusions on a real export (two erf GELUs), as text and JSON, and --no-fuse.
+case_fusions() {
+  local dec="$HERE/../models/decoder_prelayer_causal/model.onnx"
+  run_onnxc inspect --fusions "$dec"
+  expect_rc 0
+  expect_out '^fusions +2 fired, 0 near misses \(attention [0-9]+, gelu 2, layer_norm 0, rms_norm 0\)'
+  expect_out '^fused +gelu_erf +5 nodes +/layers.0/mlp/mlp.1/Mul_1'
+  run_onnxc inspect --fusions --json "$dec"
+  expect_rc 0
+  expect_out '"gelu": 2'
+  expect_out '"rule": "gelu_erf", "family": "gelu", "nodes_replaced": 5'
+  expect_out '^ "near_misses": \[\],'
+  run_onnxc inspect --fusions --json --no-fuse gelu,layer_norm "$dec"
+  expect_rc 0
+  expect_out '"gelu": 0'
+  # Usage errors: exit 2, the message, and the hint to --help.
+  run_onnxc inspect --fusions --no-fuse gelu,bogus "$dec"
+  expect_rc 2
+  expect_err "unknown fusion 'bogus' \(known: attention, layer_norm, rms_norm, gelu\)"
+  run_onnxc compile "$dec" -o lib --no-fuse bogus
+  expect_rc 2
+  expect_err "--no-fuse: unknown fusion 'bogus'"
+  expect_absent lib
+  run_onnxc inspect --json "$dec"
+  expect_rc 2
+  expect_err "--json goes with --fusions"
+}
+
+# The compiled fused ops (LayerNormalization, RMSNormalization, Gelu) against PyTorch's outputs,
+# and the same models compiled with every fusion off.
+case_compile_fused() {
+  local m
+  for m in bert_block_op13 llama_mlp_op14 t5_block_op17; do
+    local dir="$HERE/../passes/models/$m"
+    run_onnxc compile "$dir/model.onnx" -o "fused_$m" -q
+    expect_rc 0
+    run_onnxc compare "fused_$m/lib$m.so" "$dir"
+    expect_rc 0
+    run_onnxc compile "$dir/model.onnx" -o "plain_$m" -q --no-fuse layer_norm,rms_norm,gelu,attention
+    expect_rc 0
+    run_onnxc compare "plain_$m/lib$m.so" "$dir"
+    expect_rc 0
+  done
+}
+
+# `onnxc optimize` output is standard ONNX: ONNX Runtime 1.30 (bench/ort) loads it and matches the
+# reference outputs, as it does for the original model.
+case_optimize_ort() {
+  local ort="$HERE/../../bench/ort"
+  command -v node >/dev/null || { echo "SKIP: node is not installed"; exit 77; }
+  [[ -d $ort/node_modules/onnxruntime-node ]] ||
+    { echo "SKIP: ONNX Runtime missing (cd bench/ort && npm ci --ignore-scripts)"; exit 77; }
+  local m
+  for m in "$HERE/../models/encoder_layer" "$HERE/../models/decoder_prelayer_causal" \
+           "$HERE/../models/mha_cross_attention" "$HERE/../passes/models/bert_block_op13" \
+           "$HERE/../passes/models/llama_mlp_op14" "$HERE/../passes/models/t5_block_op17"; do
+    run_onnxc optimize "$m/model.onnx" -o opt.onnx
+    expect_rc 0
+    expect_out 'opset 23'
+    node "$ort/check_ort.mjs" "$m/model.onnx" "$m" --rtol 1e-4 --atol 1e-5 >out 2>err ||
+      fail "ONNX Runtime on the original $m"
+    node "$ort/check_ort.mjs" opt.onnx "$m" --rtol 1e-4 --atol 1e-5 >out 2>err ||
+      fail "ONNX Runtime on the optimized $m"
+    grep -q 'onnxc' opt.onnx && fail "optimize left an onnxc-domain op in $m"
+  done
+}
+
 case_bench() {
   run_onnxc bench "$ADD/model.onnx" --runs 5 --warmup 1 --dims n=4
   expect_rc 0

@@ -1,0 +1,32 @@
+// Canonical forms before fusion: one internal opset (so a fused model is valid ONNX at the opset its
+// fused ops need) and one spelling for each equivalent exporter idiom, so each fusion matches one
+// core pattern. Nothing here changes a value the model computes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ir/graph.h"
+
+namespace onnxc::passes {
+
+// The ai.onnx opset models are raised to: Attention and RMSNormalization need 23.
+constexpr int64_t kCanonicalOpset = 23;
+
+// Rewrites every default-domain node (subgraphs included) from the model's opset to the forms of
+// opset `version` and imports that version: Reduce*/Squeeze/Unsqueeze/Split axes and splits as
+// inputs, Softmax/LogSoftmax/Hardmax before 13 with opset-13 semantics (Flatten + Reshape when
+// the axis is not the last), Slice/Pad/Clip/TopK attributes as inputs, Scatter -> ScatterElements,
+// renamed GridSample modes, RoiAlign's old default made explicit. Returns "" on success; otherwise
+// why the model cannot be raised (e.g. "Upsample was removed in opset 10"), leaving it unchanged.
+std::string raise_opset(ir::Model& m, int64_t version);
+
+// raise_opset(kCanonicalOpset) when possible, then the spelling rules:
+//   Pow(x, 2)          -> Mul(x, x)            (one rounding either way)
+//   Reciprocal(x)      -> Div(1, x)            (the same IEEE division)
+//   Div(x, c)          -> Mul(x, 1/c)          when every c is a power of two (exact)
+//   Einsum "bhqd,bhkd->bhqk" and every other batched matmul -> Transpose + MatMul + Transpose
+// Returns whether anything changed.
+bool canonicalize(ir::Model& m);
+
+}  // namespace onnxc::passes
