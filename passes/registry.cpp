@@ -8,6 +8,7 @@
 #include "passes/canonicalize.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
+#include "passes/fuse_attention_forms.h"
 #include "passes/fuse_norms.h"
 #include "passes/fusion.h"
 #include "passes/legalize_symbolic_shapes.h"
@@ -47,6 +48,9 @@ const std::vector<PassInfo>& pass_registry() {
       {"canonicalize",
        "raise the model to opset 23 forms; Pow(x,2) -> x*x, Reciprocal -> Div(1,x), x/2^k -> x*2^-k, Einsum -> MatMul",
        fn(canonicalize), /*needs_shapes=*/true},
+      {"fuse_attention_forms",
+       "additive (Bahdanau), cosine (NTM) and Nadaraya-Watson attention -> one onnxc op each",
+       fusion_pass(attention_form_rules), /*needs_shapes=*/true},
       {"fuse_layer_norm", "ReduceMean/Sub/Mul/ReduceMean/Add/Sqrt/Div (+scale, +bias) -> LayerNormalization",
        fusion_pass(layer_norm_rules), /*needs_shapes=*/true},
       {"fuse_rms_norm", "x * 1/sqrt(mean(x*x) + eps) (* w), with fp32 Casts -> RMSNormalization",
