@@ -173,18 +173,24 @@ void kernel_rewrite(const Match& m, RewriteBuilder& b) {
   replace_outputs(m, b, b.add("KernelAttention", {q3, k3, m["v"], m["wk"]}, {}, outputs_needed(m) ? 2 : 1, "onnxc"));
 }
 
-FusionRule rule(std::string name, Pattern p, decltype(FusionRule::check) check, decltype(FusionRule::rewrite) rw) {
+// `near_miss`: how many op nodes a failed attempt must match to be reported. Every scaled
+// dot-product attention matches MatMul <- Softmax <- Add/Mul (3-4 nodes) of these patterns; only
+// an attempt that reaches the form's own ops (Tanh, the cosine's norms, the kernel's square) is a
+// near miss worth naming.
+FusionRule rule(std::string name, Pattern p, decltype(FusionRule::check) check, decltype(FusionRule::rewrite) rw,
+                int near_miss) {
   FusionRule r{std::move(name), "attention", std::move(p), std::move(check), std::move(rw), 0};
   r.allow_shared_interior = true;  // the weights are often returned too; the fused op gives them
+  r.near_miss_min_matched = near_miss;
   return r;
 }
 
 }  // namespace
 
 std::vector<FusionRule> attention_form_rules() {
-  return {rule("additive_attention", additive_pattern(), additive_check, additive_rewrite),
-          rule("cosine_attention", cosine_pattern(), cosine_check, cosine_rewrite),
-          rule("kernel_attention", kernel_pattern(), kernel_check, kernel_rewrite)};
+  return {rule("additive_attention", additive_pattern(), additive_check, additive_rewrite, 5),
+          rule("cosine_attention", cosine_pattern(), cosine_check, cosine_rewrite, 6),
+          rule("kernel_attention", kernel_pattern(), kernel_check, kernel_rewrite, 5)};
 }
 
 }  // namespace onnxc::passes
