@@ -73,7 +73,9 @@ ir::Node* RewriteBuilder::add(const std::string& op_type, const std::vector<ir::
                               std::vector<ir::Attribute> attrs, size_t num_outputs, const std::string& domain) {
   std::vector<std::string> names;
   std::string base = root_.output(0) ? root_.output(0)->name() : op_type;
-  for (size_t i = 0; i < num_outputs; ++i) names.push_back(g_.unique_name(base + "_" + op_type));
+  // unique_name knows only names already in the graph, so outputs after the first get an index.
+  for (size_t i = 0; i < num_outputs; ++i)
+    names.push_back(g_.unique_name(base + "_" + op_type + (i ? "_out" + std::to_string(i) : "")));
   ir::Node* n = g_.insert_node_before(&root_, op_type, inputs, names, domain);
   for (ir::Attribute& a : attrs) n->set_attr(std::move(a));
   infer(*n);

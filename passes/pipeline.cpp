@@ -17,6 +17,7 @@ std::vector<std::string> default_pipeline() {
       "dce)",
       // Fusions, largest first: attention contains no norm, norms contain no GELU, so the order only
       // matters for the report.
+      "fuse_attention_forms",
       "fuse_attention",
       "fuse_layer_norm",
       "fuse_rms_norm",

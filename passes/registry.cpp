@@ -10,6 +10,7 @@
 #include "passes/dce.h"
 #include "passes/fold_matmul_batch.h"
 #include "passes/fuse_attention.h"
+#include "passes/fuse_attention_forms.h"
 #include "passes/fuse_norms.h"
 #include "passes/fusion.h"
 #include "passes/legalize_symbolic_shapes.h"
@@ -53,6 +54,9 @@ const std::vector<PassInfo>& pass_registry() {
        fn(canonicalize), /*needs_shapes=*/true},
       {"fuse_attention", "softmax(Q*K^T*scale + mask)*V in plain ops -> Attention (opset 23)",
        fusion_pass(attention_rules), /*needs_shapes=*/true},
+      {"fuse_attention_forms",
+       "additive (Bahdanau), cosine (NTM) and Nadaraya-Watson attention -> one onnxc op each",
+       fusion_pass(attention_form_rules), /*needs_shapes=*/true},
       {"fuse_layer_norm", "ReduceMean/Sub/Mul/ReduceMean/Add/Sqrt/Div (+scale, +bias) -> LayerNormalization",
        fusion_pass(layer_norm_rules), /*needs_shapes=*/true},
       {"fuse_rms_norm", "x * 1/sqrt(mean(x*x) + eps) (* w), with fp32 Casts -> RMSNormalization",

@@ -6,6 +6,7 @@
 #include "passes/remove_identities.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "passes/pattern.h"
 #include "passes/rewrite.h"
@@ -15,14 +16,15 @@ namespace {
 
 using namespace pat;
 
-// A constant whose every element is exactly v (any numeric dtype, any shape).
+// A constant whose every element is exactly v (any numeric dtype, any shape). The sign of zero
+// counts: x - (-0) is x + 0, which turns -0 into +0, so it is no identity.
 Pattern all_equal(double v) {
   return any().constant().where(
       [v](const ir::Value& c) {
         const ir::Tensor& t = c.constant();
         if (t.dtype() == ir::DType::String || (t.empty_data() && t.numel() > 0)) return false;
         for (int64_t i = 0; i < t.numel(); ++i)
-          if (t.get_f64(i) != v) return false;
+          if (t.get_f64(i) != v || std::signbit(t.get_f64(i)) != std::signbit(v)) return false;
         return true;
       },
       "is not all " + std::to_string(v));

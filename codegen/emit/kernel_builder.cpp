@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "codegen/emit/strict_float.h"
 #include "codegen/lower/lower_util.h"
 #include "codegen/schedule/schedule.h"
 #include "ir/error.h"
@@ -178,6 +179,7 @@ class Builder {
     bind_inputs();
     for (const ir::Node* n : k_.graph->nodes()) lower_node(*n);
     std::vector<Halide::Func> outs = output_funcs();
+    keep_ieee_semantics(outs, reassociable_);
     out_.pipeline = Halide::Pipeline(outs);
     collect_args();
     return std::move(out_);
@@ -242,7 +244,7 @@ class Builder {
   void lower_node(const ir::Node& n) {
     const OpLowering* l = find_lowering(n.domain(), n.op_type());
     internal_check(l) << "no lowering for " << n.describe();
-    LowerContext ctx{n, {}, {}, {}, sched_target_, k_.opsets.at(n.domain()), nullptr, nullptr, nullptr, l->kclass};
+    LowerContext ctx{n, {}, {}, {}, sched_target_, k_.opsets.at(n.domain()), nullptr, nullptr, nullptr, l->kclass, {}};
     for (const ir::Value* v : n.inputs()) {
       ctx.in.push_back(v ? values_.at(v) : HTensor{});
       ctx.const_in.push_back(v && v->is_constant() ? &v->constant() : nullptr);
@@ -260,6 +262,7 @@ class Builder {
     } catch (const Halide::CompileError& e) {
       user_error << n.describe() << ": " << e.what();
     }
+    for (const Halide::Func& f : ctx.reassociable) reassociable_.insert(f.name());
     for (size_t i = 0; i < n.num_outputs(); ++i) {
       const ir::Value* v = n.output(i);
       if (!v || i >= outs.size() || !outs[i].defined()) continue;
@@ -351,6 +354,7 @@ class Builder {
   std::vector<std::pair<Halide::ImageParam, int>> image_params_;  // with the tensor id each binds
   std::map<const ir::Value*, HTensor> values_;
   std::set<std::string> input_funcs_;  // names of the Funcs that read ImageParams
+  std::set<std::string> reassociable_;  // Funcs exempt from strict float (LowerContext::reassociable)
   std::map<const ir::Value*, const ir::Node*> producer_;
   std::map<const ir::Node*, std::function<void(Halide::Func, const Halide::Target&)>> schedules_;
   const ir::Node* anchor_ = nullptr;

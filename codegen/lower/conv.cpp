@@ -72,6 +72,7 @@ std::vector<HTensor> conv(LowerContext& ctx) {
   std::vector<Expr> args(vars.begin(), vars.end());
   acc(args) = Halide::Internal::make_zero(at);
   acc(args) += Halide::select(valid, Halide::cast(at, x.at(xi)) * Halide::cast(at, w.at(wi)), Halide::Internal::make_zero(at));
+  ctx.reassociable.push_back(acc);
   return finish(ctx, acc, vars, o);
 }
 
@@ -123,6 +124,7 @@ std::vector<HTensor> conv_transpose(LowerContext& ctx) {
   std::vector<Expr> args(vars.begin(), vars.end());
   acc(args) = Halide::Internal::make_zero(at);
   acc(args) += Halide::select(valid, Halide::cast(at, x.at(xi)) * Halide::cast(at, w.at(wi)), Halide::Internal::make_zero(at));
+  ctx.reassociable.push_back(acc);
   return finish(ctx, acc, vars, o);
 }
 

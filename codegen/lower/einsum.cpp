@@ -103,6 +103,7 @@ std::vector<HTensor> einsum(LowerContext& ctx) {
   } else {
     acc(args) = Halide::Internal::make_zero(at);
     acc(args) += prod;
+    ctx.reassociable.push_back(acc);  // a contraction: its sum order is ours to pick
   }
   y(args) = Halide::cast(halide_type(out_dtype(ctx)), acc(args));
   ctx.schedule = [acc](Func output, const Halide::Target& t) {

@@ -62,11 +62,11 @@ LowerFn variadic(std::function<Expr(Expr, Expr)> f, bool mean = false) {
   });
 }
 
-Expr sigmoid(Expr x) { return lit(x, 1) / (lit(x, 1) + Halide::exp(-x)); }
-Expr softplus(Expr x) { return Halide::max(x, lit(x, 0)) + Halide::log(lit(x, 1) + Halide::exp(-Halide::abs(x))); }
+Expr sigmoid(Expr x) { return lit(x, 1) / (lit(x, 1) + exp_ieee(-x)); }
+Expr softplus(Expr x) { return Halide::max(x, lit(x, 0)) + log_ieee(lit(x, 1) + exp_ieee(-Halide::abs(x))); }
 Expr erf_any(Expr x) {
-  if (x.type() == Halide::Float(32)) return Halide::erf(x);
-  return Halide::cast(x.type(), Halide::erf(Halide::cast<float>(x)));
+  if (x.type() == Halide::Float(32)) return erf_ieee(x);
+  return Halide::cast(x.type(), erf_ieee(Halide::cast<float>(x)));
 }
 float fattr(const ir::Node& n, const char* name, float def) { return n.attr_float(name, def); }
 
@@ -175,8 +175,8 @@ constexpr auto EW = KernelClass::Elementwise;
 #define BINARY(op, body) Registrar reg_##op("", #op, EW, binary([](Expr a, Expr b) { return body; }))
 
 UNARY_FLOAT(Sqrt, Halide::sqrt(x));
-UNARY_FLOAT(Exp, Halide::exp(x));
-UNARY_FLOAT(Log, Halide::log(x));
+UNARY_FLOAT(Exp, exp_ieee(x));
+UNARY_FLOAT(Log, log_ieee(x));
 UNARY_FLOAT(Tanh, Halide::tanh(x));
 UNARY_FLOAT(Erf, erf_any(x));
 UNARY_FLOAT(Sigmoid, sigmoid(x));

@@ -79,7 +79,7 @@ std::vector<HTensor> softmax_cross_entropy(LowerContext& ctx) {
   mx(s.stat_args()) = at.min();
   mx(s.stat_args()) = Halide::max(mx(s.stat_args()), Halide::cast(at, x.at(s.ridx)));
   se(s.stat_args()) = Halide::Internal::make_zero(at);
-  se(s.stat_args()) += Halide::exp(Halide::cast(at, x.at(s.ridx)) - mx(s.stat_args()));
+  se(s.stat_args()) += exp_ieee(Halide::cast(at, x.at(s.ridx)) - mx(s.stat_args()));
   HTensor logp;
   logp.func = Func("sce_log_prob");
   logp.func(s.all_args()) = Halide::cast(halide_type(x.dtype), Halide::cast(at, x.at(s.idx)) - mx(s.stat_args()) -

@@ -50,6 +50,9 @@ struct LowerContext {
   // with the Func that is realized as the kernel output (compute_root on it is already done).
   std::function<void(Halide::Func output, const Halide::Target&)> schedule;
   KernelClass kclass = KernelClass::Elementwise;
+  // Contraction accumulators (a MatMul's or Conv's sum of products) that may be reassociated and
+  // contracted to FMAs. Every other float value in a kernel keeps IEEE semantics (strict_float).
+  std::vector<Halide::Func> reassociable;
 };
 
 using LowerFn = std::function<std::vector<HTensor>(LowerContext&)>;

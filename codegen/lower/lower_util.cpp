@@ -2,6 +2,7 @@
 #include "codegen/lower/lower_util.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace onnxc::codegen {
 
@@ -130,6 +131,25 @@ RowSpace::RowSpace(const HTensor& x, const std::vector<int>& reduced) {
 
 std::vector<Halide::Expr> RowSpace::at(const Index& onnx) {
   return std::vector<Halide::Expr>(onnx.rbegin(), onnx.rend());
+}
+
+// Only f32 takes Halide's polynomials; f64 calls libm, which is IEEE already.
+Halide::Expr exp_ieee(const Halide::Expr& x) {
+  if (x.type() != Halide::Float(32)) return Halide::exp(x);
+  Halide::Expr big = literal(x.type(), 128), tiny = literal(x.type(), -128);
+  Halide::Expr inf = literal(x.type(), INFINITY), zero = Halide::Internal::make_zero(x.type());
+  return Halide::select(Halide::is_nan(x), x, x > big, inf, x < tiny, zero, Halide::exp(x));
+}
+
+Halide::Expr log_ieee(const Halide::Expr& x) {
+  if (x.type() != Halide::Float(32)) return Halide::log(x);
+  return Halide::select(Halide::is_nan(x) || x == literal(x.type(), INFINITY), x, Halide::log(x));
+}
+
+Halide::Expr erf_ieee(const Halide::Expr& x) {
+  if (x.type() != Halide::Float(32)) return Halide::erf(x);
+  Halide::Expr lim = literal(x.type(), 8);  // erf(8) is 1 in float and double
+  return Halide::select(Halide::is_nan(x), x, Halide::erf(Halide::clamp(x, -lim, lim)));
 }
 
 }  // namespace onnxc::codegen

@@ -119,6 +119,7 @@ Built build_product(LowerContext& ctx, const Product& p) {
   Func acc("matmul_acc");
   acc(out.acc_vars) = cast(acc_t, 0);
   acc(out.acc_vars) += cast(acc_t, a_at(k.x, m, out.out_batch)) * cast(acc_t, b_val);
+  ctx.reassociable.push_back(acc);
   // Until the schedule callback places them per output tile (and if it never runs: emission gives
   // a fresh output its default schedule when a Func is shared), the product is computed whole.
   acc.compute_root();

@@ -57,7 +57,7 @@ LowerFn softmax_like(Kind kind) {
       stats.push_back(first);
     } else {
       Func ex("softmax_exp"), sum("softmax_sum");
-      ex(s.all_args()) = Halide::exp(xv(s.idx) - mx(s.stat_args()));
+      ex(s.all_args()) = exp_ieee(xv(s.idx) - mx(s.stat_args()));
       sum(s.stat_args()) = Halide::Internal::make_zero(at);
       sum(s.stat_args()) += ex(RowSpace::at(s.ridx));
       Expr value = kind == Kind::Softmax

@@ -102,7 +102,15 @@ const std::map<std::string, BinaryOp>& binary_ops() {
   return t;
 }
 
-// Folds the inputs left to right with `op`, broadcasting; Min/Max/Sum/Mean are variadic.
+// A partial result of a variadic op, rounded as a kernel holds it: in f32 for f32 and for f16/bf16
+// (computed in f32, rounded to the narrow type once). Sum(max, max, -max) in f32 is inf, not max.
+double round_partial(DType dt, double v) {
+  bool narrow = dt == DType::Float32 || dt == DType::Float16 || dt == DType::BFloat16;
+  return narrow ? static_cast<float>(v) : v;
+}
+
+// Folds the inputs left to right with `op`, broadcasting; Min/Max/Sum/Mean are variadic. Each
+// partial result is rounded to the output precision, as the op computes it one input at a time.
 std::vector<Tensor> eval_binary(Ctx& c) {
   const std::string& name = c.node.op_type();
   BinaryOp op = binary_ops().at(name);
@@ -135,7 +143,7 @@ std::vector<Tensor> eval_binary(Ctx& c) {
     const Tensor& b = c.in(k);
     auto idx = broadcast_index(b.dims(), dims);
     for (int64_t e = 0; e < total; ++e) {
-      if (fl) accf[e] = op.f(accf[e], b.get_f64(idx[e]));
+      if (fl) accf[e] = round_partial(a0.dtype(), op.f(accf[e], b.get_f64(idx[e])));
       else acci[e] = op.i(acci[e], b.get_i64(idx[e]));
     }
   }

@@ -11,7 +11,10 @@ namespace {
 // fmod: Mod's fmod attribute). nullopt: the element cannot be decided.
 using DimFn = std::optional<Dim> (*)(const Dim& a, const Dim& b, bool is_float, bool fmod);
 
+// a < b. Symbols are extents (never negative); an unknown element may hold any value, even one
+// from data, so nothing is decided about it.
 std::optional<bool> known_less(const Dim& a, const Dim& b) {  // a < b
+  if (a.has_unknown() || b.has_unknown()) return std::nullopt;
   if (known_nonnegative(b - a - 1)) return true;
   if (known_nonnegative(a - b)) return false;
   return std::nullopt;
@@ -65,9 +68,14 @@ std::optional<Dim> or_dims(const Dim& a, const Dim& b) {
   return a.is_const() && b.is_const() ? std::optional<Dim>(0) : std::nullopt;
 }
 
+// Equal on shape values: torch's `expand` guard `Where(Equal(size, -1), 1, size)` decides
+// `batch == -1` as false, so the expanded shape stays symbolic.
 std::optional<Dim> equal_dims(const Dim& a, const Dim& b) {
   if (a == b) return Dim(1);
-  return (a - b).is_const() ? std::optional<Dim>(0) : std::nullopt;
+  Dim d = a - b;
+  if (d.is_const()) return Dim(d.value() == 0 ? 1 : 0);
+  if (known_less(a, b).value_or(false) || known_less(b, a).value_or(false)) return Dim(0);
+  return std::nullopt;
 }
 
 std::optional<bool> negate(std::optional<bool> b) { return b ? std::optional<bool>(!*b) : std::nullopt; }

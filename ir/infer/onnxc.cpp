@@ -13,10 +13,28 @@ void infer_symbolic_shape(InferContext& ctx) {
   ctx.set_value(0, std::move(dims));
 }
 
+// The seeds' attention forms (AdditiveAttention, CosineAttention, KernelAttention): Q [B, Tq, Dq],
+// K [B, S, Dk], V [B, S, Dv] -> Y [B, Tq, Dv] of V's dtype and weights [B, Tq, S]. Q's and K's batch
+// may be 1 (broadcast); V's batch names B.
+void infer_attention_form(InferContext& ctx) {
+  const auto &q = ctx.in_shape(0), &k = ctx.in_shape(1), &v = ctx.in_shape(2);
+  std::optional<Shape> y, w;
+  if (q && k && v) {
+    infer_check(ctx, q->size() == 3 && k->size() == 3 && v->size() == 3)
+        << "Q, K and V must be rank 3 [batch, length, features]";
+    Dim b = broadcast_dim(ctx, broadcast_dim(ctx, (*q)[0], (*k)[0]), (*v)[0]);
+    y = Shape{b, (*q)[1], (*v)[2]};
+    w = Shape{b, (*q)[1], (*k)[1]};
+  }
+  ctx.set_tensor(0, ctx.in_dtype(2), y);
+  if (ctx.num_outputs() > 1) ctx.set_tensor(1, ctx.in_dtype(2), w);
+}
+
 }  // namespace
 
 void add_onnxc_ops(OpTable& t) {
   t.add_all({kSymbolicShapeOp}, kShapeOnly, infer_symbolic_shape, kOnnxcDomain);
+  t.add_all({"AdditiveAttention", "CosineAttention", "KernelAttention"}, 0, infer_attention_form, kOnnxcDomain);
 }
 
 }  // namespace onnxc::ir

@@ -6,8 +6,10 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <set>
 #include <sstream>
 
+#include "codegen/emit/strict_float.h"
 #include "ir/error.h"
 
 namespace onnxc::codegen::testing {
@@ -224,11 +226,15 @@ GemmKernel::GemmKernel(const GemmCase& c, const ir::Tensor& a, const ir::Tensor&
   for (int64_t d : product_shape(c)) out_shape.push_back(i32(d));
   auto dim_expr = [](const ir::Dim& d) { return i32(d.value()); };
   auto add_constant = [this](const std::string& hint, ir::Tensor data) { return add_param(hint, data, {}); };
-  LowerContext ctx{*node, in, consts, {out_shape}, target, 17, dim_expr, add_constant, nullptr, KernelClass::MatMul};
+  LowerContext ctx{*node, in, consts, {out_shape}, target, 17, dim_expr, add_constant, nullptr, KernelClass::MatMul, {}};
   const OpLowering* lowering = find_lowering("", c.op);
   internal_check(lowering) << "no lowering registered for " << c.op;
   output_ = compose_epilogues(lowering->fn(ctx).at(0).func);
   if (ctx.schedule) ctx.schedule(output_, target);
+  // As kernel emission does: IEEE float for the epilogue, fast-math for the accumulator.
+  std::set<std::string> reassociable;
+  for (const Func& f : ctx.reassociable) reassociable.insert(f.name());
+  keep_ieee_semantics({output_}, reassociable);
   pipeline_ = Pipeline(output_);
   if (const char* dump = getenv("ONNXC_GEMM_STMT"))
     pipeline_.compile_to_lowered_stmt(dump, pipeline_.infer_arguments(), Text, target);

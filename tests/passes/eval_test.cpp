@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 
 #include "ir/error.h"
 #include "ir/eval/eval.h"
@@ -52,6 +53,18 @@ Tensor run1(const std::string& op, std::vector<Tensor> inputs, const std::functi
 
 using V = std::vector<int64_t>;
 using F = std::vector<double>;
+
+// Variadic float ops round each partial result as the op does in f32: max + max is inf, and inf
+// stays inf after adding -max (a double accumulator would give max). The kernel agrees.
+TEST(Eval, VariadicSumRoundsEachStepInF32) {
+  const float mx = std::numeric_limits<float>::max();
+  auto r = run("Sum", {F32({1}, {mx}), F32({1}, {mx}), F32({1}, {-mx})});
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(std::isinf((*r)[0].get_f64(0)) && (*r)[0].get_f64(0) > 0) << (*r)[0].get_f64(0);
+  auto mean = run("Mean", {F32({1}, {mx}), F32({1}, {mx})});
+  ASSERT_TRUE(mean);
+  EXPECT_TRUE(std::isinf((*mean)[0].get_f64(0)));
+}
 
 TEST(Eval, ShapeAndSize) {
   Tensor x = F32({2, 3, 4}, std::vector<float>(24, 1.f));

@@ -101,6 +101,49 @@ TEST(SimplifyShapes, SameShapesAsTheOriginalChainForConcreteDims) {
   }
 }
 
+// GQA's repeat_kv as torch exports `x[:, :, None].expand(b, kvh, n_rep, s, d)`: the size goes
+// through the guard Where(Equal(size, -1), ones, size). Symbols are extents, never -1, so the
+// expanded shape stays symbolic and the reshape to [b, kvh*n_rep, s, d] is known.
+TEST(SimplifyShapes, TorchExpandGuardStaysSymbolic) {
+  ir::Model m = parse_model(dedent(R"(
+    graph main(%x: f32[batch,2,seq,8]) {
+      %zero = const i64[] {0}
+      %two = const i64[] {2}
+      %m1 = const i64[] {-1}
+      %ax0 = const i64[1] {0}
+      %ax2 = const i64[1] {2}
+      %kv = const i64[1] {2}
+      %rep = const i64[1] {2}
+      %heads = const i64[1] {4}
+      %hd = const i64[1] {8}
+      %flat = const i64[1] {-1}
+      %s = Shape(%x)
+      %b = Gather(%s, %zero) {axis=0}
+      %t = Gather(%s, %two) {axis=0}
+      %b1 = Unsqueeze(%b, %ax0)
+      %t1 = Unsqueeze(%t, %ax0)
+      %cat = Concat(%b1, %kv, %rep, %t1, %hd) {axis=0}
+      %size = Reshape(%cat, %flat)
+      %ss = Shape(%size)
+      %ones = ConstantOfShape(%ss) {value=tensor i64[1] {1}}
+      %neg = Mul(%ones, %m1)
+      %eq = Equal(%size, %neg)
+      %target = Where(%eq, %ones, %size)
+      %xu = Unsqueeze(%x, %ax2)
+      %e = Expand(%xu, %target)
+      %merged = Concat(%b1, %heads, %t1, %hd) {axis=0}
+      %y = Reshape(%e, %merged)
+      return %y
+    }
+  )"));
+  passes::find_pass("simplify_shapes")->make()->run(m);
+  passes::find_pass("dce")->make()->run(m);
+  std::string out = ir::to_string(*m.graph);
+  EXPECT_NE(out.find("f32[batch,2,2,seq,8] = Expand("), std::string::npos) << out;
+  EXPECT_NE(out.find("return %y: f32[batch,4,seq,8]"), std::string::npos) << out;
+  EXPECT_EQ(out.find("?"), std::string::npos) << out;
+}
+
 TEST(SimplifyShapes, NearMissShapeFromData) {
   // Near miss: the target shape is data (a graph input), not derived from shapes: nothing is known.
   std::string before = R"(

@@ -1,0 +1,41 @@
+// keep_ieee_semantics(): wraps each float definition value in strict_float. Halide's own
+// StrictifyFloat lowering step then propagates strictness to every float subexpression, and LLVM
+// gets per-instruction fast-math flags, so the non-strict accumulators still contract to FMAs.
+#include "codegen/emit/strict_float.h"
+
+#include <map>
+
+namespace onnxc::codegen {
+
+namespace {
+
+using Halide::Expr;
+using Halide::Internal::Call;
+
+// Wraps the top of each float expression it is given (a definition's value); does not recurse.
+class WrapStrict : public Halide::Internal::IRMutator {
+ public:
+  Expr mutate(const Expr& e) override {
+    if (!e.defined() || !e.type().is_float()) return e;
+    if (const Call* c = e.as<Call>(); c && c->is_intrinsic(Call::strict_float)) return e;
+    return Halide::strict_float(e);
+  }
+  using Halide::Internal::IRMutator::mutate;
+};
+
+}  // namespace
+
+void keep_ieee_semantics(const std::vector<Halide::Func>& outputs, const std::set<std::string>& reassociable) {
+  std::map<std::string, Halide::Internal::Function> env;
+  for (const Halide::Func& f : outputs) {
+    auto calls = Halide::Internal::find_transitive_calls(f.function());
+    env.insert(calls.begin(), calls.end());
+  }
+  WrapStrict wrap;
+  for (auto& [name, fn] : env) {
+    if (reassociable.count(name) || !fn.has_pure_definition() || fn.has_extern_definition()) continue;
+    fn.mutate(&wrap);
+  }
+}
+
+}  // namespace onnxc::codegen

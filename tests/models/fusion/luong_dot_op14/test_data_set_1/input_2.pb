@@ -1,0 +1,1 @@
+	Bmemory_maskJ
