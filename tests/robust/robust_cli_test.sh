@@ -162,6 +162,7 @@ case_interrupt_cleanup() {
 
 # A damaged kernel-cache entry is detected, dropped and rebuilt: the compile succeeds.
 case_kernel_cache_heals() {
+  export ONNXC_CACHE_DIR="$WORK/private-cache"  # never damage a cache other tests share
   run_onnxc compile "$ADD/model.onnx" -o first
   expect_rc 0
   local objs=("$ONNXC_CACHE_DIR"/*.o)
