@@ -50,10 +50,10 @@ for t in "${TARGETS[@]}"; do
   if ! "$BUILD/tests/fuzz/$t" "$CORPUS/$t" -max_total_time="$SECS" -max_len=65536 -timeout=20 \
       -rss_limit_mb=4096 -artifact_prefix="$FINDINGS/$t-" -print_final_stats=1 >"$FINDINGS/$t.log" 2>&1; then
     echo "fuzz: $t FOUND A PROBLEM (input saved under $FINDINGS):"
-    grep -E 'ERROR|SUMMARY|==[0-9]+==|runtime error|Test unit written' "$FINDINGS/$t.log" | head -20
+    grep -E 'ERROR|SUMMARY|==[0-9]+==|runtime error|Test unit written' "$FINDINGS/$t.log" | head -20 || true
     status=1
   fi
-  grep -E '^stat::number_of_executed_units|^stat::new_units_added' "$FINDINGS/$t.log" | tr '\n' ' '
+  grep -E '^stat::number_of_executed_units|^stat::new_units_added' "$FINDINGS/$t.log" | tr '\n' ' ' || true
   echo
 done
 exit $status

@@ -12,9 +12,11 @@ start=$SECONDS
 source scripts/sanitizer_env.sh
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+# The shared sanitizer runtime (see scripts/asan-cc), found through an rpath.
+LINK="-fsanitize=address,undefined -shared-libasan -Wl,-rpath,$(clang -print-runtime-dir)"
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER="$PWD/scripts/asan-cc" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS="$SAN" \
-  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
+  -DCMAKE_EXE_LINKER_FLAGS="$LINK" -DCMAKE_SHARED_LINKER_FLAGS="$LINK" \
   -DONNXC_FUZZ=ON -DONNXC_BUILD_BENCH=OFF "$@" >/dev/null
 cmake --build "$BUILD" -j "$JOBS"
 echo "sanitize: build $((SECONDS - start)) s"

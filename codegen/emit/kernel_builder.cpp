@@ -128,8 +128,9 @@ Halide::Expr dim_to_expr(const ir::Dim& d, const std::map<std::string, Halide::E
   switch (d.kind()) {
     case K::Const:
       // Kernels index with Halide's 32-bit extents: a larger dim would wrap (2^32+3 became 3), so it
-      // is refused. (Dims bound at run time are checked by the runtime the same way.)
-      user_check(d.value() >= 0 && d.value() <= INT32_MAX)
+      // is refused. Terms of a symbolic dim (the -1 of seq-1) may be negative. Dims bound at run
+      // time are checked by the runtime the same way.
+      user_check(d.value() >= INT32_MIN && d.value() <= INT32_MAX)
           << "a dim of " << d.value() << " is beyond the 2^31-1 elements per dim that compiled kernels index";
       return Halide::Expr(static_cast<int32_t>(d.value()));
     case K::Sym: {

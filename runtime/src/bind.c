@@ -107,7 +107,8 @@ static onnxc_status set_input(onnxc_session *s, size_t i, const onnxc_tensor *x)
   onnxc_status st = check_input(s, i, x);
   if (st != ONNXC_OK) return st;
   int32_t t = s->model->inputs[i].tensor;
-  memcpy(&s->input_dims[s->model->dim_offset[t]], x->dims, (size_t)x->rank * sizeof *x->dims);
+  /* A scalar may come with dims NULL: memcpy from NULL is undefined even for 0 bytes (UBSan). */
+  if (x->rank > 0) memcpy(&s->input_dims[s->model->dim_offset[t]], x->dims, (size_t)x->rank * sizeof *x->dims);
   s->input_data[i] = x->data;
   s->bound[i] = true;
   collect_symbols(s, SIZE_MAX);

@@ -339,7 +339,15 @@ class Parser {
 
 }  // namespace
 
-ir::Model parse_model(const std::string& text) { return Parser(text).model(); }
+ir::Model parse_model(const std::string& text) {
+  try {
+    return Parser(text).model();
+  } catch (const std::invalid_argument& e) {  // std::stoll & co. on a malformed number (found by fuzz_ir_text)
+    throw std::runtime_error(std::string("IR text: malformed number (") + e.what() + ")");
+  } catch (const std::out_of_range& e) {
+    throw std::runtime_error(std::string("IR text: number out of range (") + e.what() + ")");
+  }
+}
 
 std::string dedent(const std::string& text) {
   std::vector<std::string> lines;
