@@ -4,7 +4,8 @@
     /usr/bin/python3 bench/models.py OUT_DIR [NAME ...]
 
 NAME is one of: bert gpt2 gpt2_step vit nn_transformer (default: all). Each becomes OUT_DIR/NAME.onnx
-(opset 17, dynamic batch and sequence dims) unless it already exists. The models follow the public
+(opset 17, dynamic batch and sequence dims) unless it already exists, with the torch module's outputs
+on the (small) tracing inputs in OUT_DIR/NAME_data/test_data_set_0 for `onnxc compare`. The models follow the public
 architectures at their base sizes:
   bert            BERT-base-like post-LN encoder: 12 x nn.TransformerEncoderLayer(768, 12 heads, 3072,
                   GELU), key padding mask input (bool [batch, seq], True = padded)
@@ -132,6 +133,19 @@ def export(model, args, path, names_in, names_out, dyn):
     model.eval()  # with autograd on: under no_grad torch picks a fused encoder path that cannot export
     torch.onnx.export(model, args, path, opset_version=OPSET, input_names=names_in, output_names=names_out,
                       dynamic_axes=dyn, do_constant_folding=True)
+    write_reference(model, args, path[: -len(".onnx.tmp")] + "_data/test_data_set_0")
+
+
+def write_reference(model, args, folder):
+    """The torch module's own outputs on the tracing inputs, as ONNX test data (onnxc compare reads it)."""
+    from onnx import numpy_helper
+    os.makedirs(folder, exist_ok=True)
+    outs = model(*args)  # autograd on, as in export: the same (unfused) path torch traced
+    outs = tuple(t.detach() for t in (outs if isinstance(outs, tuple) else (outs,)))
+    for kind, tensors in (("input", args), ("output", outs)):
+        for i, t in enumerate(tensors):
+            with open(os.path.join(folder, f"{kind}_{i}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(t.numpy()).SerializeToString())
 
 
 def build(name, path):

@@ -3,13 +3,15 @@
 # count), timed alternately in the same run, on models bench/models.py builds with Debian's torch
 # (random weights, fixed seed) under build/benchmodels (never committed).
 #
-#   bench/run.sh [--quick] [--threads N] [--rounds R] [--runs N] [--cold]
-#     --quick    BERT and GPT-2 at b1 s128 only (for iteration); default: the full table
+#   bench/run.sh [--quick] [--large] [--threads N] [--rounds R] [--runs N] [--cold]
+#     --quick    BERT and GPT-2 at b1 s128 only (for iteration); default: the full table (BERT,
+#                GPT-2, one GPT-2 decoding step with a past of 127, ViT-B/16, nn.Transformer at b1)
+#     --large    also BERT and GPT-2 at b8 s128 and b1 s512
 #     --threads  runtime threads for both (default 2)
 #     --rounds   alternating rounds; each prints medians of --runs runs; the table shows the
 #                median over rounds (default 3)
 #     --runs     timed runs per round (default 10, after 3 warmup runs)
-#     --cold     also time a cold compile (--no-cache) of each model (the full table always does)
+#     --cold     also time a cold compile (empty kernel cache) of each model (the full table always does)
 #   env: ONNXC (default build/tools/onnxc), MODELS (default build/benchmodels)
 #
 # Columns: onnxc and ORT median latency, ratio onnxc/ORT (< 1: onnxc faster), peak RSS of each process
@@ -18,15 +20,16 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
-QUICK=0 THREADS=2 ROUNDS=3 RUNS=10 COLD=0
+QUICK=0 LARGE=0 THREADS=2 ROUNDS=3 RUNS=10 COLD=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --quick) QUICK=1 ;;
+    --large) LARGE=1 ;;
     --threads) THREADS=$2; shift ;;
     --rounds) ROUNDS=$2; shift ;;
     --runs) RUNS=$2; shift ;;
     --cold) COLD=1 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -48,6 +51,10 @@ if (( ! QUICK )); then
     "gpt2_step|b1 step past127|--dims batch=1,past=127"
     "vit|b1 224px|--dims batch=1"
     "nn_transformer|b1 s128|--dims batch=1,seq=128,tgt_seq=128"
+  )
+fi
+if (( LARGE )); then
+  ROWS+=(
     "bert|b8 s128|--dims batch=8,seq=128"
     "gpt2|b8 s128|--dims batch=8,seq=128"
     "bert|b1 s512|--dims batch=1,seq=512"
@@ -70,11 +77,15 @@ declare -A CC_COLD CC_WARM CC_RSS
 LIBS=$MODELS/lib
 for name in $names; do
   out=$LIBS/$name
-  if (( COLD )); then
-    read -r CC_COLD[$name] CC_RSS[$name] < <(timed "$ONNXC" compile "$MODELS/$name.onnx" -o "$out" -q --no-cache)
+  if (( COLD )); then  # a fresh kernel cache: cold, then warm from what it filled
+    cache=$(mktemp -d)
+    read -r CC_COLD[$name] CC_RSS[$name] < <(ONNXC_CACHE_DIR=$cache timed "$ONNXC" compile "$MODELS/$name.onnx" -o "$out" -q)
+    read -r CC_WARM[$name] rss < <(ONNXC_CACHE_DIR=$cache timed "$ONNXC" compile "$MODELS/$name.onnx" -o "$out" -q)
+    rm -rf "$cache"
+  else
+    "$ONNXC" compile "$MODELS/$name.onnx" -o "$out" -q  # fills the user's kernel cache
+    read -r CC_WARM[$name] rss < <(timed "$ONNXC" compile "$MODELS/$name.onnx" -o "$out" -q)
   fi
-  "$ONNXC" compile "$MODELS/$name.onnx" -o "$out" -q  # fills the kernel cache
-  read -r CC_WARM[$name] rss < <(timed "$ONNXC" compile "$MODELS/$name.onnx" -o "$out" -q)
   [[ -n ${CC_RSS[$name]:-} ]] || CC_RSS[$name]=$rss
 done
 

@@ -1,6 +1,7 @@
 // `onnxc bench`: latency percentiles, throughput and peak memory of a model on random inputs, and with
 // --profile where the time goes, kernel by kernel.
 #include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -40,6 +41,12 @@ int64_t default_dim(const std::string& symbol) {
   std::string s = symbol;
   std::transform(s.begin(), s.end(), s.begin(), ::tolower);
   return s.find("batch") != std::string::npos || s == "n" || s == "b" ? 1 : 128;
+}
+
+double process_cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 double percentile(std::vector<double> v, double q) {
@@ -144,7 +151,9 @@ int bench_main(const std::vector<std::string>& args) {
   uint64_t rss_before = proc_status_bytes("VmRSS");
   for (int i = 0; i < warmup; ++i) run_once();
   std::vector<double> ms;
+  const double cpu0 = process_cpu_seconds();
   for (int i = 0; i < runs; ++i) ms.push_back(run_once());
+  const double cpu_per_run = (process_cpu_seconds() - cpu0) / runs;
   uint64_t peak = proc_status_bytes("VmHWM");
   if (!peak) {
     struct rusage ru;
@@ -180,9 +189,14 @@ int bench_main(const std::vector<std::string>& args) {
     const int cores = threads ? threads : static_cast<int>(std::thread::hardware_concurrency());
     const double peak = measure_peak_gflops(cores);
     std::printf("   %.3f GFLOP per run (matrix products)   %.1f GFLOP/s", gflop, gflop / med * 1e3);
-    if (peak > 0) std::printf(" = %.0f%% of the fp32 FMA peak (%.0f GFLOP/s on %d thread%s, measured now)",
+    if (peak > 0) std::printf(" = %.0f%% of the fp32 FMA peak (%.0f GFLOP/s on %d thread%s)",
                               100 * gflop / med * 1e3 / peak, peak, cores, cores == 1 ? "" : "s");
   }
+  // Wall time x threads above CPU time means the runs waited: for cores other processes held, or
+  // for threads with nothing to do.
+  std::printf("\ncpu       %.1f ms of CPU time per run (all threads): %.2f cores busy on average",
+              cpu_per_run * 1e3, cpu_per_run * 1e3 / med);
+  if (gflop > 0) std::printf(", %.1f GFLOP per CPU-second", gflop / cpu_per_run);
   std::printf("\n");
   if (profile) prof.print_table(med);
   if (!profile_json.empty()) {

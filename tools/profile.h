@@ -27,7 +27,7 @@ class StepProfile {
   struct Event {
     uint32_t step;
     std::string kernel, nodes;
-    uint64_t start_ns, end_ns;
+    uint64_t start_ns, end_ns, cpu_ns;
     double flops;
     uint64_t bytes;
     int run;
@@ -37,7 +37,8 @@ class StepProfile {
 };
 
 // fp32 FMA throughput of this machine on `threads` threads, in GFLOP/s, measured with a short
-// register-only FMA loop (AVX-512 when the CPU has it, else AVX2+FMA); 0 if neither is available.
+// register-only FMA loop (AVX-512 when the CPU has it, else AVX2+FMA) per second of each thread's
+// CPU time, so other processes on the cores do not lower it; 0 if neither ISA is available.
 double measure_peak_gflops(int threads);
 
 }  // namespace onnxc::tools

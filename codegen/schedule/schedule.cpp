@@ -28,8 +28,33 @@ Var fuse_outer(Func f, const std::vector<Var>& vars, size_t from) {
 // 64-wide test models with 2 threads).
 constexpr int64_t kParallelMinElements = 16384;
 
+// Elements one parallel task should cover at least: a task of one 64-float row costs more in the
+// thread pool (a mutex per task) than its work; ~1500 such tasks made softmax, transposes and norms
+// slower on 2 threads than on 1.
+constexpr int kParallelGrainElements = 8192;
+
+// Runs `outer` (iterating rows of `row_elems` elements each) in parallel in tasks of several rows, so
+// that each task covers >= kParallelGrainElements. Returns the per-row loop inside a task, where
+// per-row work (a softmax's max and sum) is computed.
+// The split applies whether or not `large` holds (so `row` exists in every branch); the tasks run in
+// parallel only when it does.
+Var parallel_with_grain(Func f, const Var& outer, const Halide::Expr& row_elems, const Halide::Expr& large) {
+  Var task(outer.name() + "_task"), row(outer.name() + "_row");
+  Halide::Expr rows = Halide::max(1, kParallelGrainElements / Halide::max(1, row_elems));
+  f.split(outer, task, row, rows, TailStrategy::GuardWithIf);
+  f.specialize(large).parallel(task);
+  return row;
+}
+
+// Product of the extents of f's innermost `n` output dims.
+Halide::Expr inner_elements(const Func& f, size_t n) {
+  Halide::Expr e = 1;
+  for (size_t d = 0; d < n; ++d) e = e * f.output_buffer().dim(static_cast<int>(d)).extent();
+  return e;
+}
+
 // The CPU elementwise schedule: innermost dim vectorized, the others fused into one loop that runs
-// in parallel when `large` holds.
+// in parallel (in tasks of a minimum grain) when `large` holds.
 void cpu_elementwise(Func f, const Halide::Target& t, const Halide::Expr& large) {
   auto vars = pure_vars(f);
   if (vars.empty()) return;
@@ -37,7 +62,7 @@ void cpu_elementwise(Func f, const Halide::Target& t, const Halide::Expr& large)
   if (w > 1) f.vectorize(vars[0], w, TailStrategy::GuardWithIf);
   if (vars.size() >= 2) {
     Var outer = fuse_outer(f, vars, 1);
-    f.specialize(large).parallel(outer);
+    parallel_with_grain(f, outer, inner_elements(f, 1), large);
   }
 }
 
@@ -104,8 +129,8 @@ void schedule_rowwise(Func out, const std::vector<Func>& stats, int reduced_inne
   if (reduced_inner > 0 && static_cast<size_t>(reduced_inner) < vars.size() && !stats.empty()) {
     int w = vector_width(out, t);
     if (w > 1) out.vectorize(vars[0], w, TailStrategy::GuardWithIf);
-    Var row = fuse_outer(out, vars, reduced_inner);
-    out.specialize(large).parallel(row);
+    Var rows = fuse_outer(out, vars, reduced_inner);
+    Var row = parallel_with_grain(out, rows, inner_elements(out, static_cast<size_t>(reduced_inner)), large);
     for (Func s : stats) {
       s.compute_at(out, row);
       // Row-shaped intermediates (e.g. exp(x - max)) vectorize like the output; per-row scalars not.

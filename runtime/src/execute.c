@@ -1,7 +1,7 @@
 /* Running a plan: point every tensor's halide_buffer_t at its bytes (input, weight or arena) with the
  * plan's dims, call each step's kernel, and for CUDA libraries keep device state on root buffers. */
-/* clock_gettime(CLOCK_MONOTONIC) under -std=c11 without extensions. */
-#define _POSIX_C_SOURCE 199309L
+/* clock_gettime(CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID) under -std=c11 without extensions. */
+#define _POSIX_C_SOURCE 200112L
 
 #include <string.h>
 #include <time.h>
@@ -132,18 +132,19 @@ static onnxc_status copy_outputs_to_host(onnxc_session *s) {
   return ONNXC_OK;
 }
 
-static uint64_t now_ns(void) {
+static uint64_t clock_ns(clockid_t clock) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Tells the session's profiler about step k, run from t0 to t1: its nodes, flops and bytes touched
+/* Tells the session's profiler about step k, run from t0 to t1 ({monotonic, process CPU} ns): its
+ * nodes, flops and bytes touched
  * (each distinct tensor argument once). */
-static void report_step(onnxc_session *s, const onnxc_plan *p, uint32_t k, uint64_t t0, uint64_t t1) {
+static void report_step(onnxc_session *s, const onnxc_plan *p, uint32_t k, const uint64_t t0[2], const uint64_t t1[2]) {
   const onnxc_model_desc *d = s->model->desc;
   const onnxc_step *step = &d->steps[k];
-  onnxc_step_profile r = {k, d->kernels[step->kernel].name, "", t0, t1, -1.0, 0};
+  onnxc_step_profile r = {k, d->kernels[step->kernel].name, "", t0[0], t1[0], t1[1] - t0[1], -1.0, 0};
   if (d->step_info) {
     if (d->step_info[k].nodes) r.nodes = d->step_info[k].nodes;
     int64_t f;
@@ -168,11 +169,15 @@ static onnxc_status run_steps(onnxc_session *s, const onnxc_plan *p) {
     const onnxc_step *step = &d->steps[k];
     const onnxc_kernel_desc *kernel = &d->kernels[step->kernel];
     if (d->uses_cuda) views_in(s, step);
-    uint64_t t0 = s->profiler ? now_ns() : 0;
+    uint64_t t0[2] = {0, 0}, t1[2];
+    if (s->profiler) t0[0] = clock_ns(CLOCK_MONOTONIC), t0[1] = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     onnxc_kernel_call_begin();
     int rc = kernel->fn(&s->args[m->arg_offset[k]]);
     const char *msg = onnxc_kernel_call_end();
-    if (s->profiler && rc == 0) report_step(s, p, k, t0, now_ns());
+    if (s->profiler && rc == 0) {
+      t1[1] = clock_ns(CLOCK_PROCESS_CPUTIME_ID), t1[0] = clock_ns(CLOCK_MONOTONIC);
+      report_step(s, p, k, t0, t1);
+    }
     if (d->uses_cuda) views_out(s, step, p);
     if (rc != 0) {
       return onnxc_fail(ONNXC_ERR_KERNEL_FAILED, "step %u (kernel '%s') failed: Halide error %d (%s)%s%s", k, kernel->name,

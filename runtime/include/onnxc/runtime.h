@@ -227,6 +227,8 @@ typedef struct onnxc_step_profile {
   const char *nodes;   /* the ONNX nodes it computes ("" when the library does not say) */
   uint64_t start_ns;   /* CLOCK_MONOTONIC when the kernel was called, and when it returned */
   uint64_t end_ns;
+  uint64_t cpu_ns;     /* CPU time of the whole process (all threads) during the step: below
+                          (end - start) x threads when other processes share the cores */
   double flops;        /* floating-point operations at this run's shapes; -1 when not counted */
   uint64_t bytes;      /* bytes of every tensor the kernel reads or writes (each counted once) */
 } onnxc_step_profile;

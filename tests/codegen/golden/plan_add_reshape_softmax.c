@@ -49,6 +49,11 @@ static const onnxc_step steps[] = {
   {1, 2, args_1},
   {2, 2, args_2},
 };
+static const onnxc_step_info step_info[] = {
+  {"Add 'Add_1'", -1},
+  {"Softmax 'Softmax_3'", -1},
+  {"onnxc.Copy 'x/copy'", -1},
+};
 
 static const onnxc_model_desc desc = {
     ONNXC_ABI_VERSION, "golden", "x86-64-avx512", "onnxc 0.1.0",
@@ -62,7 +67,8 @@ static const onnxc_model_desc desc = {
     onnxc_weights_golden, 16u,
     halide_set_num_threads, 0,
     NULL, NULL,
-    halide_set_error_handler, 0};
+    halide_set_error_handler, 0,
+    step_info};
 
 const onnxc_model_desc *onnxc_model_golden(void) { return &desc; }
 __attribute__((weak)) const onnxc_model_desc *onnxc_model_entry(void) { return &desc; }
