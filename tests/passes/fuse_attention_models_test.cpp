@@ -39,7 +39,9 @@ TEST_P(AttentionModels, EveryBlockFuses) {
   for (const ir::Node* n : m.graph->nodes())
     if (n->op_type() == "Attention") {
       EXPECT_EQ(n->attr_int("is_causal", 0), GetParam().causal ? 1 : 0) << n->describe();
-      if (GetParam().causal) EXPECT_LT(n->num_inputs(), 4u) << n->describe() << " kept a mask";
+      if (GetParam().causal) {
+        EXPECT_LT(n->num_inputs(), 4u) << n->describe() << " kept a mask";
+      }
     }
 }
 
