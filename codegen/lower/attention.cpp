@@ -121,6 +121,8 @@ void materialized_attention(LowerContext& ctx, AttentionStages& s,
   acc(d, q, h, b) += ex(rt, q, h, b) * Halide::cast(at, with_past(ctx, kPastV, V, past_len, d, rt, kvh, b));
   s.y4(d, q, h, b) = Halide::require(fits, Halide::cast(ot, acc(d, q, h, b) / sum(q, h, b)),
                                      "Attention: Q, K, V or attn_mask extents do not fit together");
+  // The dot products and the sums are contractions: their order is ours to pick (FMAs allowed).
+  ctx.reassociable.insert(ctx.reassociable.end(), {dot, sum, acc});
   std::vector<Func> stages = {dot, mx, ex, sum, acc};
   ctx.schedule = [y4 = s.y4, stages](Func output, const Halide::Target& t) mutable {
     for (Func f : stages) {
@@ -242,6 +244,9 @@ std::vector<HTensor> attention(LowerContext& ctx) {
                                              acc * a + s.tile_acc(d, qi, rk, qo, h, b) * c);
     // A row with every key masked has sum 0: 0/0 gives NaN, as softmax over all -inf does unfused.
     s.y4(d, q, h, b) = Halide::cast(ot, s.state(d, q % tq, q / tq, h, b)[2] / s.state(d, q % tq, q / tq, h, b)[1]);
+    // Q·K, the tile sums and probs·V are contractions (FMAs allowed); the score, mask and
+    // online-softmax arithmetic keep IEEE semantics (strict_float, see codegen/emit/strict_float.h).
+    ctx.reassociable.insert(ctx.reassociable.end(), {s.scores_acc, s.tile_sum, s.tile_acc});
     ctx.schedule = [s](Func output, const Halide::Target& t) { schedule_attention(output, s, t); };
   }
 
