@@ -34,6 +34,11 @@ void keep_ieee_semantics(const std::vector<Halide::Func>& outputs, const std::se
   WrapStrict wrap;
   for (auto& [name, fn] : env) {
     if (reassociable.count(name) || !fn.has_pure_definition() || fn.has_extern_definition()) continue;
+    // Halide 14 mis-lowers a strict Tuple update: its elements no longer all read the old values
+    // (the online softmax's (max, sum, acc) update then rescales by the new max). Tuple-valued
+    // Funcs (attention state, arg-reductions) keep their plain definitions; their element
+    // expressions are written so that they need no reassociation guard.
+    if (fn.outputs() > 1) continue;
     fn.mutate(&wrap);
   }
 }

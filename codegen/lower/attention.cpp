@@ -114,7 +114,7 @@ void materialized_attention(LowerContext& ctx, AttentionStages& s,
   scf(k, q, h, b) = sc;
   mx(q, h, b) = ninf;
   mx(q, h, b) = Halide::max(mx(q, h, b), scf(rt, q, h, b));
-  ex(k, q, h, b) = Halide::exp(scf(k, q, h, b) - Halide::select(mx(q, h, b) == ninf, zero, mx(q, h, b)));
+  ex(k, q, h, b) = exp_ieee(scf(k, q, h, b) - Halide::select(mx(q, h, b) == ninf, zero, mx(q, h, b)));
   sum(q, h, b) = zero;
   sum(q, h, b) += ex(rt, q, h, b);
   acc(d, q, h, b) = zero;
@@ -220,7 +220,7 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     s.tile_max(qi, kt, qo, h, b) = Halide::max(s.tile_max(qi, kt, qo, h, b), s.scores(qi, rj, kt, qo, h, b));
     Expr tmax = s.tile_max(qi, kt, qo, h, b);
     Expr safe_max = Halide::select(tmax == ninf, zero, tmax);
-    s.probs(qi, j, kt, qo, h, b) = Halide::exp(s.scores(qi, j, kt, qo, h, b) - safe_max);
+    s.probs(qi, j, kt, qo, h, b) = exp_ieee(s.scores(qi, j, kt, qo, h, b) - safe_max);
     s.tile_sum(qi, kt, qo, h, b) = zero;
     s.tile_sum(qi, kt, qo, h, b) += s.probs(qi, rj, kt, qo, h, b);
     Expr vkey = kt * tk + rj;
@@ -239,7 +239,7 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     Expr mt = s.tile_max(qi, rk, qo, h, b);
     Expr mn = Halide::max(m, mt);
     Expr base = Halide::select(mn == ninf, zero, mn);
-    Expr a = Halide::exp(m - base), c = Halide::exp(mt - base);
+    Expr a = exp_ieee(m - base), c = exp_ieee(mt - base);
     s.state(d, qi, qo, h, b) = Halide::Tuple(mn, l * a + s.tile_sum(qi, rk, qo, h, b) * c,
                                              acc * a + s.tile_acc(d, qi, rk, qo, h, b) * c);
     // A row with every key masked has sum 0: 0/0 gives NaN, as softmax over all -inf does unfused.

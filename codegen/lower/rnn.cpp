@@ -78,15 +78,15 @@ Expr apply(const Activation& a, Expr x) {
   const std::string& n = a.name;
   if (n == "relu") return Halide::max(x, c(0));
   if (n == "tanh") return Halide::tanh(x);
-  if (n == "sigmoid") return c(1) / (c(1) + Halide::exp(-x));
+  if (n == "sigmoid") return c(1) / (c(1) + exp_ieee(-x));
   if (n == "affine") return c(a.alpha) * x + c(a.beta);
   if (n == "leakyrelu") return Halide::select(x >= c(0), x, c(a.alpha) * x);
   if (n == "thresholdedrelu") return Halide::select(x > c(a.alpha), x, c(0));
   if (n == "scaledtanh") return c(a.alpha) * Halide::tanh(c(a.beta) * x);
   if (n == "hardsigmoid") return Halide::clamp(c(a.alpha) * x + c(a.beta), c(0), c(1));
-  if (n == "elu") return Halide::select(x >= c(0), x, c(a.alpha) * (Halide::exp(x) - c(1)));
+  if (n == "elu") return Halide::select(x >= c(0), x, c(a.alpha) * (exp_ieee(x) - c(1)));
   if (n == "softsign") return x / (c(1) + Halide::abs(x));
-  if (n == "softplus") return Halide::log(c(1) + Halide::exp(x));
+  if (n == "softplus") return log_ieee(c(1) + exp_ieee(x));
   internal_error << "unknown activation " << n;
 }
 
