@@ -60,7 +60,11 @@ std::vector<HTensor> grid_sample(LowerContext& ctx) {
   const ir::Node& node = ctx.node;
   user_check(x.rank() == 4 && grid.rank() == 4) << node.describe() << ": GridSample is supported for 4-D inputs";
   GridSampler s{x, node.attr_int("align_corners", 0) != 0, node.attr_string("padding_mode", "zeros")};
+  // Opset 20 renamed the modes (bilinear -> linear, bicubic -> cubic); canonicalize writes the new
+  // names, older models the old ones, and the default changed with them.
   std::string mode = node.attr_string("mode", "bilinear");
+  if (mode == "linear") mode = "bilinear";
+  if (mode == "cubic") mode = "bicubic";
   user_check(mode == "bilinear" || mode == "nearest" || mode == "bicubic")
       << node.describe() << ": unknown mode '" << mode << "'";
   user_check(s.padding == "zeros" || s.padding == "border" || s.padding == "reflection")
