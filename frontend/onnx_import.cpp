@@ -4,6 +4,8 @@
 // a dangling input. ONNX's own shape inference then annotates the imported values.
 #include "frontend/onnx_import.h"
 
+#include "frontend/attribute_type.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <set>
@@ -19,28 +21,8 @@ namespace {
 
 using AttrKind = ir::Attribute::Kind;
 
-// The kind an attribute holds when an old model leaves its `type` unset.
-onnx::AttributeProto::AttributeType deduce_type(const onnx::AttributeProto& a) {
-  using A = onnx::AttributeProto;
-  if (a.has_f()) return A::FLOAT;
-  if (a.has_i()) return A::INT;
-  if (a.has_s()) return A::STRING;
-  if (a.has_t()) return A::TENSOR;
-  if (a.has_g()) return A::GRAPH;
-  if (a.has_sparse_tensor()) return A::SPARSE_TENSOR;
-  if (a.has_tp()) return A::TYPE_PROTO;
-  if (a.floats_size()) return A::FLOATS;
-  if (a.ints_size()) return A::INTS;
-  if (a.strings_size()) return A::STRINGS;
-  if (a.tensors_size()) return A::TENSORS;
-  if (a.graphs_size()) return A::GRAPHS;
-  if (a.sparse_tensors_size()) return A::SPARSE_TENSORS;
-  if (a.type_protos_size()) return A::TYPE_PROTOS;
-  return A::UNDEFINED;
-}
-
 onnx::AttributeProto::AttributeType type_of_attr(const onnx::AttributeProto& a) {
-  return a.has_type() ? a.type() : deduce_type(a);
+  return a.has_type() ? a.type() : deduce_attribute_type(a);
 }
 
 // The subgraphs an attribute holds, by the same rule the importer reads them.
@@ -330,6 +312,25 @@ class Importer {
 };
 
 }  // namespace
+
+onnx::AttributeProto::AttributeType deduce_attribute_type(const onnx::AttributeProto& a) {
+  using A = onnx::AttributeProto;
+  if (a.has_f()) return A::FLOAT;
+  if (a.has_i()) return A::INT;
+  if (a.has_s()) return A::STRING;
+  if (a.has_t()) return A::TENSOR;
+  if (a.has_g()) return A::GRAPH;
+  if (a.has_sparse_tensor()) return A::SPARSE_TENSOR;
+  if (a.has_tp()) return A::TYPE_PROTO;
+  if (a.floats_size()) return A::FLOATS;
+  if (a.ints_size()) return A::INTS;
+  if (a.strings_size()) return A::STRINGS;
+  if (a.tensors_size()) return A::TENSORS;
+  if (a.graphs_size()) return A::GRAPHS;
+  if (a.sparse_tensors_size()) return A::SPARSE_TENSORS;
+  if (a.type_protos_size()) return A::TYPE_PROTOS;
+  return A::UNDEFINED;
+}
 
 ir::Model import_model(const onnx::ModelProto& proto, const std::string& path_for_messages,
                        const std::string& base_dir, const ImportOptions& opt) {

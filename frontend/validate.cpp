@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "frontend/attribute_type.h"
 #include "ir/error.h"
 
 namespace onnxc::frontend {
@@ -39,21 +40,7 @@ const char* type_name(A::AttributeType t) {
 // The kind of value an attribute holds: its declared type, else the field that is set (old models).
 A::AttributeType held_type(const A& a) {
   if (a.has_type() && a.type() != A::UNDEFINED) return a.type();
-  if (a.has_f()) return A::FLOAT;
-  if (a.has_i()) return A::INT;
-  if (a.has_s()) return A::STRING;
-  if (a.has_t()) return A::TENSOR;
-  if (a.has_g()) return A::GRAPH;
-  if (a.has_sparse_tensor()) return A::SPARSE_TENSOR;
-  if (a.has_tp()) return A::TYPE_PROTO;
-  if (a.floats_size()) return A::FLOATS;
-  if (a.ints_size()) return A::INTS;
-  if (a.strings_size()) return A::STRINGS;
-  if (a.tensors_size()) return A::TENSORS;
-  if (a.graphs_size()) return A::GRAPHS;
-  if (a.sparse_tensors_size()) return A::SPARSE_TENSORS;
-  if (a.type_protos_size()) return A::TYPE_PROTOS;
-  return A::UNDEFINED;
+  return deduce_attribute_type(a);
 }
 
 // A declared type says it holds a scalar but the value sits in another field (`axis` typed INT
