@@ -85,8 +85,8 @@ class Partitioner {
   Partition run() {
     auto unsupported = find_unsupported(m_);
     if (!unsupported.empty()) {
-      std::string msg = "model uses ops code generation does not support:";
-      for (const auto& u : unsupported) msg += "\n  " + u;
+      std::string msg = "model uses ops code generation does not support: ";
+      for (size_t i = 0; i < unsupported.size(); ++i) msg += (i ? ", " : "") + unsupported[i];
       user_error << msg;
     }
     live_ = live_nodes(g_);
