@@ -4,6 +4,8 @@
 //
 //   additive (Bahdanau):  Add(Q, K) ─▶ Tanh ─▶ MatMul(·, v[A,1]) ─▶ [Add c] ─▶ [Squeeze+Unsqueeze]
 //                          ─▶ [Where(cond, fill, ·)] ─▶ Softmax ─▶ MatMul(·, V)
+//                        (or scores squeezed to [B, S], masked and softmaxed there, and the weights
+//                        unsqueezed to [B, 1, S] before the MatMul: the decoder-cell spelling)
 //   cosine (NTM):   ReduceSum(K·Q) / Max(Sqrt(ReduceSum(K·K)·ReduceSum(Q·Q)), eps) ─▶ [Mul β]
 //                          ─▶ Softmax ─▶ [Unsqueeze] ─▶ MatMul(·, V)
 //   kernel (Nadaraya–Watson):  Sub([Tile] q, k) ─▶ Mul w ─▶ d·d ─▶ Neg ─▶ ·½ ─▶ Softmax ─▶ [Unsqueeze] ─▶ MatMul(·, V)
@@ -62,7 +64,7 @@ Pattern additive_pattern() {
   Pattern proj = op("MatMul", {tanh, any().constant().capture("va")}).capture("score0");
   Pattern biased = alt({op("Add", {proj, any().constant().scalar().capture("c")}), proj});
   Pattern layout = alt({op("Unsqueeze", {op("Squeeze", {biased, any()}), any()}), op("Transpose", {biased}),
-                        op("Reshape", {biased, any()}), biased})
+                        op("Reshape", {biased, any()}), op("Squeeze", {biased, any()}), biased})
                        .capture("scores");
   Pattern masked = alt({op("Where", {any().capture("cond"), any().constant().scalar().capture("fill"), layout}), layout});
   return weighted_sum(softmax_last(masked).capture("w"));
@@ -74,19 +76,21 @@ bool query_first(const Match& m) { return rank(m["qa"]) == 3 && dim(m["qa"], 1) 
 std::string additive_check(const Match& m, const FusionContext&) {
   Value *q = m["qa"], *k = m["ka"];
   if (!query_first(m)) std::swap(q, k);
-  for (const Value* v : {q, k, m["v"], m["scores"], m["score0"]})
+  for (const Value* v : {q, k, m["v"], m["score0"]})
     if (rank(v) != 3) return "Q, K, V and the scores are not all rank 3";
   if (dim(q, 1) != Dim(1)) return "the query is not one step (its length is not 1)";
   Dim s = dim(k, 1);
-  if (dim(m["score0"], 1) != s || dim(m["score0"], 2) != Dim(1) || dim(m["scores"], 1) != Dim(1) ||
-      dim(m["scores"], 2) != s)
-    return "the scores are not [batch, keys, 1] turned into [batch, 1, keys]";
+  // The scores are [B, 1, S], or [B, S] (one query row, squeezed away before the softmax).
+  bool rows = rank(m["scores"]) == 3 && dim(m["scores"], 1) == Dim(1) && dim(m["scores"], 2) == s;
+  bool squeezed = rank(m["scores"]) == 2 && dim(m["scores"], 0) == dim(q, 0) && dim(m["scores"], 1) == s;
+  if (dim(m["score0"], 1) != s || dim(m["score0"], 2) != Dim(1) || !(rows || squeezed))
+    return "the scores are not [batch, keys, 1] turned into [batch, 1, keys] or [batch, keys]";
   const ir::Tensor& va = m["va"]->constant();
   if (va.dims().size() != 2 || va.dims()[1] != 1 || dim(q, 2) != Dim(va.dims()[0]) || dim(k, 2) != dim(q, 2))
     return "v is not [A, 1] with Q and K of width A";
   if (dim(m["v"], 1) != s) return "the values are not one per key";
-  if (m.has("cond") && (m["cond"]->dtype() != ir::DType::Bool || rank(m["cond"]) > 3))
-    return "the mask is not a bool tensor of rank <= 3";
+  if (m.has("cond") && (m["cond"]->dtype() != ir::DType::Bool || rank(m["cond"]) > rank(m["scores"])))
+    return "the mask is not a bool tensor that broadcasts to the scores";
   return "";
 }
 
@@ -98,7 +102,10 @@ void additive_rewrite(const Match& m, RewriteBuilder& b) {
   std::vector<ir::Value*> in = {q, k, m["v"], v1, nullptr, nullptr};
   std::vector<ir::Attribute> attrs;
   if (m.has("cond")) {
-    in[4] = b.add("Not", {m["cond"]})->output(0);
+    Value* cond = m["cond"];
+    // A mask over [B, S] scores gets their query axis back, so it broadcasts as it did.
+    if (rank(m["scores"]) == 2 && rank(cond) == 2) cond = b.add("Unsqueeze", {cond, axes(b, {1})})->output(0);
+    in[4] = b.add("Not", {cond})->output(0);
     attrs.push_back(RewriteBuilder::attr("mask_fill", static_cast<float>(m["fill"]->constant().get_f64(0))));
   }
   if (m.has("c")) in[5] = m["c"];

@@ -49,6 +49,38 @@ TEST(FuseAttentionForms, AdditiveBahdanauStep) {
   EXPECT_EQ(report.counts().at("attention"), 1);
 }
 
+// The decoder-cell spelling (a GRUCell/LSTMCell decoder attending per step): the scores are
+// squeezed to [B, S], masked and softmaxed there, and the weights unsqueezed to [B, 1, S] for the
+// bmm. The [B, S] mask must get its query axis back in the fused op, so it broadcasts as before.
+TEST(FuseAttentionForms, AdditiveSqueezedScores) {
+  const std::string text = R"(
+    model ir_version=8 opset=[ai.onnx:17]
+    graph main(%q: f32[2,1,4], %k: f32[2,5,4], %v: f32[2,5,3], %mask: bool[2,5]) {
+      %va = const f32[4,1] {0.5, -1, 0.25, 2}
+      %fill = const f32[] {-inf}
+      %ax2 = const i64[1] {2}
+      %ax1 = const i64[1] {1}
+      %sum: f32[2,5,4] = Add(%q, %k)
+      %t: f32[2,5,4] = Tanh(%sum)
+      %s0: f32[2,5,1] = MatMul(%t, %va)
+      %s2: f32[2,5] = Squeeze(%s0, %ax2)
+      %nm: bool[2,5] = Not(%mask)
+      %sm: f32[2,5] = Where(%nm, %fill, %s2)
+      %w: f32[2,5] = Softmax(%sm) {axis=1}
+      %w3: f32[2,1,5] = Unsqueeze(%w, %ax1)
+      %y3: f32[2,1,3] = MatMul(%w3, %v)
+      %y: f32[2,3] = Squeeze(%y3, %ax1)
+      return %y, %w
+    }
+  )";
+  passes::FusionReport report;
+  std::string out = fuse(text, kPasses, &report);
+  EXPECT_TRUE(has(out, "= onnxc.AdditiveAttention(%q, %k, %v, ")) << out;
+  EXPECT_TRUE(has(out, "Unsqueeze(%nm, ")) << out;
+  EXPECT_FALSE(has(out, "Softmax(")) << out;
+  EXPECT_EQ(report.counts().at("attention"), 1);
+}
+
 TEST(FuseAttentionForms, NearMissSigmoidScores) {
   // sigmoid instead of tanh inside the score: another function, reported as a near miss.
   std::string text = additive("-1");
