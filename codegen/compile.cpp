@@ -129,7 +129,8 @@ CompileResult compile_model(const ir::Model& model, const CompileOptions& o) {
         Halide::compile_standalone_runtime(path, target);
         cache.store(key, path);
       } else {
-        compile_object(built[distinct[i]], path, ktarget, p.kernels[distinct[i]].name);
+        const BuiltKernel& b = built[distinct[i]];
+        compile_object(b, path, b.compile_target.value_or(ktarget), p.kernels[distinct[i]].name);
         cache.store(key, path);
       }
       objects[i] = path;

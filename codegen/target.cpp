@@ -13,16 +13,30 @@ namespace {
 // Halide 14 reads AVX-512 BF16 + VNNI as "avx512_sapphirerapids", which lets LLVM use AVX512-FP16
 // instructions; CPUs without them (AMD Zen 4/5) would die with SIGILL in f16/bf16 kernels. The
 // feature is kept only where /proc/cpuinfo lists avx512_fp16.
+const std::string& cpuinfo_text() {
+  static const std::string text = [] {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    return std::string((std::istreambuf_iterator<char>(cpuinfo)), std::istreambuf_iterator<char>());
+  }();
+  return text;
+}
+
 Halide::Target host_target() {
   Halide::Target t = Halide::get_host_target();
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string text((std::istreambuf_iterator<char>(cpuinfo)), std::istreambuf_iterator<char>());
+  const std::string& text = cpuinfo_text();
   if (t.has_feature(Halide::Target::AVX512_SapphireRapids) && text.find("avx512_fp16") == std::string::npos)
     t = t.without_feature(Halide::Target::AVX512_SapphireRapids);
   return t;
 }
 
 }  // namespace
+
+Halide::Target with_dot_products(const Halide::Target& t) {
+  if (t.arch != Halide::Target::X86 || !t.has_feature(Halide::Target::AVX512_Skylake) || t.has_gpu_feature() ||
+      t.has_feature(Halide::Target::AVX512_SapphireRapids) || cpuinfo_text().find("avx512_vnni") == std::string::npos)
+    return t;
+  return t.with_feature(Halide::Target::AVX512_SapphireRapids);
+}
 
 Halide::Target parse_target(const std::string& name) {
   if (name.empty() || name == "host") return host_target();

@@ -11,4 +11,11 @@ namespace onnxc::codegen {
 // The Halide target a name stands for; UserError for an unknown name.
 Halide::Target parse_target(const std::string& name);
 
+// `t` with Halide's AVX512_SapphireRapids feature, which is what makes Halide 14 emit the AVX-512
+// VNNI dot products (vpdpbusd) of the int8 kernels, when `t` is an AVX-512 x86 target and this
+// machine's CPU lists avx512_vnni; `t` unchanged otherwise. host_target() leaves the feature out on
+// CPUs without AVX512-FP16 (see target.cpp); kernels of integer dot products and f32 arithmetic use
+// none of the FP16 instructions, so it is safe for them alone.
+Halide::Target with_dot_products(const Halide::Target& t);
+
 }  // namespace onnxc::codegen

@@ -15,6 +15,7 @@
 #include "passes/fusion.h"
 #include "passes/legalize_symbolic_shapes.h"
 #include "passes/pass.h"
+#include "passes/quantize_dynamic_int8.h"
 #include "passes/remove_identities.h"
 #include "passes/simplify_constant_of_shape.h"
 #include "passes/simplify_shapes.h"
@@ -48,6 +49,9 @@ const std::vector<PassInfo>& pass_registry() {
        fn([](ir::Model& m) { return eliminate_common_subexpressions(m); })},
       {"fold_matmul_batch", "MatMul of a batched A by a 2-D B -> one 2-D product between Reshape views",
        fn(fold_matmul_batch), /*needs_shapes=*/true},
+      {"quantize_dynamic_int8",
+       "float32 MatMul/Gemm by a constant weight -> onnxc.DynamicQuantMatMul (int8; --quantize dynamic-int8)",
+       fn(quantize_dynamic_int8), /*needs_shapes=*/true},
       {"dce", "remove unused nodes and initializers", fn([](ir::Model& m) { return eliminate_dead_code(m); })},
       {"canonicalize",
        "raise the model to opset 23 forms; Pow(x,2) -> x*x, Reciprocal -> Div(1,x), x/2^k -> x*2^-k, Einsum -> MatMul",

@@ -75,6 +75,8 @@ int bench_main(const std::vector<std::string>& args) {
   p.option("runs", 'n', "N", "timed runs (default 50)", &runs);
   p.option("warmup", 'w', "N", "untimed runs first (default 5)", &warmup);
   p.option("target", 0, "T", "compile target for an .onnx MODEL (default host)", &target);
+  std::string quantize;
+  add_quantize_option(p, &quantize);
   p.flag("no-cache", 0, "do not use the kernel cache when compiling an .onnx MODEL", &no_cache);
   p.flag("tsv", 0, "print one machine-readable line:\n"
                     "median_ms p10_ms p90_ms peak_rss_bytes arena_bytes", &tsv);
@@ -106,6 +108,7 @@ int bench_main(const std::vector<std::string>& args) {
   Executable::Options eo;
   eo.threads = threads;
   eo.target = target;
+  eo.quantize = quantize;
   eo.use_cache = !no_cache;
   eo.quiet = !stderr_is_tty();
   Executable exe(model, eo);

@@ -102,6 +102,14 @@ void optimize_model(ir::Model& m, const PassOptions& opt) {
     }
     no_fuse.insert(f);
   }
+  if (!opt.quantize.empty()) {
+    if (opt.quantize != "dynamic-int8")
+      throw UsageError("--quantize: unknown mode '" + opt.quantize + "' (known: dynamic-int8)");
+    // After fold_matmul_batch, which makes [seq, batch, K] activations the 2-D rows it quantizes.
+    auto at = std::find(names.begin(), names.end(), "fold_matmul_batch");
+    names.insert(at == names.end() ? names.end() : at + 1, "quantize_dynamic_int8");
+    if (at == names.end()) names.push_back("infer_shapes");
+  }
   if (names.empty()) return;
   passes::PipelineOptions po;
   po.no_fuse = std::move(no_fuse);
@@ -117,6 +125,14 @@ std::string no_fuse_help() {
   std::string fams;
   for (const std::string& f : passes::fusion_families()) fams += (fams.empty() ? "" : ",") + f;
   return "turn these fusions off (comma list of " + fams + ")";
+}
+
+void add_quantize_option(ArgParser& p, std::string* mode) {
+  p.option("quantize", 0, "MODE",
+           "dynamic-int8: products with a constant weight run in int8 on VNNI (weights per column,\n"
+           "activations per row at run time, int32 sums); norms, softmax and the rest stay float32.\n"
+           "Changes results: check them with `onnxc compare` (default: float32 as written)",
+           mode);
 }
 
 std::string pass_list_help() {
@@ -195,9 +211,13 @@ BuildResult build_library(const ir::Model& m, const std::string& out_dir, const 
 Executable::Executable(const std::string& path, const Options& opt) {
   require_file(path);
   std::string lib = path;
+  if (is_library_path(path) && !opt.quantize.empty())
+    throw UsageError("--quantize applies when compiling an .onnx model; " + path + " is already compiled");
   if (!is_library_path(path)) {
     ir::Model m = read_model(path);
-    optimize_model(m, PassOptions{});
+    PassOptions po;
+    po.quantize = opt.quantize;
+    optimize_model(m, po);
     tmp_ = std::make_unique<TempDir>("onnxc-run");
     BuildOptions bo;
     bo.name = default_model_name(path);

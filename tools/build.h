@@ -38,12 +38,15 @@ struct PassOptions {
   bool verify_each = false;
   std::ostream* dump = nullptr;
   std::string no_fuse;                     // comma list of fusion families to skip (--no-fuse)
+  std::string quantize;                    // "" (float as written) or "dynamic-int8" (--quantize)
   passes::FusionReport* report = nullptr;  // if set, the fusions record what fired and near misses
 };
 // Runs the named passes on `m` in place (shape inference first, so passes see typed values).
 void optimize_model(ir::Model& m, const PassOptions& opt);
 // The --no-fuse help text (lists the fusion families).
 std::string no_fuse_help();
+// --quantize MODE on the commands that compile (compile, run, compare, bench): registers the option.
+void add_quantize_option(ArgParser& p, std::string* mode);
 // Lines "name  summary" for every registered pass, for --help texts.
 std::string pass_list_help();
 
@@ -97,6 +100,7 @@ class Executable {
     int jobs = 0;
     bool use_cache = true;
     bool quiet = true;  // no progress output while compiling
+    std::string quantize;  // --quantize mode for an .onnx model
   };
   Executable(const std::string& path, const Options& opt);
   ModelRunner& runner() { return *runner_; }

@@ -51,6 +51,8 @@ int compare_main(const std::vector<std::string>& args) {
   p.option("threads", 't', "N", "runtime threads (default: all cores)", &threads);
   p.option("worst", 0, "K", "list the K worst elements of a failing output (default 5)", &worst);
   p.option("target", 0, "T", "compile target for an .onnx MODEL (default host)", &target);
+  std::string quantize;
+  add_quantize_option(p, &quantize);
   p.flag("no-cache", 0, "do not use the kernel cache when compiling an .onnx MODEL", &no_cache);
   p.flag("quiet", 'q', "print only the summary line", &quiet);
   p.epilog("Exit status: 0 every output matches, 1 an output differs (it is named), 2 error.\n\n"
@@ -82,6 +84,7 @@ int compare_main(const std::vector<std::string>& args) {
   Executable::Options eo;
   eo.threads = threads;
   eo.target = target;
+  eo.quantize = quantize;
   eo.use_cache = !no_cache;
   eo.quiet = quiet || !stderr_is_tty();
   Executable exe(model, eo);

@@ -67,6 +67,8 @@ int run_main(const std::vector<std::string>& args) {
   p.option("output-dir", 'o', "DIR", "write the outputs here (created if missing)", &output_dir);
   p.option("threads", 't', "N", "runtime threads (default: all cores)", &threads);
   p.option("target", 0, "T", "compile target for an .onnx MODEL (default host)", &target);
+  std::string quantize;
+  add_quantize_option(p, &quantize);
   p.flag("no-cache", 0, "do not use the kernel cache when compiling an .onnx MODEL", &no_cache);
   p.flag("quiet", 'q', "do not print the output summary", &quiet);
   p.epilog("Example:\n  onnxc run model.onnx -i src=src.npy -i mask=mask.pb -o outputs/");
@@ -91,6 +93,7 @@ int run_main(const std::vector<std::string>& args) {
   Executable::Options eo;
   eo.threads = threads;
   eo.target = target;
+  eo.quantize = quantize;
   eo.use_cache = !no_cache;
   eo.quiet = !stderr_is_tty();
   Executable exe(model, eo);

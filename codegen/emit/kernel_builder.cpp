@@ -11,6 +11,7 @@
 #include "codegen/emit/strict_float.h"
 #include "codegen/lower/lower_util.h"
 #include "codegen/schedule/schedule.h"
+#include "codegen/target.h"
 #include "ir/error.h"
 #include "ir/printer.h"
 
@@ -163,6 +164,12 @@ class Builder {
       : k_(k), p_(p), target_(t) {
     SymbolNames names;
     out_.canonical = walk_canonical(k, tname, names);
+    for (const ir::Node* n : k.graph->nodes()) {
+      if (n->domain() != "onnxc" || n->op_type() != "DynamicQuantMatMul") continue;
+      Halide::Target dot = with_dot_products(t);
+      if (dot != t) out_.compile_target = dot, out_.canonical += "compile target " + dot.to_string() + "\n";
+      break;
+    }
     out_.fn_name = "onnxc_k_" + hex64(fnv1a(out_.canonical));
     for (size_t i = 0; i < names.order().size(); ++i) {
       Halide::Param<int64_t> prm("s" + std::to_string(i));

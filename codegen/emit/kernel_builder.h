@@ -5,6 +5,7 @@
 
 #include <Halide.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct BuiltKernel {
   Halide::Pipeline pipeline;
   std::vector<Halide::Argument> args;  // compile arguments (tensor inputs, then scalars)
   std::vector<KernelArg> call_args;    // argv order: args, then outputs
+  // The target to compile with when it is not the model's: int8 kernels add the VNNI dot products
+  // (with_dot_products); the canonical text says so, so the cache keeps the two apart.
+  std::optional<Halide::Target> compile_target;
 };
 
 // Canonical text of a kernel for a target: op types, opsets, attributes, dtypes, shapes with symbols

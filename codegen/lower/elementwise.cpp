@@ -62,6 +62,18 @@ LowerFn variadic(std::function<Expr(Expr, Expr)> f, bool mean = false) {
   });
 }
 
+// max/min that propagate NaN, as numpy (ONNX's reference) does: the x86 max/min instructions return
+// their second operand when either is NaN, so Relu(NaN) would be 0 and Clip would drop a NaN.
+Expr max_nan(Expr a, Expr b) {
+  if (!a.type().is_float()) return Halide::max(a, b);
+  return Halide::select(Halide::is_nan(a), a, Halide::is_nan(b), b, Halide::max(a, b));
+}
+Expr min_nan(Expr a, Expr b) {
+  if (!a.type().is_float()) return Halide::min(a, b);
+  return Halide::select(Halide::is_nan(a), a, Halide::is_nan(b), b, Halide::min(a, b));
+}
+Expr clamp_nan(Expr x, Expr lo, Expr hi) { return min_nan(max_nan(x, lo), hi); }
+
 Expr sigmoid(Expr x) { return lit(x, 1) / (lit(x, 1) + exp_ieee(-x)); }
 Expr softplus(Expr x) { return Halide::max(x, lit(x, 0)) + log_ieee(lit(x, 1) + exp_ieee(-Halide::abs(x))); }
 Expr erf_any(Expr x) {
@@ -122,8 +134,8 @@ Expr clip(const std::vector<Expr>& v, const ir::Node& n) {
   Expr hi = v.size() > 2 && v[2].defined() ? v[2] : Expr();
   if (n.has_attr("min")) lo = lit(x, n.attr_float("min", 0));
   if (n.has_attr("max")) hi = lit(x, n.attr_float("max", 0));
-  if (lo.defined()) x = Halide::max(x, lo);
-  if (hi.defined()) x = Halide::min(x, hi);
+  if (lo.defined()) x = max_nan(x, lo);
+  if (hi.defined()) x = min_nan(x, hi);
   return x;
 }
 
@@ -202,9 +214,9 @@ UNARY_FLOAT(Selu, lit(x, fattr(n, "gamma", 1.05070102214813232421875f)) *
                                                          (Halide::exp(x) - lit(x, 1)), x));
 UNARY_FLOAT(Celu, Halide::max(lit(x, 0), x) + Halide::min(lit(x, 0), lit(x, fattr(n, "alpha", 1.f)) *
                                               (Halide::exp(x / lit(x, fattr(n, "alpha", 1.f))) - lit(x, 1))));
-UNARY_FLOAT(HardSigmoid, Halide::clamp(lit(x, fattr(n, "alpha", 0.2f)) * x + lit(x, fattr(n, "beta", 0.5f)),
+UNARY_FLOAT(HardSigmoid, clamp_nan(lit(x, fattr(n, "alpha", 0.2f)) * x + lit(x, fattr(n, "beta", 0.5f)),
                                        lit(x, 0), lit(x, 1)));
-UNARY_FLOAT(HardSwish, x * Halide::clamp(x / lit(x, 6) + lit(x, 0.5), lit(x, 0), lit(x, 1)));
+UNARY_FLOAT(HardSwish, x * clamp_nan(x / lit(x, 6) + lit(x, 0.5), lit(x, 0), lit(x, 1)));
 UNARY_FLOAT(Softplus, softplus(x));
 UNARY_FLOAT(Softsign, x / (lit(x, 1) + Halide::abs(x)));
 UNARY_FLOAT(ThresholdedRelu, Halide::select(x > lit(x, fattr(n, "alpha", 1.f)), x, lit(x, 0)));
@@ -213,7 +225,7 @@ UNARY_FLOAT(Gelu, gelu(x, n));
 UNARY_FLOAT(Shrink, Halide::select(x < lit(x, -fattr(n, "lambd", 0.5f)), x + lit(x, fattr(n, "bias", 0.f)),
                                    x > lit(x, fattr(n, "lambd", 0.5f)), x - lit(x, fattr(n, "bias", 0.f)),
                                    lit(x, 0)));
-UNARY(Relu, Halide::max(x, lit(x, 0)));
+UNARY(Relu, max_nan(x, lit(x, 0)));
 UNARY(Neg, -x);
 UNARY(Abs, x.type().is_uint() ? x : Halide::cast(x.type(), Halide::abs(x)));
 UNARY(Sign, sign(x));
@@ -247,8 +259,8 @@ Registrar reg_Mod("", "Mod", EW, broadcast_op(false, [](const std::vector<Expr>&
 Registrar reg_BitShift("", "BitShift", EW, broadcast_op(false, [](const std::vector<Expr>& v, const ir::Node& n) {
   return n.attr_string("direction", "LEFT") == "RIGHT" ? v[0] >> v[1] : v[0] << v[1];
 }));
-Registrar reg_Max("", "Max", EW, variadic([](Expr a, Expr b) { return Halide::max(a, b); }));
-Registrar reg_Min("", "Min", EW, variadic([](Expr a, Expr b) { return Halide::min(a, b); }));
+Registrar reg_Max("", "Max", EW, variadic(max_nan));
+Registrar reg_Min("", "Min", EW, variadic(min_nan));
 Registrar reg_Sum("", "Sum", EW, variadic([](Expr a, Expr b) { return a + b; }));
 Registrar reg_Mean("", "Mean", EW, variadic([](Expr a, Expr b) { return a + b; }, true));
 Registrar reg_Clip("", "Clip", EW, broadcast_op(false, clip));

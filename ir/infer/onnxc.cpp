@@ -30,11 +30,25 @@ void infer_attention_form(InferContext& ctx) {
   if (ctx.num_outputs() > 1) ctx.set_tensor(1, ctx.in_dtype(2), w);
 }
 
+// DynamicQuantMatMul (--quantize dynamic-int8): A [.., M, K] f32 × int8 B [K, N] -> f32 [.., M, N].
+void infer_dynamic_quant_matmul(InferContext& ctx) {
+  const auto &a = ctx.in_shape(0), &b = ctx.in_shape(1);
+  std::optional<Shape> y;
+  if (a && b) {
+    infer_check(ctx, a->size() >= 2 && b->size() == 2 && (*a)[a->size() - 1] == (*b)[0])
+        << "A must be [.., M, K] and the int8 weight [K, N]";
+    y = *a;
+    y->back() = (*b)[1];
+  }
+  ctx.set_tensor(0, DType::Float32, y);
+}
+
 }  // namespace
 
 void add_onnxc_ops(OpTable& t) {
   t.add_all({kSymbolicShapeOp}, kShapeOnly, infer_symbolic_shape, kOnnxcDomain);
   t.add_all({"AdditiveAttention", "CosineAttention", "KernelAttention"}, 0, infer_attention_form, kOnnxcDomain);
+  t.add_all({"DynamicQuantMatMul"}, 0, infer_dynamic_quant_matmul, kOnnxcDomain);
 }
 
 }  // namespace onnxc::ir

@@ -66,8 +66,10 @@ class WorstList {
 
 void compare_floats(const ir::Tensor& a, const ir::Tensor& e, const Tolerance& tol, TensorReport& r,
                     WorstList& worst) {
+  double diff2 = 0, ref2 = 0;
   for (int64_t i = 0; i < r.numel; ++i) {
     double x = a.get_f64(i), y = e.get_f64(i);
+    if (std::isfinite(x) && std::isfinite(y)) diff2 += (x - y) * (x - y), ref2 += y * y;
     bool ok;
     double abs_err, rel_err;
     if (std::isnan(x) || std::isnan(y)) {
@@ -93,6 +95,7 @@ void compare_floats(const ir::Tensor& a, const ir::Tensor& e, const Tolerance& t
       worst.add(i, abs_err);
     }
   }
+  r.norm_rel_err = ref2 > 0 ? std::sqrt(diff2 / ref2) : (diff2 > 0 ? std::numeric_limits<double>::quiet_NaN() : 0);
 }
 
 void compare_exact(const ir::Tensor& a, const ir::Tensor& e, TensorReport& r, WorstList& worst) {
@@ -218,16 +221,16 @@ std::string format_reports(const std::string& title, const std::vector<TensorRep
                            const Tolerance& tol) {
   std::ostringstream os;
   os << title << "  (rtol " << fmt_double(tol.rtol, 3) << ", atol " << fmt_double(tol.atol, 3) << ")\n";
-  std::vector<std::vector<std::string>> rows = {{"output", "max abs err", "max rel err", "mismatches", "result"}};
+  std::vector<std::vector<std::string>> rows = {{"output", "max abs err", "max rel err", "norm rel err", "mismatches", "result"}};
   for (const TensorReport& r : reports) {
     std::string mism = r.problem.empty() || r.numel ? std::to_string(r.mismatches) + "/" + std::to_string(r.numel) : "-";
     std::string result = r.ok ? "ok" : (r.problem.empty() ? "MISMATCH" : "MISMATCH: " + r.problem);
     if (!r.problem.empty() && !r.numel) {
-      rows.push_back({r.name, "-", "-", "-", result});
+      rows.push_back({r.name, "-", "-", "-", "-", result});
     } else if (r.exact) {
-      rows.push_back({r.name, r.mismatches ? fmt_err(r.max_abs_err) : "0", "(exact)", mism, result});
+      rows.push_back({r.name, r.mismatches ? fmt_err(r.max_abs_err) : "0", "(exact)", "-", mism, result});
     } else {
-      rows.push_back({r.name, fmt_err(r.max_abs_err), fmt_err(r.max_rel_err), mism, result});
+      rows.push_back({r.name, fmt_err(r.max_abs_err), fmt_err(r.max_rel_err), fmt_err(r.norm_rel_err), mism, result});
     }
   }
   os << aligned(rows, "  ");

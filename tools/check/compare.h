@@ -34,6 +34,10 @@ struct TensorReport {
   int64_t mismatches = 0;
   double max_abs_err = 0;  // over all elements (0 for exact dtypes that match)
   double max_rel_err = 0;  // over elements with expected != 0
+  // ‖actual − expected‖₂ / ‖expected‖₂ over the elements where both are finite: the error of the
+  // tensor as a whole, meaningful where near-zero elements make the elementwise maximum huge
+  // (reduced-precision runs); NaN when the expected finite elements are all zero but not the actual.
+  double norm_rel_err = 0;
   bool exact = false;      // compared exactly (ints, bools, strings)
   std::vector<ElementError> worst;  // failing elements by decreasing error (at most max_worst)
 };

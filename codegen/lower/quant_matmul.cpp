@@ -1,0 +1,102 @@
+// onnxc.DynamicQuantMatMul (written by passes/quantize_dynamic_int8.cpp for `--quantize
+// dynamic-int8`): the int8 weight qb was quantized per output column at compile time (scale s_b);
+// each row of A is quantized at run time over its own range, A[m, k] ≈ lo[m] + s[m]·q[m, k] with
+// q in 0..255 (u8, asymmetric: one-sided rows such as GELU outputs keep all 256 levels), so
+//   Y[m, n] = s_b[n] · (s[m] · Σ_k q[m, k]·qb[k, n] + lo[m] · Σ_k qb[k, n])
+// and the sum runs on u8 × s8 VNNI dot products in int32. A row holding NaN or ±inf gives a NaN
+// row, never a silently finite answer. Loops: schedule/gemm_int8.cpp.
+#include <limits>
+
+#include "codegen/lower/lower.h"
+#include "codegen/lower/lower_util.h"
+#include "codegen/schedule/gemm_int8.h"
+#include "ir/error.h"
+
+namespace onnxc::codegen {
+namespace {
+
+using namespace Halide;
+
+constexpr int kMaxLanes = 16;  // partial maxima per row: one zmm of floats
+
+std::vector<HTensor> lower_dynamic_quant_matmul(LowerContext& ctx) {
+  const ir::Node& node = ctx.node;
+  const HTensor& a = ctx.in.at(0);
+  const ir::Tensor* qb = ctx.const_in.size() > 1 ? ctx.const_in[1] : nullptr;
+  const ir::Tensor* sb = ctx.const_in.size() > 2 ? ctx.const_in[2] : nullptr;
+  user_check(!ctx.target.has_gpu_feature()) << node.describe() << ": int8 quantization is for CPU targets (VNNI)";
+  user_check(a.rank() == 2 && a.dtype == ir::DType::Float32) << node.describe() << ": A must be a float32 matrix";
+  user_check(qb && qb->dtype() == ir::DType::Int8 && qb->rank() == 2)
+      << node.describe() << ": the weight must be a constant int8 matrix";
+  const int64_t k_ext = qb->dims()[0], n_ext = qb->dims()[1];
+  user_check(sb && sb->dtype() == ir::DType::Float32 && sb->numel() == n_ext)
+      << node.describe() << ": the weight scale must be a constant float32 [N]";
+
+  // Constants: the packed weight, and per column its scale and Σ_k qb, both zero in the padding.
+  ir::Tensor packed = pack_int8_panels(*qb);
+  const int64_t np = packed.dims()[1] / 4, kp = packed.dims()[0] * 4;
+  ir::Tensor sums(ir::DType::Int32, {np}), scale(ir::DType::Float32, {np});
+  const auto* qv = static_cast<const int8_t*>(qb->raw());
+  const auto* sv = static_cast<const float*>(sb->raw());
+  for (int64_t n = 0; n < n_ext; ++n) {
+    int32_t sum = 0;
+    for (int64_t k = 0; k < k_ext; ++k) sum += qv[k * n_ext + n];
+    sums.mutable_data<int32_t>()[n] = sum;
+    scale.mutable_data<float>()[n] = sv[n];
+  }
+  HTensor bp = ctx.add_constant("int8_panels", std::move(packed));
+  HTensor colsum = ctx.add_constant("int8_colsum", std::move(sums));
+  HTensor sc = ctx.add_constant("int8_scale", std::move(scale));
+
+  const Expr m_ext = a.shape[0];
+  auto a_at = [&](const Expr& k, const Expr& m) { return a.at({clamp(m, 0, m_ext - 1), min(k, Expr(static_cast<int>(k_ext) - 1))}); };
+
+  // The row's range [lo, hi] from vector-wide partial extrema; a non-finite element makes hi +inf.
+  const Expr kInf = Expr(std::numeric_limits<float>::infinity());
+  const Expr k_end = Expr(static_cast<int>(k_ext));
+  Var l("l"), m("m"), k("k"), n("n");
+  Int8GemmFuncs g;
+  RDom j(0, static_cast<int>((k_ext + kMaxLanes - 1) / kMaxLanes), "j");
+  Expr idx = j * kMaxLanes + l;
+  Expr x = a_at(idx, m);  // past K: a repeat of the last element, which changes neither extreme
+  g.lo_part = Func("int8_lo_part");
+  g.lo_part(l, m) = kInf;
+  g.lo_part(l, m) = min(g.lo_part(l, m), select(is_finite(x), x, kInf));
+  g.hi_part = Func("int8_hi_part");
+  g.hi_part(l, m) = -kInf;
+  g.hi_part(l, m) = max(g.hi_part(l, m), select(is_finite(x), x, kInf));
+  RDom lanes(0, kMaxLanes, "lanes");
+  g.lo = Func("int8_lo");
+  g.lo(m) = kInf;
+  g.lo(m) = min(g.lo(m), g.lo_part(lanes, m));
+  g.hi = Func("int8_hi");
+  g.hi(m) = -kInf;
+  g.hi(m) = max(g.hi(m), g.hi_part(lanes, m));
+
+  // The quantized row: q = round((a - lo) / s) in [0, 255], s = (hi - lo) / 255, so a ≈ lo + s·q;
+  // k past K reads 0, which meets zero weights anyway.
+  Expr lo = g.lo(m), hi = g.hi(m);
+  Expr step = (hi - lo) / 255.0f;
+  Expr inv = select(step > 0.0f && is_finite(step), 1.0f / step, 0.0f);
+  Expr q = clamp(round((a_at(k, m) - lo) * inv), 0.0f, 255.0f);
+  g.aq = Func("int8_rows");
+  g.aq(k, m) = select(k < k_end, cast<uint8_t>(q), cast<uint8_t>(0));
+
+  g.r = RDom(0, 4, 0, static_cast<int>(kp / 4), "r");
+  g.acc = Func("int8_acc");
+  g.acc(n, m) = 0;
+  g.acc(n, m) += cast<int32_t>(g.aq(g.r.y * 4 + g.r.x, m)) * cast<int32_t>(bp.at({g.r.y, n * 4 + g.r.x}));
+
+  // Σ_k a·w ≈ s_w[n] · (s·Σ_k q·qw + lo·Σ_k qw).
+  Func result("int8_matmul");
+  Expr value = sc.at({n}) * (step * cast<float>(g.acc(n, m)) + lo * cast<float>(colsum.at({n})));
+  result(n, m) = select(is_finite(hi), value, Expr(std::numeric_limits<float>::quiet_NaN()));
+  ctx.schedule = [g](Func output, const Target& t) { schedule_int8_gemm(g, output, t); };
+  ctx.kclass = KernelClass::MatMul;
+  return {HTensor{result, ctx.out_shape.at(0), ir::DType::Float32}};
+}
+
+const Registrar kDynamicQuantMatMul("onnxc", "DynamicQuantMatMul", KernelClass::MatMul, lower_dynamic_quant_matmul);
+
+}  // namespace
+}  // namespace onnxc::codegen

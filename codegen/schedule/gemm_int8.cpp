@@ -1,0 +1,75 @@
+// The int8 GEMM schedule and weight layout (see gemm_int8.h).
+#include "codegen/schedule/gemm_int8.h"
+
+#include <cstring>
+
+#include "codegen/schedule/schedule.h"
+#include "ir/error.h"
+
+namespace onnxc::codegen {
+
+using namespace Halide;
+
+ir::Tensor pack_int8_panels(const ir::Tensor& b) {
+  internal_check(b.rank() == 2 && b.dtype() == ir::DType::Int8) << "pack_int8_panels needs an int8 matrix";
+  const int64_t k_ext = b.dims()[0], n_ext = b.dims()[1];
+  const int64_t kp = (k_ext + 3) / 4 * 4;
+  const int64_t np = (n_ext + kInt8PanelWidth - 1) / kInt8PanelWidth * kInt8PanelWidth;
+  ir::Tensor out(ir::DType::Int8, {kp / 4, np * 4});  // zero-filled padding
+  const auto* src = static_cast<const int8_t*>(b.raw());
+  auto* dst = static_cast<int8_t*>(out.mutable_raw());
+  for (int64_t k = 0; k < k_ext; ++k)
+    for (int64_t n = 0; n < n_ext; ++n) dst[((k / 4) * np + n) * 4 + k % 4] = src[k * n_ext + n];
+  return out;
+}
+
+void schedule_int8_gemm(Int8GemmFuncs g, Func out, const Target& t) {
+  std::vector<Var> args = out.args();
+  internal_check(args.size() == 2) << "the int8 GEMM output must be (n, m)";
+  Var n = args[0], m = args[1];
+  Var an = g.acc.args()[0], am = g.acc.args()[1];
+  const int vec = t.natural_vector_size<int32_t>();
+
+  // Rows: the range from vector-wide partial extrema, then the quantized row, once per row for
+  // every column panel (M·K bytes: small next to the weights).
+  Var ak = g.aq.args()[0], arow = g.aq.args()[1];
+  g.aq.compute_root().parallel(arow, 4, TailStrategy::GuardWithIf).vectorize(ak, t.natural_vector_size<uint8_t>(), TailStrategy::GuardWithIf);
+  for (auto [total, part] : {std::pair{g.lo, g.lo_part}, std::pair{g.hi, g.hi_part}}) {
+    Var mrow = total.args()[0];
+    total.compute_root().parallel(mrow, 8, TailStrategy::GuardWithIf);
+    total.update().unscheduled();  // 16 partial extrema per row: scalar is fine
+    Var pl = part.args()[0];
+    part.compute_at(total, mrow).vectorize(pl);
+    part.update().vectorize(pl);
+  }
+
+  // Columns in panels of kInt8PanelWidth, rows in register blocks of kInt8BlockRows; a task is a
+  // panel × 4 row blocks, so the panel stays in L1 while the rows stream past.
+  for (int d = 0; d < out.dimensions(); ++d) out.output_buffer().dim(d).set_min(0);
+  Var no("q8_no"), ni("q8_ni"), mo("q8_mo"), mi("q8_mi"), mb("q8_mb");
+  out.split(n, no, ni, kInt8PanelWidth, TailStrategy::GuardWithIf)
+      .split(m, mo, mi, kInt8BlockRows, TailStrategy::GuardWithIf)
+      .split(mo, mb, mo, 4, TailStrategy::GuardWithIf)
+      .reorder(ni, mi, mo, no, mb)
+      .vectorize(ni, vec);
+  Var task("q8_task");
+  out.fuse(no, mb, task).parallel(task);
+
+  g.acc.compute_at(out, mo)
+      .bound_extent(an, kInt8PanelWidth)
+      .bound_extent(am, kInt8BlockRows)
+      .store_in(MemoryType::Register)
+      .vectorize(an, vec)
+      .unroll(an)
+      .unroll(am);
+  // ki innermost and vectorized with n: the 4-lane sums become vpdpbusd.
+  g.acc.update()
+      .reorder(g.r.x, an, am, g.r.y)
+      .atomic()
+      .vectorize(g.r.x)
+      .vectorize(an, vec)
+      .unroll(an)
+      .unroll(am);
+}
+
+}  // namespace onnxc::codegen

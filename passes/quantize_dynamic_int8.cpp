@@ -1,0 +1,100 @@
+// Dynamic int8 quantization of constant-weight products (see quantize_dynamic_int8.h).
+#include "passes/quantize_dynamic_int8.h"
+
+#include <cmath>
+
+#include "passes/rewrite.h"
+
+namespace onnxc::passes {
+namespace {
+
+constexpr int64_t kMinDim = 16;  // smaller products are not worth quantizing
+
+const ir::Shape* shape_of(const ir::Value* v) { return v && v->shape() ? &*v->shape() : nullptr; }
+
+// W [K, N] (or [N, K] when transposed) as per-column int8 and scales; false if W is not finite.
+bool quantize_weight(const ir::Tensor& w, bool transposed, ir::Tensor& q, ir::Tensor& scale) {
+  const int64_t k_ext = transposed ? w.dims()[1] : w.dims()[0];
+  const int64_t n_ext = transposed ? w.dims()[0] : w.dims()[1];
+  const auto* src = static_cast<const float*>(w.raw());
+  auto at = [&](int64_t k, int64_t n) { return transposed ? src[n * k_ext + k] : src[k * n_ext + n]; };
+  q = ir::Tensor(ir::DType::Int8, {k_ext, n_ext});
+  scale = ir::Tensor(ir::DType::Float32, {n_ext});
+  auto* qv = q.mutable_data<int8_t>();
+  auto* sv = scale.mutable_data<float>();
+  for (int64_t n = 0; n < n_ext; ++n) {
+    float amax = 0;
+    for (int64_t k = 0; k < k_ext; ++k) {
+      float x = at(k, n);
+      if (!std::isfinite(x)) return false;
+      amax = std::max(amax, std::fabs(x));
+    }
+    const float s = amax > 0 ? amax / 127.0f : 1.0f;
+    sv[n] = s;
+    for (int64_t k = 0; k < k_ext; ++k) {
+      float r = std::nearbyint(at(k, n) / s);  // round half to even
+      qv[k * n_ext + n] = static_cast<int8_t>(std::max(-127.0f, std::min(127.0f, r)));
+    }
+  }
+  return true;
+}
+
+bool quantize_node(ir::Graph& g, ir::Node* n) {
+  const bool gemm = n->op_type() == "Gemm";
+  if (!n->domain().empty() || (!gemm && n->op_type() != "MatMul") || n->num_inputs() < 2) return false;
+  ir::Value *a = n->input(0), *w = n->input(1), *y = n->output(0);
+  const ir::Shape* as = shape_of(a);
+  if (!as || as->size() != 2 || a->dtype() != ir::DType::Float32 || !w->is_constant() ||
+      w->dtype() != ir::DType::Float32 || w->constant().rank() != 2 || y->is_graph_output())
+    return false;
+  bool trans_b = false;
+  ir::Value* bias = nullptr;
+  if (gemm) {
+    if (n->attr_int("transA", 0) != 0 || n->attr_float("alpha", 1.0f) != 1.0f) return false;
+    trans_b = n->attr_int("transB", 0) != 0;
+    if (n->num_inputs() > 2 && n->input(2)) {
+      bias = n->input(2);
+      float beta = n->attr_float("beta", 1.0f);
+      if (!bias->is_constant() || bias->dtype() != ir::DType::Float32) return false;
+      if (beta != 1.0f) {
+        const ir::Tensor& c = bias->constant();
+        ir::Tensor scaled(ir::DType::Float32, c.dims());
+        for (int64_t i = 0; i < c.numel(); ++i) scaled.mutable_data<float>()[i] = beta * c.data<float>()[i];
+        bias = g.add_initializer(g.unique_name(bias->name() + "/beta"), std::move(scaled));
+      }
+    }
+  }
+  const auto& wd = w->constant().dims();
+  const int64_t k_ext = trans_b ? wd[1] : wd[0], n_ext = trans_b ? wd[0] : wd[1];
+  if (k_ext < kMinDim || n_ext < kMinDim) return false;
+  ir::Tensor q, scale;
+  if (!quantize_weight(w->constant(), trans_b, q, scale)) return false;
+
+  ir::Value* qw = g.add_initializer(g.unique_name(w->name() + "/int8"), std::move(q));
+  ir::Value* sw = g.add_initializer(g.unique_name(w->name() + "/int8_scale"), std::move(scale));
+  ir::Node* mm = g.insert_node_before(n, "DynamicQuantMatMul", {a, qw, sw}, {g.unique_name(y->name() + "/int8")}, "onnxc");
+  ir::Value* out = mm->output(0);
+  out->set_type(y->type());  // typed now, so a product that reads it is rewritten in this same run
+  if (bias) {
+    out = g.insert_node_before(n, "Add", {out, bias}, {g.unique_name(y->name() + "/bias")})->output(0);
+    out->set_type(y->type());
+  }
+  g.replace_all_uses(y, out);
+  g.remove_node(n);
+  return true;
+}
+
+bool quantize_in(ir::Graph& g) {
+  bool changed = false;
+  for (ir::Node* n : g.nodes()) {
+    for (ir::Graph* sg : n->subgraphs()) changed |= quantize_in(*sg);
+    changed |= quantize_node(g, n);
+  }
+  return changed;
+}
+
+}  // namespace
+
+bool quantize_dynamic_int8(ir::Model& model) { return quantize_in(*model.graph); }
+
+}  // namespace onnxc::passes

@@ -1,0 +1,21 @@
+// Dynamic int8 quantization (opt-in, `--quantize dynamic-int8`): float32 products with a constant
+// weight become onnxc.DynamicQuantMatMul, int8 weights quantized per output column here and rows of
+// the activation quantized at run time (codegen/lower/quant_matmul.cpp).
+#pragma once
+
+#include "ir/graph.h"
+
+namespace onnxc::passes {
+
+// Rewrites y = MatMul(A [M, K], W [K, N]) and y = Gemm(A, W, C) (alpha 1, transA 0, C a constant
+// bias) with W a constant float32 matrix, K and N >= 16, as
+//
+//   y = DynamicQuantMatMul(A, round(W / s_w) [int8], s_w)   (+ beta·C)
+//
+// with s_w[n] = max_k |W[k, n]| / 127 (1 for a zero column). Left as they are: A of rank other
+// than 2 (fold_matmul_batch runs first and makes the usual [seq, batch, K] activations 2-D), a
+// weight holding NaN or ±inf, y a graph output (its name is the user's). Changes values: the error
+// against float32 is what `onnxc compare` reports; softmax, norms and everything else stay float32.
+bool quantize_dynamic_int8(ir::Model& model);
+
+}  // namespace onnxc::passes

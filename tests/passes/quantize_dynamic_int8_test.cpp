@@ -1,0 +1,80 @@
+// quantize_dynamic_int8 (`--quantize dynamic-int8`): which products become int8 and what the
+// rewritten graph holds; the kernel's numbers are tested in tests/codegen/lower_quant_matmul_test.cpp.
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace onnxc::testing {
+namespace {
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+// A 16×16 weight: column n holds n+1 at k = 0 and 0 elsewhere, so the int8 values are 127 and 0 and
+// the scale of column n is (n+1)/127.
+std::string weight(const std::string& name, bool transposed) {
+  std::string v;
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 16; ++c) {
+      int k = transposed ? c : r, n = transposed ? r : c;
+      v += (v.empty() ? "" : ", ") + std::to_string(k == 0 ? n + 1 : 0);
+    }
+  return "      %" + name + " = const f32[16,16] {" + v + "}\n";
+}
+
+TEST(QuantizeDynamicInt8, MatMulAndGemmWithConstantWeights) {
+  std::string text = "    graph main(%x: f32[m,16]) {\n" + weight("w", false) + weight("wt", true) +
+                     "      %c = const f32[16] {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}\n"
+                     "      %y: f32[m,16] = MatMul(%x, %w)\n"
+                     "      %z: f32[m,16] = Gemm(%y, %wt, %c) {transB=1, beta=2}\n"
+                     "      %o: f32[m,16] = Relu(%z)\n"
+                     "      return %o\n    }\n";
+  std::string out = run_passes(text, {"quantize_dynamic_int8", "infer_shapes", "dce"});
+  EXPECT_EQ(2u, [&] {
+    size_t c = 0;
+    for (size_t p = out.find("onnxc.DynamicQuantMatMul("); p != std::string::npos;
+         p = out.find("onnxc.DynamicQuantMatMul(", p + 1))
+      ++c;
+    return c;
+  }()) << out;
+  EXPECT_TRUE(has(out, "%w/int8 = const i8[16,16]")) << out;
+  EXPECT_TRUE(has(out, "%wt/int8 = const i8[16,16]")) << out;  // transB: quantized as [K, N]
+  EXPECT_TRUE(has(out, "= Add(%z/int8, %c/beta)")) << out;      // beta folded into the bias
+  EXPECT_FALSE(has(out, "= MatMul(")) << out;
+  // W and the transposed Wt hold the same matrix: the same int8 bytes and scales.
+  auto hash_of = [&](const std::string& name) {
+    size_t p = out.find("%" + name + " = const");
+    return p == std::string::npos ? std::string() : out.substr(out.find('#', p), 17);
+  };
+  EXPECT_EQ(hash_of("w/int8"), hash_of("wt/int8")) << out;
+  EXPECT_EQ(hash_of("w/int8_scale"), hash_of("wt/int8_scale")) << out;
+  EXPECT_FALSE(has(out, "Gemm(")) << out;
+}
+
+TEST(QuantizeDynamicInt8, NearMissesStayFloat) {
+  // A run-time weight, a weight holding NaN, a 3-D activation, a too-small K, and a product that is
+  // a graph output (its name is the user's) are left as written.
+  std::string nan_w = weight("wn", false);
+  nan_w.replace(nan_w.find("{1,"), 3, "{nan,");
+  std::string text = "    graph main(%x: f32[m,16], %v: f32[16,16], %x3: f32[b,m,16], %s: f32[m,8]) {\n" +
+                     weight("w", false) + nan_w +
+                     "      %small = const f32[8,16] {" + std::string(
+                         "0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "
+                         "0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "
+                         "0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "
+                         "0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0") +
+                     "}\n"
+                     "      %a: f32[m,16] = MatMul(%x, %v)\n"
+                     "      %b: f32[m,16] = MatMul(%x, %wn)\n"
+                     "      %c: f32[b,m,16] = MatMul(%x3, %w)\n"
+                     "      %d: f32[m,16] = MatMul(%s, %small)\n"
+                     "      %e: f32[m,16] = MatMul(%x, %w)\n"
+                     "      %f: f32[m,16] = Add(%a, %b)\n"
+                     "      %g: f32[m,16] = Add(%f, %d)\n"
+                     "      return %g, %c, %e\n    }\n";
+  std::string out = run_passes(text, {"quantize_dynamic_int8", "infer_shapes", "dce"});
+  EXPECT_FALSE(has(out, "DynamicQuantMatMul")) << out;
+  EXPECT_EQ(out, run_passes(text, {"infer_shapes", "dce"}));
+}
+
+}  // namespace
+}  // namespace onnxc::testing
