@@ -205,7 +205,8 @@ void check(const Config& c) {
   auto compiled = compile(mb.model(), "rnn");
   LoadedModel lib(compiled.so_path);
 
-  for (auto [S, B] : {std::pair{4, 2}, std::pair{1, 3}}) {
+  for (auto [S_, B_] : {std::pair{4, 2}, std::pair{1, 3}}) {
+    const int S = S_, B = B_;  // plain variables: clang 14 cannot capture structured bindings
     Data d;
     d.seq = S, d.batch = B, d.in = I, d.hidden = H, d.dirs = dirs;
     d.x = values(size_t(S) * B * I, 1.0f, 1);
