@@ -3,10 +3,12 @@
 # count), timed alternately in the same run, on models bench/models.py builds with Debian's torch
 # (random weights, fixed seed) under build/benchmodels (never committed).
 #
-#   bench/run.sh [--quick] [--large] [--threads N] [--rounds R] [--runs N] [--cold]
+#   bench/run.sh [--quick] [--large] [--int8] [--threads N] [--rounds R] [--runs N] [--cold]
 #     --quick    BERT and GPT-2 at b1 s128 only (for iteration); default: the full table (BERT,
 #                GPT-2, one GPT-2 decoding step with a past of 127, ViT-B/16, nn.Transformer at b1)
 #     --large    also BERT and GPT-2 at b8 s128 and b1 s512
+#     --int8     also BERT and GPT-2 at b1 s128 compiled with --quantize dynamic-int8 (model names
+#                *_int8; ORT runs the float32 model: the ratio is against ORT's fp32 latency)
 #     --threads  runtime threads for both (default 2)
 #     --rounds   alternating rounds; each prints medians of --runs runs; the table shows the
 #                median over rounds (default 3)
@@ -20,11 +22,12 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
-QUICK=0 LARGE=0 THREADS=2 ROUNDS=3 RUNS=10 COLD=0
+QUICK=0 LARGE=0 INT8=0 THREADS=2 ROUNDS=3 RUNS=10 COLD=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --quick) QUICK=1 ;;
     --large) LARGE=1 ;;
+    --int8) INT8=1 ;;
     --threads) THREADS=$2; shift ;;
     --rounds) ROUNDS=$2; shift ;;
     --runs) RUNS=$2; shift ;;
@@ -53,6 +56,12 @@ if (( ! QUICK )); then
     "nn_transformer|b1 s128|--dims batch=1,seq=128,tgt_seq=128"
   )
 fi
+if (( INT8 )); then
+  ROWS+=(
+    "bert_int8|b1 s128|--dims batch=1,seq=128"
+    "gpt2_int8|b1 s128|--dims batch=1,seq=128"
+  )
+fi
 if (( LARGE )); then
   ROWS+=(
     "bert|b8 s128|--dims batch=8,seq=128"
@@ -63,8 +72,11 @@ if (( LARGE )); then
 fi
 
 names=$(printf '%s\n' "${ROWS[@]}" | cut -d'|' -f1 | sort -u)
-# shellcheck disable=SC2086
-/usr/bin/python3 "$HERE/models.py" "$MODELS" $names >/dev/null
+# NAME_int8 is NAME's model compiled with --quantize dynamic-int8.
+model_of() { echo "${1%_int8}"; }
+flags_of() { [[ $1 == *_int8 ]] && echo "--quantize dynamic-int8" || true; }
+# shellcheck disable=SC2046
+/usr/bin/python3 "$HERE/models.py" "$MODELS" $(for n in $names; do model_of "$n"; done | sort -u) >/dev/null
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 timed() {  # prints "seconds maxrss_kib" of the command, its output to stderr
@@ -79,12 +91,16 @@ for name in $names; do
   out=$LIBS/$name
   if (( COLD )); then  # a fresh kernel cache: cold, then warm from what it filled
     cache=$(mktemp -d)
-    read -r CC_COLD[$name] CC_RSS[$name] < <(ONNXC_CACHE_DIR=$cache timed "$ONNXC" compile "$MODELS/$name.onnx" -o "$out" -q)
-    read -r CC_WARM[$name] rss < <(ONNXC_CACHE_DIR=$cache timed "$ONNXC" compile "$MODELS/$name.onnx" -o "$out" -q)
+    # shellcheck disable=SC2046
+    read -r CC_COLD[$name] CC_RSS[$name] < <(ONNXC_CACHE_DIR=$cache timed "$ONNXC" compile "$MODELS/$(model_of "$name").onnx" -o "$out" --name "$name" $(flags_of "$name") -q)
+    # shellcheck disable=SC2046
+    read -r CC_WARM[$name] rss < <(ONNXC_CACHE_DIR=$cache timed "$ONNXC" compile "$MODELS/$(model_of "$name").onnx" -o "$out" --name "$name" $(flags_of "$name") -q)
     rm -rf "$cache"
   else
-    "$ONNXC" compile "$MODELS/$name.onnx" -o "$out" -q  # fills the user's kernel cache
-    read -r CC_WARM[$name] rss < <(timed "$ONNXC" compile "$MODELS/$name.onnx" -o "$out" -q)
+    # shellcheck disable=SC2046
+    "$ONNXC" compile "$MODELS/$(model_of "$name").onnx" -o "$out" --name "$name" $(flags_of "$name") -q  # fills the kernel cache
+    # shellcheck disable=SC2046
+    read -r CC_WARM[$name] rss < <(timed "$ONNXC" compile "$MODELS/$(model_of "$name").onnx" -o "$out" --name "$name" $(flags_of "$name") -q)
   fi
   [[ -n ${CC_RSS[$name]:-} ]] || CC_RSS[$name]=$rss
 done
@@ -102,7 +118,7 @@ for row in "${ROWS[@]}"; do
   for ((i = 0; i < ROUNDS; i++)); do  # alternate, so both see the same machine state
     read -r m _ _ rss _ < <("$ONNXC" bench "$lib" "${args[@]}")
     o_ms+=("$m"); (( rss > o_rss )) && o_rss=$rss
-    read -r m _ _ rss _ < <(node "$HERE/ort/bench_ort.mjs" "$MODELS/$name.onnx" "${args[@]}")
+    read -r m _ _ rss _ < <(node "$HERE/ort/bench_ort.mjs" "$MODELS/$(model_of "$name").onnx" "${args[@]}")
     r_ms+=("$m"); (( rss > r_rss )) && r_rss=$rss
   done
   om=$(printf '%s\n' "${o_ms[@]}" | median)
