@@ -174,14 +174,14 @@ bool is_causal_mask(ir::Value* mask, const ir::Shape& scores, bool bool_keep) {
 }
 
 // GPT-2's causal mask: a constant lower-triangular buffer [1, .., N, N] sliced (step 1) to rows
-// [r0, kv) and columns [0, kv) of scores [.., q, kv], bounds computed from shapes. Element (i, j)
+// [r0, kv) or [r0, r0 + q) and columns [0, kv) of scores [.., q, kv], bounds computed from shapes. Element (i, j)
 // is buf[r0 + i, j]: kept iff j <= i + r0, the causal mask offset by r0 (kv - q: the past length).
 // Returns r0, symbolic as inference tracks it. Only lengths beyond the buffer (kv > N) behave
 // differently: there the export's slice comes out short and its Where fails to broadcast.
 std::optional<Dim> sliced_causal_offset(ir::Value* mask, const ir::Shape& scores, bool bool_keep,
                                         const FusionContext& c) {
   size_t r = scores.size();
-  const Dim& kv = scores[r - 1];
+  const Dim &q = scores[r - 2], &kv = scores[r - 1];
   std::optional<Dim> row_start, col_start;
   ir::Value* x = mask;
   for (; x->producer() && x->producer()->op_type() == "Slice" && x->producer()->domain().empty();
@@ -211,9 +211,10 @@ std::optional<Dim> sliced_causal_offset(ir::Value* mask, const ir::Shape& scores
         continue;
       }
       std::optional<Dim>& start = ax == rank - 2 ? row_start : col_start;
-      // One slice per axis; the rows end at kv and the columns are [0, kv) (or [0, end of buffer)).
-      bool to_kv = en == kv || (ax == rank - 1 && en.is_const() && (*ds)[ax].is_const() && en.value() >= (*ds)[ax].value());
-      if (start || !to_kv) return std::nullopt;
+      // One slice per axis; q rows ending at kv (or q of them), and the columns [0, kv) (or [0, end of buffer)).
+      bool to_end = en == kv || (ax == rank - 2 ? en - st == q
+                                                : en.is_const() && (*ds)[ax].is_const() && en.value() >= (*ds)[ax].value());
+      if (start || !to_end) return std::nullopt;
       start = st;
     }
   }

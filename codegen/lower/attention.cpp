@@ -142,8 +142,10 @@ Func materialized_attention(LowerContext& ctx, AttentionStages& s, const Expr& s
       schedule_reduction(f, true, Halide::Internal::const_true(), t);
     }
     if (!y4_is_output) {
+      // Not a kernel output: schedule_output's run-time size test would read an output buffer.
       y4.compute_root();
-      schedule_output(y4, KernelClass::Elementwise, t);
+      if (is_gpu(t)) schedule_output(y4, KernelClass::Elementwise, t);
+      else y4.vectorize(y4.args()[0], vector_width(y4, t), Halide::TailStrategy::GuardWithIf).parallel(y4.args()[3]);
     }
     schedule_output(output, KernelClass::Elementwise, t);
   };
