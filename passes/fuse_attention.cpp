@@ -10,13 +10,19 @@
 // x·2^-k, so one core pattern covers the exporters. Scales anywhere (Q, K, scores; Div or Mul; T5's
 // none) multiply into `scale`. Masks: an additive float mask (HF (1-m)·finfo.min, ·-10000, T5's
 // position bias), Where(cond, scores, -inf) -> bool attn_mask, Where with a finfo.min-sized fill ->
-// the same values as a float mask, several masks -> their sum (GPT-2: Where, then padding); a causal mask (constant, or Trilu of a -inf fill) over square
-// self-attention becomes is_causal=1 and is never materialized. 3-D [b·h, s, d] bmm becomes 4-D
+// the same values as a float mask, several masks -> their sum (GPT-2: Where, then padding); a causal
+// mask (constant, or Trilu of a -inf fill) over square self-attention becomes is_causal=1 and is
+// never materialized. Softmax weights also read outside the block (Luong's `align`) become the
+// node's qk_matmul_output (mode 3). 3-D [b·h, s, d] bmm becomes 4-D
 // Attention on [b·h, 1, s, d] (Unsqueeze/Squeeze around it); HF repeat_kv (GQA/MQA) is dropped, as
 // Attention repeats the key/value heads itself.
 #include "passes/fuse_attention.h"
 
+#include <algorithm>
 #include <cmath>
+#include <set>
+
+#include "passes/rewrite.h"
 
 namespace onnxc::passes {
 namespace {
@@ -59,7 +65,7 @@ Pattern attention_pattern() {
   Pattern softmax_op = op("Softmax", {x}).capture("softmax");
   Pattern e = op("Exp", {op("Sub", {x, op("ReduceMax", {x, any().capture("max_axes")}).capture("max")})});
   Pattern softmax_decomposed = op("Div", {e, op("ReduceSum", {e, any().capture("sum_axes")}).capture("sum")});
-  Pattern probs = optional_op("Cast", optional_op("Cast", alt({softmax_op, softmax_decomposed})));
+  Pattern probs = optional_op("Cast", optional_op("Cast", alt({softmax_op, softmax_decomposed}))).capture("probs");
   return op("MatMul", {probs, any().capture("v")});
 }
 
@@ -73,9 +79,17 @@ const ir::Shape* shape_of(const ir::Value* v) { return v && v->shape() ? &*v->sh
 // How the rewrite builds the Attention node; filled by analyse() or a reason given why not.
 struct Plan {
   ir::Value *q = nullptr, *k = nullptr, *v = nullptr;
+  // Past keys/values the graph concatenates in front of K and V, taken in as Attention's past_key
+  // and past_value when a causal mask is offset by their length (GPT-2 with a cache).
+  // Their Concats' outputs (present key/value) then become Attention's outputs 1 and 2.
+  ir::Value *past_k = nullptr, *past_v = nullptr;
+  ir::Value *present_k = nullptr, *present_v = nullptr;
   std::vector<int64_t> k_perm;  // Transpose K's source by this to get [..., s, d]; empty: use as is
   double scale = 1;
   bool causal = false, three_d = false;
+  // The softmax weights are read outside the block too (Luong's `align`, output_attentions): the
+  // Attention node returns them as qk_matmul_output (mode 3) and they replace the value.
+  bool weights_out = false;
   // The masks left after causal ones became is_causal, in the order the graph applies them:
   // additive float masks, or Where(cond, ·, fill) terms (cond negated for the masked_fill form).
   struct Term {
@@ -159,6 +173,111 @@ bool is_causal_mask(ir::Value* mask, const ir::Shape& scores, bool bool_keep) {
   return !bool_keep && trilu_is_causal(mask);
 }
 
+// GPT-2's causal mask: a constant lower-triangular buffer [1, .., N, N] sliced (step 1) to rows
+// [r0, kv) or [r0, r0 + q) and columns [0, kv) of scores [.., q, kv], bounds computed from shapes. Element (i, j)
+// is buf[r0 + i, j]: kept iff j <= i + r0, the causal mask offset by r0 (kv - q: the past length).
+// Returns r0, symbolic as inference tracks it. Only lengths beyond the buffer (kv > N) behave
+// differently: there the export's slice comes out short and its Where fails to broadcast.
+std::optional<Dim> sliced_causal_offset(ir::Value* mask, const ir::Shape& scores, bool bool_keep,
+                                        const FusionContext& c) {
+  size_t r = scores.size();
+  const Dim &q = scores[r - 2], &kv = scores[r - 1];
+  std::optional<Dim> row_start, col_start;
+  ir::Value* x = mask;
+  for (; x->producer() && x->producer()->op_type() == "Slice" && x->producer()->domain().empty();
+       x = x->producer()->input(0)) {
+    const ir::Node* sl = x->producer();
+    const ir::Shape* ds = shape_of(sl->input(0));
+    auto starts = c.dims(sl->input(1)), ends = c.dims(sl->input(2));
+    if (!ds || ds->size() < 2 || !starts || !ends || starts->size() != ends->size()) return std::nullopt;
+    int64_t rank = static_cast<int64_t>(ds->size());
+    std::vector<int64_t> axes(starts->size());
+    for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int64_t>(i);
+    if (sl->num_inputs() > 3 && sl->input(3)) {
+      auto a = c.ints(sl->input(3));
+      if (!a || a->size() != axes.size()) return std::nullopt;
+      axes = *a;
+    }
+    if (sl->num_inputs() > 4 && sl->input(4)) {
+      auto st = c.ints(sl->input(4));
+      if (!st || std::any_of(st->begin(), st->end(), [](int64_t v) { return v != 1; })) return std::nullopt;
+    }
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int64_t ax = axes[i] < 0 ? axes[i] + rank : axes[i];
+      const Dim &st = (*starts)[i], &en = (*ends)[i];
+      if (st.is_const() && st.value() < 0) return std::nullopt;  // counted from the end
+      if (ax < rank - 2) {
+        if (!(st.is_const() && st.value() == 0)) return std::nullopt;
+        continue;
+      }
+      std::optional<Dim>& start = ax == rank - 2 ? row_start : col_start;
+      // One slice per axis; q rows ending at kv (or q of them), and the columns [0, kv) (or [0, end of buffer)).
+      bool to_end = en == kv || (ax == rank - 2 ? en - st == q
+                                                : en.is_const() && (*ds)[ax].is_const() && en.value() >= (*ds)[ax].value());
+      if (start || !to_end) return std::nullopt;
+      start = st;
+    }
+  }
+  if (x == mask || !x->is_constant() || !constant_is_causal(x->constant(), bool_keep)) return std::nullopt;
+  if (!row_start || (col_start && !(col_start->is_const() && col_start->value() == 0))) return std::nullopt;
+  return *row_start;
+}
+
+// K or V concatenated from a past and a new part on the sequence axis: the Concat, else null.
+const ir::Node* past_concat(const ir::Value* x) {
+  const ir::Node* n = x->producer();
+  const ir::Shape* s = shape_of(x);
+  if (!n || n->op_type() != "Concat" || !n->domain().empty() || n->num_inputs() != 2 || !s || s->size() != 4)
+    return nullptr;
+  int64_t axis = n->attr_int("axis", 0);
+  return axis == 2 || axis == -2 ? n : nullptr;
+}
+
+// Whether any of `roots` is computed from `n`'s outputs (walking producers, each node once).
+bool computed_from(const std::vector<ir::Value*>& roots, const ir::Node* n) {
+  std::vector<const ir::Value*> work(roots.begin(), roots.end());
+  std::set<const ir::Node*> seen;
+  while (!work.empty()) {
+    const ir::Value* v = work.back();
+    work.pop_back();
+    const ir::Node* p = v ? v->producer() : nullptr;
+    if (!p || !seen.insert(p).second) continue;
+    if (p == n) return true;
+    work.insert(work.end(), p->inputs().begin(), p->inputs().end());
+  }
+  return false;
+}
+
+// A causal mask found among the masks: is_causal=1 when ONNX's alignment of it matches. Attention
+// offsets causal rows by past_key's length (0 without one), so a mask offset by r0 needs r0 == 0,
+// or K and V concatenated from a past of length r0, which then becomes past_key and past_value.
+bool take_causal(ir::Value* mask, const ir::Shape& scores, bool bool_keep, const FusionContext& c,
+                 const std::vector<ir::Value*>& other_masks, Plan& p) {
+  if (p.causal) return false;
+  if (is_causal_mask(mask, scores, bool_keep)) return p.causal = true;
+  std::optional<Dim> offset = sliced_causal_offset(mask, scores, bool_keep, c);
+  if (!offset) return false;
+  if (offset->is_const() && offset->value() == 0) return p.causal = true;
+  const ir::Node* ck = p.k_perm.empty() ? past_concat(p.k) : nullptr;
+  const ir::Node* cv = past_concat(p.v);
+  if (!ck || !cv) return false;
+  const ir::Shape *sk = shape_of(ck->input(0)), *sv = shape_of(cv->input(0));
+  if (!sk || !sv || sk->size() != 4 || sv->size() != 4 || !dims_equal((*sk)[2], *offset) || !dims_equal((*sv)[2], *offset))
+    return false;
+  // The present key/value outputs replace the Concats' outputs, so nothing the node reads may be
+  // computed from them (a mask shaped after the concatenated keys, say).
+  std::vector<ir::Value*> reads = {p.q, ck->input(0), ck->input(1), cv->input(0), cv->input(1)};
+  reads.insert(reads.end(), other_masks.begin(), other_masks.end());
+  if (computed_from(reads, ck) || computed_from(reads, cv)) return false;
+  p.past_k = ck->input(0);
+  p.past_v = cv->input(0);
+  p.present_k = ck->output();
+  p.present_v = cv->output();
+  p.k = ck->input(1);
+  p.v = cv->input(1);
+  return p.causal = true;
+}
+
 std::string scale_of(const Match& m, const std::string& name, double& scale) {
   if (m.has(name + "_mul")) scale *= *scalar(m[name + "_mul"]);
   if (m.has(name + "_div")) {
@@ -210,6 +329,10 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
   }
   std::string why;
   p.q = m["q"];
+  ir::Value* probs = m["probs"];
+  p.weights_out = !only_use_is(*probs, *m.root()->producer());
+  if (p.weights_out && probs->dtype() != m["q"]->dtype())
+    return "the softmax weights are used outside the block in another type than Q's";
   p.v = through_repeat_kv(m["v"], c);
   if (m.has("kt")) {
     p.k = m["kt"];
@@ -247,6 +370,7 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
     if (!why.empty()) return why;
   }
   // Masks, innermost first; a causal one (the first found) becomes is_causal.
+  std::vector<Plan::Term> terms;
   auto where_term = [&](const std::string& tag) -> std::string {
     if (!m.has("keep" + tag) && !m.has("drop" + tag)) return "";
     bool drop = m.has("drop" + tag);
@@ -257,8 +381,7 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
     double f = *scalar(m["fill" + tag]);
     if (!(f <= kHugeNegative))  // -inf compares <= too
       return "Where fills masked scores with a finite value that a fused mask would not reproduce";
-    if (!drop && !p.causal && is_causal_mask(cond, *ss, true)) p.causal = true;
-    else p.masks.push_back({cond, true, drop, f});
+    terms.push_back({cond, true, drop, f});
     return "";
   };
   why = where_term("_in");
@@ -269,11 +392,18 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
     const ir::Shape* ms = shape_of(mk);
     if (!ms || !broadcasts_to(*ms, *ss)) return not_broadcastable(ms, *ss);
     if (mk->dtype() != m["q"]->dtype()) return "mask is not of the scores' type";
-    if (!p.causal && is_causal_mask(mk, *ss, false)) p.causal = true;
-    else p.masks.push_back({mk});
+    terms.push_back({mk});
   }
   why = where_term("");
   if (!why.empty()) return why;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const Plan::Term& t = terms[i];
+    std::vector<ir::Value*> others;
+    for (size_t j = 0; j < terms.size(); ++j)
+      if (j != i) others.push_back(terms[j].value);
+    // A bool causal mask only in the keep form (Where(causal, scores, -inf)).
+    if ((t.where && t.negate) || !take_causal(t.value, *ss, t.where, c, others, p)) p.masks.push_back(t);
+  }
   return "";
 }
 
@@ -310,25 +440,37 @@ void rewrite(const Match& m, RewriteBuilder& b) {
   }
   std::vector<ir::Attribute> attrs = {RewriteBuilder::attr("scale", static_cast<float>(p.scale))};
   if (p.causal) attrs.push_back(RewriteBuilder::attr("is_causal", int64_t{1}));
+  ir::Value* weights = p.weights_out ? m["probs"] : nullptr;
+  if (weights) attrs.push_back(RewriteBuilder::attr("qk_matmul_output_mode", int64_t{3}));
   if (!p.three_d) {
     std::vector<ir::Value*> ins = {p.q, k, p.v};
-    if (mask) ins.push_back(mask);
-    b.replace({m.root()}, "Attention", ins, attrs);
-    return;
+    if (mask || p.past_k) ins.push_back(mask);
+    if (p.past_k) ins.insert(ins.end(), {p.past_k, p.past_v});
+    // ONNX Runtime wants the present outputs whenever past inputs are given.
+    std::vector<ir::Value*> outs = {m.root()};
+    if (p.past_k || weights) outs.insert(outs.end(), {p.present_k, p.present_v});
+    if (weights) outs.push_back(weights);
+    b.replace(outs, "Attention", ins, attrs);
+  } else {
+    // [b·h, s, d] -> [b·h, 1, s, d]: one head per batch row; the mask gains the head axis too.
+    ir::Value* axis1 = i64s(b, {1}, "attn_axis1");
+    auto unsq = [&](ir::Value* x) { return b.add("Unsqueeze", {x, axis1})->output(); };
+    std::vector<ir::Value*> ins = {unsq(p.q), unsq(k), unsq(p.v)};
+    if (mask) ins.push_back(shape_of(mask)->size() == 3 ? unsq(mask) : mask);
+    ir::Node* att = b.add_outputs("Attention", ins, attrs, {true, false, false, weights != nullptr});
+    b.replace({m.root()}, "Squeeze", {att->output(0), axis1});
+    if (weights) b.replace({weights}, "Squeeze", {att->output(3), axis1})->set_name(att->name() + "_weights");
   }
-  // [b·h, s, d] -> [b·h, 1, s, d]: one head per batch row; the mask gains the head axis too.
-  ir::Value* axis1 = i64s(b, {1}, "attn_axis1");
-  auto unsq = [&](ir::Value* x) { return b.add("Unsqueeze", {x, axis1})->output(); };
-  std::vector<ir::Value*> ins = {unsq(p.q), unsq(k), unsq(p.v)};
-  if (mask) ins.push_back(shape_of(mask)->size() == 3 ? unsq(mask) : mask);
-  ir::Value* y = b.add("Attention", ins, attrs)->output();
-  b.replace({m.root()}, "Squeeze", {y, axis1});
+  // The new nodes sit before the block's last MatMul; readers of the weights or of the present
+  // key/value may come earlier.
+  if (weights || p.past_k) b.graph().topological_sort();
 }
 
 }  // namespace
 
 std::vector<FusionRule> attention_rules() {
   FusionRule r{"sdpa", "attention", attention_pattern(), check, rewrite, 23};
+  r.may_escape = {"probs"};
   return {r};
 }
 

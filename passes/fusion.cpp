@@ -45,6 +45,12 @@ std::optional<std::vector<int64_t>> FusionContext::ints(const ir::Value* v) cons
   return ir::shape_as_ints(*dims);
 }
 
+std::optional<std::vector<ir::Dim>> FusionContext::dims(const ir::Value* v) const {
+  if (auto i = ints(v)) return std::vector<ir::Dim>(i->begin(), i->end());
+  if (!v || !pass.shapes) return std::nullopt;
+  return ir::shape_value(*pass.shapes, v);
+}
+
 bool FusionContext::axes_are_last(const ir::Value* x, const ir::Value* axes) const {
   auto a = ints(axes);
   if (!a || a->empty() || !x->shape()) return false;
@@ -71,11 +77,17 @@ void RewriteBuilder::infer(ir::Node& n) {
 
 ir::Node* RewriteBuilder::add(const std::string& op_type, const std::vector<ir::Value*>& inputs,
                               std::vector<ir::Attribute> attrs, size_t num_outputs, const std::string& domain) {
+  return add_outputs(op_type, inputs, std::move(attrs), std::vector<bool>(num_outputs, true), domain);
+}
+
+ir::Node* RewriteBuilder::add_outputs(const std::string& op_type, const std::vector<ir::Value*>& inputs,
+                                      std::vector<ir::Attribute> attrs, const std::vector<bool>& present,
+                                      const std::string& domain) {
   std::vector<std::string> names;
   std::string base = root_.output(0) ? root_.output(0)->name() : op_type;
   // unique_name knows only names already in the graph, so outputs after the first get an index.
-  for (size_t i = 0; i < num_outputs; ++i)
-    names.push_back(g_.unique_name(base + "_" + op_type + (i ? "_out" + std::to_string(i) : "")));
+  for (size_t i = 0; i < present.size(); ++i)
+    names.push_back(present[i] ? g_.unique_name(base + "_" + op_type + (i ? "_out" + std::to_string(i) : "")) : "");
   ir::Node* n = g_.insert_node_before(&root_, op_type, inputs, names, domain);
   for (ir::Attribute& a : attrs) n->set_attr(std::move(a));
   infer(*n);
@@ -210,7 +222,10 @@ struct GraphRun {
     for (const FusionRule* rule : rules) {
       bool low_opset = false;
       auto accept = [&](const Match& m) -> std::string {
-        std::string why = rule->allow_shared_interior ? "" : m.interior_use_outside();
+        std::vector<const ir::Value*> escape;
+        for (const std::string& name : rule->may_escape)
+          if (m.has(name)) escape.push_back(m[name]);
+        std::string why = rule->allow_shared_interior ? "" : m.interior_use_outside(escape);
         if (why.empty() && rule->check) why = rule->check(m, fctx);
         if (why.empty() && model.opset("") < rule->opset) {
           low_opset = true;

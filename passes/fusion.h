@@ -46,6 +46,8 @@ struct FusionContext {
   const PassContext& pass;
   // The contents of `v` when known: a constant, or inferred shape values.
   std::optional<std::vector<int64_t>> ints(const ir::Value* v) const;
+  // The same as dims, symbolic where inference tracked a shape expression (GPT-2's slice bounds).
+  std::optional<std::vector<ir::Dim>> dims(const ir::Value* v) const;
   // Whether `axes` (a constant list) names exactly the last axes.size() axes of `x` (rank known).
   bool axes_are_last(const ir::Value* x, const ir::Value* axes) const;
 };
@@ -65,6 +67,9 @@ struct FusionRule {
   // Failed attempts that matched fewer op nodes are not near misses; 0: half the pattern's
   // smallest form plus one (at least 3).
   int near_miss_min_matched = 0;
+  // Captures whose values may be read outside the match because the rewrite replaces them with
+  // outputs of the fused node (attention's softmax weights -> Attention's qk_matmul_output).
+  std::vector<std::string> may_escape = {};
 };
 
 // Builds the replacement of one match. New nodes go just before the match root, so every captured
@@ -76,6 +81,10 @@ class RewriteBuilder {
   // A node `op_type(inputs)` with attributes and `num_outputs` fresh outputs (types inferred).
   ir::Node* add(const std::string& op_type, const std::vector<ir::Value*>& inputs,
                 std::vector<ir::Attribute> attrs = {}, size_t num_outputs = 1, const std::string& domain = "");
+  // Same, with output i present only where present[i] (the others omitted, as ONNX writes "").
+  ir::Node* add_outputs(const std::string& op_type, const std::vector<ir::Value*>& inputs,
+                        std::vector<ir::Attribute> attrs, const std::vector<bool>& present,
+                        const std::string& domain = "");
   // A node whose output i takes the name, type and every use of replaced[i] (null: an omitted
   // output). The values replaced are usually the match root's outputs.
   ir::Node* replace(const std::vector<ir::Value*>& replaced, const std::string& op_type,

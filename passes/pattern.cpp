@@ -220,13 +220,13 @@ ir::Node* Match::node(const std::string& name) const {
   return it == nodes_.end() ? nullptr : it->second;
 }
 
-std::string Match::interior_use_outside() const {
+std::string Match::interior_use_outside(const std::vector<const ir::Value*>& may_escape) const {
   auto inside = [&](const ir::Node* n) {
     return std::find(all_nodes_.begin(), all_nodes_.end(), n) != all_nodes_.end();
   };
   for (size_t i = 1; i < all_nodes_.size(); ++i)
     for (const ir::Value* o : all_nodes_[i]->outputs()) {
-      if (!o) continue;
+      if (!o || std::find(may_escape.begin(), may_escape.end(), o) != may_escape.end()) continue;
       if (o->is_graph_output()) return "'" + o->name() + "' (inside the match) is a graph output";
       for (const ir::Use& u : o->uses())
         if (!inside(u.node))

@@ -135,8 +135,9 @@ class Match {
   // Every op node the match covers, root first, each once.
   const std::vector<ir::Node*>& nodes() const { return all_nodes_; }
   // "" if every value computed by a non-root node of the match is read only by nodes of the match
-  // (so replacing the root makes them all dead); else which value escapes and to where.
-  std::string interior_use_outside() const;
+  // (so replacing the root makes them all dead); else which value escapes and to where. Values in
+  // `may_escape` are exempt: the rewrite replaces them with outputs of the fused node.
+  std::string interior_use_outside(const std::vector<const ir::Value*>& may_escape = {}) const;
 
  private:
   friend struct MatchEngine;

@@ -1,7 +1,8 @@
 // ONNX Attention (opset 23) as one streaming kernel: softmax(Q·Kᵀ·scale + mask)·V computed per query
 // tile with an online softmax over key tiles, so the [sq, skv] score matrix is never stored.
 // Supports 4-D [b, h, s, d] and 3-D [b, s, h*d] inputs, GQA/MQA, is_causal, bool or float masks
-// (broadcast, read in place), scale, softcap and past/present key and value.
+// (broadcast, read in place), scale, softcap and past/present key and value. When the node returns
+// qk_matmul_output, the scores are materialized instead (the output stores them anyway).
 #include <cmath>
 
 #include "codegen/lower/lower_util.h"
@@ -95,10 +96,14 @@ MaskRead read_mask(const LowerContext& ctx, const Expr& b, const Expr& h, const 
   return {Expr(), Halide::select(inside, Halide::cast(at, v), literal(at, -INFINITY))};
 }
 
-// GPU targets: the scores materialized ([b, h, sq, total], as the unfused graph stores them) with
-// every stage a GPU reduction; the streaming schedule is CPU-only for now.
-void materialized_attention(LowerContext& ctx, AttentionStages& s,
-                            const std::function<Expr(Expr, const Expr&, const Expr&)>& masked_score, const Expr& fits) {
+// The scores materialized ([b, h, sq, total], as the unfused graph stores them), each stage a
+// reduction computed whole: on GPU targets (the streaming schedule is CPU-only for now), and
+// wherever the node returns qk_matmul_output, which stores that matrix anyway. Returns that output
+// ([b, h, sq, total], argument order k, q, h, b) for `qk_mode` 0 (scaled Q·Kᵀ) or 3 (softmax
+// weights); undefined for qk_mode < 0 (not requested).
+Func materialized_attention(LowerContext& ctx, AttentionStages& s, const Expr& scale,
+                            const std::function<Expr(Expr, const Expr&, const Expr&)>& masked_score, const Expr& fits,
+                            int64_t qk_mode) {
   HeadView Q = head_view(ctx, kQ, "q_num_heads"), K = head_view(ctx, kK, "kv_num_heads"),
            V = head_view(ctx, kV, "kv_num_heads");
   Halide::Type ot = halide_type(ctx.in[kQ].dtype), at = accumulator_type(ot);
@@ -112,6 +117,8 @@ void materialized_attention(LowerContext& ctx, AttentionStages& s,
   Expr sc = masked_score(dot(k, q, h, b), q, k);
   Func scf("attn_scores");
   scf(k, q, h, b) = sc;
+  Func weights("attn_qk_output");
+  if (qk_mode == 0) weights(k, q, h, b) = Halide::cast(ot, dot(k, q, h, b) * scale);
   mx(q, h, b) = ninf;
   mx(q, h, b) = Halide::max(mx(q, h, b), scf(rt, q, h, b));
   ex(k, q, h, b) = exp_ieee(scf(k, q, h, b) - Halide::select(mx(q, h, b) == ninf, zero, mx(q, h, b)));
@@ -121,27 +128,41 @@ void materialized_attention(LowerContext& ctx, AttentionStages& s,
   acc(d, q, h, b) += ex(rt, q, h, b) * Halide::cast(at, with_past(ctx, kPastV, V, past_len, d, rt, kvh, b));
   s.y4(d, q, h, b) = Halide::require(fits, Halide::cast(ot, acc(d, q, h, b) / sum(q, h, b)),
                                      "Attention: Q, K, V or attn_mask extents do not fit together");
+  if (qk_mode == 3) weights(k, q, h, b) = Halide::cast(ot, ex(k, q, h, b) / sum(q, h, b));
   // The dot products and the sums are contractions: their order is ours to pick (FMAs allowed).
   ctx.reassociable.insert(ctx.reassociable.end(), {dot, sum, acc});
   std::vector<Func> stages = {dot, mx, ex, sum, acc};
-  ctx.schedule = [y4 = s.y4, stages](Func output, const Halide::Target& t) mutable {
+  // Emission hands this the first kernel output of the node; any other output (Y and the weights
+  // both requested) gets the default output schedule. A 4-D Y is always a kernel output; the 3-D
+  // form reads the 4-D one, computed whole first.
+  bool y4_is_output = ctx.in[kQ].rank() == 4;
+  ctx.schedule = [y4 = s.y4, stages, y4_is_output](Func output, const Halide::Target& t) mutable {
     for (Func f : stages) {
       f.compute_root();
       schedule_reduction(f, true, Halide::Internal::const_true(), t);
     }
-    if (output.name() != y4.name()) {
+    if (!y4_is_output) {
+      // Not a kernel output: schedule_output's run-time size test would read an output buffer.
       y4.compute_root();
-      schedule_output(y4, KernelClass::Elementwise, t);
+      if (is_gpu(t)) schedule_output(y4, KernelClass::Elementwise, t);
+      else y4.vectorize(y4.args()[0], vector_width(y4, t), Halide::TailStrategy::GuardWithIf).parallel(y4.args()[3]);
     }
     schedule_output(output, KernelClass::Elementwise, t);
   };
+  return weights;
 }
 
 std::vector<HTensor> attention(LowerContext& ctx) {
   const ir::Node& n = ctx.node;
   user_check(!has_input(ctx, kNonpad)) << n.describe() << ": nonpad_kv_seqlen is not supported";
-  user_check(!n.output(kQK) || (n.output(kQK)->uses().empty() && !n.output(kQK)->is_graph_output()))
-      << n.describe() << ": the qk_matmul_output output is not supported";
+  // qk_matmul_output, when something reads it: the materialized kernel computes it on the way.
+  bool want_qk = n.num_outputs() > kQK && n.output(kQK) &&
+                 (!n.output(kQK)->uses().empty() || n.output(kQK)->is_graph_output());
+  int64_t qk_mode = want_qk ? n.attr_int("qk_matmul_output_mode", 0) : -1;
+  // Modes 1 and 2 (scores after the mask, after softcap) are left out: the ONNX function body and
+  // its reference implementation disagree on where the mask and softcap apply.
+  user_check(qk_mode == -1 || qk_mode == 0 || qk_mode == 3)
+      << n.describe() << ": qk_matmul_output_mode " << qk_mode << " is not supported (0 and 3 are)";
   user_check(ctx.in[kQ].rank() == ctx.in[kK].rank() && ctx.in[kK].rank() == ctx.in[kV].rank() &&
              (ctx.in[kQ].rank() == 3 || ctx.in[kQ].rank() == 4))
       << n.describe() << ": Q, K and V must all be 3-D or all 4-D";
@@ -208,8 +229,9 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     if (causal) allowed = allowed && k <= qrow + past_len;
     return Halide::select(allowed, score, ninf);
   };
-  if (is_gpu(ctx.target)) {
-    materialized_attention(ctx, s, masked_score, fits);
+  Func qk_out;
+  if (is_gpu(ctx.target) || want_qk) {
+    qk_out = materialized_attention(ctx, s, scale, masked_score, fits, qk_mode);
   } else {
     s.scores(qi, j, kt, qo, h, b) = masked_score(s.scores_acc(qi, j, kt, qo, h, b), row, key);
 
@@ -270,6 +292,14 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     int past_in = o == kPresentK ? kPastK : kPastV;
     outs.push_back(define(o == kPresentK ? "present_key" : "present_value", out_shape(ctx, o), out_dtype(ctx, o),
                           [&](const Index& i) { return with_past(ctx, past_in, src, past_len, i[3], i[2], i[1], i[0]); }));
+  }
+  if (qk_out.defined()) {
+    outs.resize(kQK);  // present key/value not requested: left undefined
+    HTensor w;
+    w.dtype = ctx.in[kQ].dtype;
+    w.shape = out_shape(ctx, kQK);
+    w.func = qk_out;
+    outs.push_back(w);
   }
   return outs;
 }

@@ -151,18 +151,35 @@ std::vector<Tensor> eval_gelu(Ctx& c) {
   return {from_values(c, x.dtype(), x.dims(), v)};
 }
 
-// Attention (23), 4-D without past: the fused op's reference, as the ONNX function computes it
-// (a bool mask and causal positions give -inf; a row with every key masked is NaN).
+// [b, h, p, d] and [b, h, s, d] concatenated on axis 2, as doubles.
+std::vector<double> concat_seq(const Tensor* past, const Tensor& cur) {
+  std::vector<double> pv = past ? values(*past) : std::vector<double>{}, cv = values(cur), r;
+  int64_t bh = cur.dims()[0] * cur.dims()[1], p = past ? past->dims()[2] : 0, s = cur.dims()[2], d = cur.dims()[3];
+  for (int64_t i = 0; i < bh; ++i) {
+    r.insert(r.end(), pv.begin() + i * p * d, pv.begin() + (i + 1) * p * d);
+    r.insert(r.end(), cv.begin() + i * s * d, cv.begin() + (i + 1) * s * d);
+  }
+  return r;
+}
+
+// Attention (23), 4-D: the fused op's reference, as the ONNX function computes it (a bool mask and
+// causal positions give -inf; a row with every key masked is NaN). Past keys/values come first and
+// offset the causal rows by their length; outputs 1 and 2 are the concatenations. Output 3
+// (qk_matmul_output) for modes 0 (scaled Q·Kᵀ) and 3 (softmax weights).
 std::vector<Tensor> eval_attention(Ctx& c) {
   const Tensor &q = c.in(0), &k = c.in(1), &v = c.in(2);
-  const Tensor* mask = c.opt_in(3);
-  if (q.rank() != 4 || c.opt_in(4) || c.opt_in(5) || c.node.num_outputs() > 1) throw NotEvaluable{};
+  const Tensor *mask = c.opt_in(3), *past_k = c.opt_in(4), *past_v = c.opt_in(5);
+  if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4 || !past_k != !past_v || c.opt_in(6)) throw NotEvaluable{};
+  int64_t P = past_k ? past_k->dims()[2] : 0;
+  bool want_qk = c.node.num_outputs() > 3 && c.node.output(3);
+  int64_t mode = c.node.attr_int("qk_matmul_output_mode", 0);
+  if (want_qk && mode != 0 && mode != 3) throw NotEvaluable{};
   int64_t B = q.dims()[0], H = q.dims()[1], S = q.dims()[2], D = q.dims()[3];
-  int64_t Hk = k.dims()[1], T = k.dims()[2], Dv = v.dims()[3];
+  int64_t Hk = k.dims()[1], T = P + k.dims()[2], Dv = v.dims()[3];
   if (Hk == 0 || H % Hk != 0) throw NotEvaluable{};
   double scale = c.node.has_attr("scale") ? c.node.attr_float("scale", 1.0f) : 1.0 / std::sqrt(double(D));
   bool causal = c.node.attr_int("is_causal", 0) != 0;
-  std::vector<double> qv = values(q), kv = values(k), vv = values(v), mv;
+  std::vector<double> qv = values(q), kv = concat_seq(past_k, k), vv = concat_seq(past_v, v), mv;
   std::vector<int64_t> mi;
   if (mask) {
     if (mask->dims().empty() || mask->dims().back() != T) throw NotEvaluable{};  // padded masks: not needed
@@ -171,7 +188,7 @@ std::vector<Tensor> eval_attention(Ctx& c) {
     mi = broadcast_index(mask->dims(), {B, H, S, T});
   }
   bool bool_mask = mask && mask->dtype() == DType::Bool;
-  std::vector<double> y(static_cast<size_t>(B * H * S * Dv));
+  std::vector<double> y(static_cast<size_t>(B * H * S * Dv)), qk(want_qk ? static_cast<size_t>(B * H * S * T) : 0);
   std::vector<double> s(static_cast<size_t>(T));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)
@@ -182,19 +199,25 @@ std::vector<Tensor> eval_attention(Ctx& c) {
           double dot = 0;
           for (int64_t d = 0; d < D; ++d) dot += qv[row * D + d] * kv[((b * Hk + hk) * T + t) * D + d];
           double x = dot * scale;
+          if (want_qk && mode == 0) qk[row * T + t] = x;
           if (mask) x = bool_mask ? (mv[mi[row * T + t]] != 0 ? x : -INFINITY) : x + mv[mi[row * T + t]];
-          if (causal && t > i) x = -INFINITY;
+          if (causal && t > i + P) x = -INFINITY;
           s[t] = x;
           mx = std::max(mx, x);
         }
         for (double& x : s) sum += x = std::exp(x - mx);
+        if (want_qk && mode == 3)
+          for (int64_t t = 0; t < T; ++t) qk[row * T + t] = s[t] / sum;
         for (int64_t d = 0; d < Dv; ++d) {
           double acc = 0;
           for (int64_t t = 0; t < T; ++t) acc += s[t] / sum * vv[((b * Hk + hk) * T + t) * Dv + d];
           y[row * Dv + d] = acc;
         }
       }
-  return {from_values(c, q.dtype(), {B, H, S, Dv}, y)};
+  std::vector<Tensor> out = {from_values(c, q.dtype(), {B, H, S, Dv}, y),
+                            from_values(c, k.dtype(), {B, Hk, T, D}, kv), from_values(c, v.dtype(), {B, Hk, T, Dv}, vv)};
+  if (want_qk) out.push_back(from_values(c, q.dtype(), {B, H, S, T}, qk));
+  return out;
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <tuple>
 
+#include "ir/error.h"
 #include "test_util.h"
 
 namespace onnxc::test {
@@ -40,10 +42,11 @@ struct Case {
 };
 
 // The ONNX reference: scores in f32 (so finfo.min masks behave as a float32 graph computes them),
-// softmax and the weighted sum in double. A row whose scores are all -inf gives NaN.
+// softmax and the weighted sum in double. A row whose scores are all -inf gives NaN. `qk`, when
+// given, receives qk_matmul_output [b, hq, sq, total] for mode `qk_mode` (0: scaled Q·Kᵀ, 3: weights).
 std::vector<float> reference(const Case& c, const std::vector<float>& q, const std::vector<float>& k,
                              const std::vector<float>& v, const std::vector<float>& pk,
-                             const std::vector<float>& pv) {
+                             const std::vector<float>& pv, std::vector<float>* qk = nullptr, int qk_mode = 3) {
   int T = c.total(), rep = c.hq / c.hkv;
   float scale = c.scale ? *c.scale : 1.0f / std::sqrt(static_cast<float>(c.dk));
   auto K = [&](int b, int h, int t, int d) {
@@ -65,6 +68,7 @@ std::vector<float> reference(const Case& c, const std::vector<float>& q, const s
     return c.mask[off];
   };
   std::vector<float> y(static_cast<size_t>(c.b) * c.hq * c.sq * c.dv);
+  if (qk) qk->assign(static_cast<size_t>(c.b) * c.hq * c.sq * T, 0.0f);
   for (int b = 0; b < c.b; ++b)
     for (int h = 0; h < c.hq; ++h)
       for (int i = 0; i < c.sq; ++i) {
@@ -73,6 +77,8 @@ std::vector<float> reference(const Case& c, const std::vector<float>& q, const s
           float dot = 0;
           for (int d = 0; d < c.dk; ++d) dot += q[((b * c.hq + h) * c.sq + i) * c.dk + d] * K(b, h / rep, t, d);
           float x = dot * scale;
+          size_t row = (static_cast<size_t>(b) * c.hq + h) * c.sq + i;
+          if (qk && qk_mode == 0) (*qk)[row * T + t] = x;
           if (c.softcap > 0) x = c.softcap * std::tanh(x / c.softcap);
           auto m = mask_at(b, h, i, t);
           if (m && c.mask_bool) x = *m != 0 ? x : kNegInf;
@@ -84,6 +90,8 @@ std::vector<float> reference(const Case& c, const std::vector<float>& q, const s
         for (float x : s) mx = std::max(mx, double(x));
         std::vector<double> p(T);
         for (int t = 0; t < T; ++t) sum += p[t] = std::exp(double(s[t]) - mx);
+        if (qk && qk_mode == 3)
+          for (int t = 0; t < T; ++t) (*qk)[((static_cast<size_t>(b) * c.hq + h) * c.sq + i) * T + t] = float(p[t] / sum);
         for (int d = 0; d < c.dv; ++d) {
           double acc = 0;
           for (int t = 0; t < T; ++t) acc += p[t] / sum * V(b, h / rep, t, d);
@@ -110,7 +118,8 @@ struct Built {
 };
 
 // One Attention node for case c, inputs filled deterministically; `three_d` uses [b, s, h*d] layouts.
-Built attention_model(const Case& c, bool three_d, bool present_outputs = false) {
+// qk_mode >= 0 also returns qk_matmul_output in that mode (outputs 1 and 2 omitted unless present).
+Built attention_model(const Case& c, bool three_d, bool present_outputs = false, int qk_mode = -1) {
   Built r;
   ModelBuilder mb(23);
   r.q = wave(static_cast<size_t>(c.b) * c.hq * c.sq * c.dk, 0.37f);
@@ -153,6 +162,10 @@ Built attention_model(const Case& c, bool three_d, bool present_outputs = false)
     outs.push_back({"present_key", ir::Type::tensor(DType::Float32, Shape{c.b, c.hkv, c.total(), c.dk})});
     outs.push_back({"present_value", ir::Type::tensor(DType::Float32, Shape{c.b, c.hkv, c.total(), c.dv})});
   }
+  if (qk_mode >= 0) {
+    if (!present_outputs) outs.insert(outs.end(), 2, {"", ir::Type()});
+    outs.push_back({"qk", ir::Type::tensor(DType::Float32, Shape{c.b, c.hq, c.sq, c.total()})});
+  }
   ir::Node* n = mb.node("Attention", ins, outs);
   if (three_d) {
     n->set_attr_int("q_num_heads", c.hq);
@@ -161,7 +174,9 @@ Built attention_model(const Case& c, bool three_d, bool present_outputs = false)
   if (c.causal) n->set_attr_int("is_causal", 1);
   if (c.scale) n->set_attr_float("scale", *c.scale);
   if (c.softcap > 0) n->set_attr_float("softcap", c.softcap);
-  for (ir::Value* o : n->outputs()) mb.output(o);
+  if (qk_mode >= 0) n->set_attr_int("qk_matmul_output_mode", qk_mode);
+  for (ir::Value* o : n->outputs())
+    if (o) mb.output(o);
   r.model = std::move(mb.model());
   return r;
 }
@@ -268,6 +283,31 @@ TEST(LowerAttention, PastAndPresentKeyValue) {
     }
     EXPECT_EQ(out[1 + which].values<float>(), expect) << (which ? "present_value" : "present_key");
   }
+}
+
+// qk_matmul_output: the softmax weights (mode 3, what Luong's fused `align` reads) and the scaled
+// scores (mode 0), with Y from the same kernel; masks, causal rows, GQA, 3-D and past included.
+TEST(LowerAttention, QkMatmulOutputModes) {
+  Case c;
+  c.b = 2, c.hq = 4, c.hkv = 2, c.sq = 6, c.skv = 9, c.causal = true;
+  c.mask_dims = {2, 1, 1, 9};
+  for (int b = 0; b < 2; ++b)
+    for (int t = 0; t < 9; ++t) c.mask.push_back(t == 7 - b ? kFloatMin : 0.1f * t);
+  Case past = c;
+  past.b = 1, past.mask_dims = {1, 1, 1, 12}, past.past = 3, past.sq = past.skv = 9;
+  past.mask = wave(12, 0.5f);
+  for (auto [cs, mode, three_d] : {std::tuple{c, 3, false}, {c, 0, false}, {c, 3, true}, {past, 3, false}}) {
+    Built m = attention_model(cs, three_d, cs.past > 0, mode);
+    auto out = compile_and_run(m.model, m.inputs, "attention_qk" + std::to_string(mode));
+    std::vector<float> qk;
+    auto y = reference(cs, m.q, m.k, m.v, m.pk, m.pv, &qk, mode);
+    if (three_d) y = to_3d(y, cs.b, cs.hq, cs.sq, cs.dv);
+    EXPECT_TRUE(all_close(out[0].values<float>(), y, 1e-4, 2e-5)) << "Y, mode " << mode;
+    EXPECT_TRUE(all_close(out.back().values<float>(), qk, 1e-4, 2e-6)) << "qk_matmul_output, mode " << mode;
+  }
+  // Modes 1 and 2 are refused with the node named, not computed wrongly.
+  Built m = attention_model(c, false, false, 1);
+  EXPECT_THROW(compile(m.model, "attention_qk1"), onnxc::UserError);
 }
 
 TEST(LowerAttention, ScaleAndSoftcapAttributes) {
