@@ -80,12 +80,26 @@ Args nms(const ir::Node& n) {
   return a;
 }
 
+// ReduceSum whose axes are a run-time tensor and keepdims=0: which dims remain depends on data.
+bool is_reduce_sum_by_data(const ir::Node& n) {
+  return n.op_type() == "ReduceSum" && n.num_inputs() > 1 && n.input(1) && !n.input(1)->is_constant() &&
+         n.attr_int("keepdims", 1) == 0;
+}
+
+Args reduce_sum(const ir::Node& n) {
+  const ir::Shape& y = shape(n.output(0));
+  Args a{ONNXC_HOST_REDUCE_SUM, {input(n, 0), input(n, 1)}, {}, {0, n.attr_int("noop_with_empty_axes", 0)}, {}};
+  a.outputs.push_back(output(n, 0, n.input(0)->dtype(), y));
+  for (size_t i = 0; i < y.size(); ++i) a.binds.push_back({0, static_cast<int>(i)});
+  return a;
+}
+
 }  // namespace
 
 bool is_host_op(const ir::Node& n) {
   if (!n.domain().empty() && n.domain() != "ai.onnx") return false;
   const std::string& op = n.op_type();
-  return op == "NonZero" || op == "Compress" || op == "Unique" || op == "NonMaxSuppression";
+  return op == "NonZero" || op == "Compress" || op == "Unique" || op == "NonMaxSuppression" || is_reduce_sum_by_data(n);
 }
 
 HostStepArgs host_step_args(const ir::Node& n) {
@@ -94,6 +108,7 @@ HostStepArgs host_step_args(const ir::Node& n) {
   if (op == "Compress") return compress(n);
   if (op == "Unique") return unique(n);
   if (op == "NonMaxSuppression") return nms(n);
+  if (is_reduce_sum_by_data(n)) return reduce_sum(n);
   internal_error << n.describe() << " is not a host op";
   return {};
 }

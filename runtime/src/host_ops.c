@@ -271,6 +271,7 @@ const onnxc_host_op_info *onnxc_host_op_lookup(int32_t op) {
     case ONNXC_HOST_COMPRESS: return &kCompress;
     case ONNXC_HOST_UNIQUE: return &onnxc_host_unique;
     case ONNXC_HOST_NMS: return &kNms;
+    case ONNXC_HOST_REDUCE_SUM: return &onnxc_host_reduce_sum;
     default: return NULL;
   }
 }

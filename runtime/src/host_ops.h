@@ -13,7 +13,6 @@
 
 #define ONNXC_HOST_MAX_TENSORS 8
 #define ONNXC_HOST_MAX_SCALARS 4
-#define ONNXC_HOST_MAX_BINDS 1
 
 /* One tensor argument as a host op sees it: dense row-major bytes. dims and numel change when the op
  * binds (for its outputs). */
@@ -34,7 +33,8 @@ typedef struct onnxc_host_call {
 
 typedef struct onnxc_host_op_info {
   const char *name; /* the ONNX op */
-  int32_t n_inputs, n_outputs, n_scalars, n_binds;
+  int32_t n_inputs, n_outputs, n_scalars;
+  int32_t n_binds; /* -1: one per dim of its first output (values in dim order) */
   /* Load-time check of dtypes and ranks (dims are checked at run time). tensors: the step's tensor
    * args. Writes why into why[cap] and returns false when the descriptor is wrong for the op. */
   bool (*check)(const onnxc_model_desc *d, const int32_t *tensors, char *why, size_t cap);
@@ -44,8 +44,9 @@ typedef struct onnxc_host_op_info {
 /* NULL for an op id this runtime does not know. */
 const onnxc_host_op_info *onnxc_host_op_lookup(int32_t op);
 
-/* host_unique.c: the table entry for Unique (its sorting lives in its own file). */
+/* Table entries defined beside their ops: host_unique.c, host_reduce.c. */
 extern const onnxc_host_op_info onnxc_host_unique;
+extern const onnxc_host_op_info onnxc_host_reduce_sum;
 
 /* bind_data.c: binds the step's data dims to values[n_binds] (checking dims the descriptor already
  * knows), evaluates and places everything they determine, and refreshes c->t. */

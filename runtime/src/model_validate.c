@@ -143,7 +143,8 @@ static onnxc_status check_host_step(const onnxc_model_desc *d, const char *m, ui
       if (s->args[j] == t) FAIL("model '%s': step %u (%s) passes " ONNXC_TENSOR_FMT " twice, once as an output", m, k, op->name, t, tname(d, t));
     }
   }
-  if (s->n_binds != op->n_binds || (s->n_binds > 0 && !s->binds)) FAIL("model '%s': step %u (%s) has %d binds (list %s), not %d", m, k, op->name, s->n_binds, s->binds ? "set" : "NULL", op->n_binds);
+  int32_t n_binds = op->n_binds >= 0 ? op->n_binds : d->tensors[s->args[op->n_inputs]].rank;
+  if (s->n_binds != n_binds || (s->n_binds > 0 && !s->binds)) FAIL("model '%s': step %u (%s) has %d binds (list %s), not %d", m, k, op->name, s->n_binds, s->binds ? "set" : "NULL", n_binds);
   for (int32_t i = 0; i < s->n_binds; i++) {
     if (s->binds[i] < -1 || s->binds[i] >= (int64_t)d->n_symbols) FAIL("model '%s': step %u (%s) binds symbol %d, out of range (%u symbols)", m, k, op->name, s->binds[i], d->n_symbols);
   }

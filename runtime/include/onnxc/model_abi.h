@@ -109,12 +109,14 @@ enum onnxc_step_kind {
  *  COMPRESS     args {X, condition, Y, axis (-1: flattened)}     binds {count}
  *  UNIQUE       args {X, Y, indices, inverse, counts, axis (-1: flattened), sorted}   binds {unique count}
  *  NMS          args {boxes, scores, max_per_class (int64 [0] or [1]), iou_threshold (float32 [0] or [1]),
- *                     score_threshold (float32 [0] or [1]), Y, center_point_box}      binds {selected}  */
+ *                     score_threshold (float32 [0] or [1]), Y, center_point_box}      binds {selected}
+ *  REDUCE_SUM   args {X, axes (int64 [k]), Y, keepdims, noop_with_empty_axes}   binds {each dim of Y}  */
 enum onnxc_host_op {
   ONNXC_HOST_NONZERO = 0,
   ONNXC_HOST_COMPRESS = 1,
   ONNXC_HOST_UNIQUE = 2,
-  ONNXC_HOST_NMS = 3
+  ONNXC_HOST_NMS = 3,
+  ONNXC_HOST_REDUCE_SUM = 4
 };
 
 /* One step of the plan. KERNEL: call kernels[kernel] with args. An arg >= 0 is a tensor id (passed as a
@@ -131,7 +133,7 @@ typedef struct onnxc_step {
   int32_t n_args;
   const int32_t *args;
   int32_t kind;          /* enum onnxc_step_kind; 0 (KERNEL) when left out of an initializer */
-  int32_t n_binds;       /* HOST: how many data dims the op binds (its fixed count); KERNEL: 0 */
+  int32_t n_binds;       /* HOST: how many data dims the op binds (its count above); KERNEL: 0 */
   const int32_t *binds;  /* n_binds symbol ids, or -1 */
 } onnxc_step;
 
