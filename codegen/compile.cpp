@@ -97,12 +97,19 @@ CompileResult compile_model(const ir::Model& model, const CompileOptions& o) {
 
   Partition p = partition_model(model);
   std::vector<BuiltKernel> built;
-  for (const auto& k : p.kernels) built.push_back(build_kernel(k, p, ktarget, tname));
+  bool cuda = target.has_feature(Halide::Target::CUDA);
+  for (const auto& k : p.kernels) {
+    // Host steps run in the runtime on the host: nothing to compile (and no CUDA runtime support yet).
+    user_check(k.host_op < 0 || !cuda) << k.name << ": ops with data-dependent output sizes are not supported with the "
+                                       << "cuda target yet (they run as host steps)";
+    built.push_back(k.host_op >= 0 ? BuiltKernel{} : build_kernel(k, p, ktarget, tname));
+  }
 
   std::vector<int> distinct;  // index into built of each distinct function's first kernel
   std::map<std::string, int> seen;
   for (size_t i = 0; i < built.size(); ++i)
-    if (seen.emplace(built[i].fn_name, static_cast<int>(i)).second) distinct.push_back(static_cast<int>(i));
+    if (p.kernels[i].host_op < 0 && seen.emplace(built[i].fn_name, static_cast<int>(i)).second)
+      distinct.push_back(static_cast<int>(i));
 
   KernelCache cache(o.use_cache ? (o.cache_dir.empty() ? KernelCache::default_dir() : o.cache_dir) : "");
   std::string work = make_work_dir(o.name);
@@ -139,7 +146,7 @@ CompileResult compile_model(const ir::Model& model, const CompileOptions& o) {
       o.progress({p.kernels[distinct[i]].name, built[distinct[i]].fn_name, ++done,
                   static_cast<int>(distinct.size()), hit, since(t0)});
     });
-    PlanDescription plan = make_plan(p, built, o.name, tname, target.has_feature(Halide::Target::CUDA));
+    PlanDescription plan = make_plan(p, built, o.name, tname, cuda);
     plan.default_num_threads = o.threads;
     LibraryFiles files = build_library(plan, objects, o.out_dir, work);
     r.a_path = files.a_path;

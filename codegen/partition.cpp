@@ -10,6 +10,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "codegen/host_steps.h"
 #include "ir/error.h"
 
 namespace onnxc::codegen {
@@ -250,8 +251,8 @@ class Partitioner {
     for (const ir::Value* v : n.outputs()) {
       if (!v) continue;
       if (v->is_graph_output()) return false;
-      for (const auto& u : v->uses())
-        if (live_.count(u.node) && !group_of_.count(u.node)) return false;  // a view or a shape-only node
+      for (const auto& u : v->uses())  // a view, a shape-only node or a host step cannot compute it
+        if (live_.count(u.node) && (!group_of_.count(u.node) || is_host_op(*u.node))) return false;
     }
     return true;
   }
@@ -289,7 +290,44 @@ class Partitioner {
     return d + 1;
   }
 
+  // A tensor for an output no one reads (absent, or dead): the host op writes it all the same.
+  int host_output(const HostStepArgs::Output& o) {
+    if (o.value && value_live(o.value)) return tensor_of(o.value);
+    PlanTensor t;
+    t.name = (o.value ? o.value->name() : "") + "/unused" + std::to_string(p_.tensors.size());
+    t.dtype = o.dtype;
+    t.shape = o.shape;
+    return add_tensor(std::move(t));
+  }
+
+  void build_host_kernel(const ir::Node& n) {
+    HostStepArgs a = host_step_args(n);
+    KernelDesc k;
+    k.name = n.describe();
+    k.kclass = KernelClass::Other;
+    k.graph = std::make_shared<ir::Graph>("host");
+    k.host_op = a.op;
+    k.host_scalars = a.scalars;
+    k.host_binds = a.binds;
+    for (auto& in : a.inputs) {
+      if (in.value) {
+        k.inputs.push_back(tensor_of(in.value));
+        continue;
+      }
+      PlanTensor t;
+      t.name = n.name() + "/default" + std::to_string(k.inputs.size());
+      t.dtype = in.fallback->dtype();
+      t.kind = TensorKind::Weight;
+      t.shape.assign(in.fallback->dims().begin(), in.fallback->dims().end());
+      t.data = std::move(in.fallback);
+      k.inputs.push_back(add_tensor(std::move(t)));
+    }
+    for (const auto& o : a.outputs) k.outputs.push_back(host_output(o));
+    p_.kernels.push_back(std::move(k));
+  }
+
   void build_kernel(const std::vector<const ir::Node*>& members, KernelClass kclass) {
+    if (members.size() == 1 && is_host_op(*members[0])) return build_host_kernel(*members[0]);
     KernelDesc k;
     const ir::Node* root = members.back();
     k.name = root->describe();
@@ -413,7 +451,7 @@ std::vector<std::string> find_unsupported(const ir::Model& m) {
   std::vector<std::string> r;
   auto live = live_nodes(*m.graph);
   for (auto* n : m.graph->nodes()) {
-    if (!live.count(n) || is_constant_node(*n) || is_view_op(*n)) continue;
+    if (!live.count(n) || is_constant_node(*n) || is_view_op(*n) || is_host_op(*n)) continue;
     if (!find_lowering(n->domain(), n->op_type()))
       r.push_back((n->domain().empty() ? "" : n->domain() + ".") + n->op_type() + " (" + n->describe() + ")");
   }

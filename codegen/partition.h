@@ -35,6 +35,11 @@ struct KernelDesc {
   std::vector<int> inputs;          // tensor ids
   std::vector<int> outputs;         // tensor ids
   std::map<std::string, int64_t> opsets;  // opset per domain of its nodes ("" = ai.onnx)
+  // A host step (codegen/host_steps.h) instead of a Halide kernel: its enum onnxc_host_op, else -1.
+  // inputs and outputs are then the op's tensor arguments in its order; graph holds no nodes.
+  int host_op = -1;
+  std::vector<int64_t> host_scalars;           // int64 attributes, after the tensors
+  std::vector<std::pair<int, int>> host_binds; // (index into outputs, axis) of each data dim it binds
 };
 
 struct Partition {
@@ -54,7 +59,8 @@ std::vector<std::string> find_unsupported(const ir::Model& m);
 // that views get none; a MatMul/Gemm takes its single-use elementwise consumers (bias, activation)
 // as an epilogue; elementwise and data-movement producers whose every use is inside one consumer
 // kernel are inlined into it (chains and trees of elementwise/broadcast ops become one kernel); and
-// Shape / onnxc.SymbolicShape nodes are copied into the kernels that read them. Graph outputs that
+// Shape / onnxc.SymbolicShape nodes are copied into the kernels that read them. Ops whose output sizes
+// depend on data (NonZero, Compress, Unique, NonMaxSuppression) become host steps of their own. Graph outputs that
 // are inputs, weights or views get a copy kernel; graph inputs with an initializer are weights.
 // Throws UserError for unsupported ops (listing all of them) and for values without a shape.
 Partition partition_model(const ir::Model& m);

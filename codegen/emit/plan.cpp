@@ -33,6 +33,11 @@ class PlanMaker {
   void keep_referenced_tensors() {
     std::set<int> keep(p_.inputs.begin(), p_.inputs.end());
     keep.insert(p_.outputs.begin(), p_.outputs.end());
+    for (const auto& k : p_.kernels)
+      if (k.host_op >= 0) {
+        keep.insert(k.inputs.begin(), k.inputs.end());
+        keep.insert(k.outputs.begin(), k.outputs.end());
+      }
     for (const auto& b : built_)
       for (const auto& a : b.call_args)
         if (a.tensor >= 0) keep.insert(a.tensor);
@@ -42,16 +47,26 @@ class PlanMaker {
     for (size_t i = 0; i < kept_.size(); ++i) new_id_[kept_[i]] = static_cast<int>(i);
   }
 
-  // Symbols in graph-input order of appearance; each must be some input's dim on its own, so the
-  // runtime can bind it from the shapes the user passes.
+  // Symbols in graph-input order of appearance, then those host steps bind from data, in step order;
+  // every other symbol is an error, since the runtime could not learn its value.
   void bind_symbols() {
     std::set<std::string> bound;
+    auto add = [&](const std::string& name) {
+      sym_index_[name] = static_cast<int>(d_.symbols.size());
+      d_.symbols.push_back(name);
+    };
     for (int id : p_.inputs)
       for (const auto& dim : p_.tensors[id].shape)
-        if (dim.is_symbol() && bound.insert(dim.name()).second) {
-          sym_index_[dim.name()] = static_cast<int>(d_.symbols.size());
-          d_.symbols.push_back(dim.name());
-        }
+        if (dim.is_symbol() && bound.insert(dim.name()).second) add(dim.name());
+    for (size_t i = 0; i < p_.kernels.size(); ++i) {
+      const KernelDesc& k = p_.kernels[i];
+      for (auto [out, axis] : k.host_binds) {
+        const ir::Dim& dim = p_.tensors[k.outputs.at(out)].shape.at(axis);
+        bool fresh = dim.is_symbol() && bound.insert(dim.name()).second;
+        if (fresh) add(dim.name());
+        host_binds_[i].push_back(fresh ? sym_index_.at(dim.name()) : -1);  // -1: the runtime checks the size
+      }
+    }
     for (int id : kept_) {
       std::set<std::string> syms;
       for (const auto& dim : p_.tensors[id].shape) dim.collect_symbols(syms);
@@ -152,6 +167,10 @@ class PlanMaker {
   void add_steps() {
     std::map<std::string, int> kernel_index;
     for (size_t i = 0; i < built_.size(); ++i) {
+      if (p_.kernels[i].host_op >= 0) {
+        d_.steps.push_back(host_step(i));
+        continue;
+      }
       const BuiltKernel& b = built_[i];
       auto [it, fresh] = kernel_index.emplace(b.fn_name, static_cast<int>(d_.kernels.size()));
       if (fresh) d_.kernels.push_back(b.fn_name);
@@ -166,8 +185,23 @@ class PlanMaker {
     }
   }
 
+  // A host step's args: its tensors in the op's order, then its attributes as constant scalars.
+  PlanDescription::Step host_step(size_t i) {
+    const KernelDesc& k = p_.kernels[i];
+    PlanDescription::Step s;
+    s.kind = 1;  // ONNXC_STEP_HOST
+    s.kernel = k.host_op;
+    s.comment = s.nodes = k.name;
+    for (int t : k.inputs) s.args.push_back(new_id_.at(t));
+    for (int t : k.outputs) s.args.push_back(new_id_.at(t));
+    for (int64_t v : k.host_scalars) s.args.push_back(-(expr_id(ir::Dim(v)) + 1));
+    s.binds = host_binds_[i];
+    return s;
+  }
+
   const Partition& p_;
   const std::vector<BuiltKernel>& built_;
+  std::map<size_t, std::vector<int32_t>> host_binds_;  // by kernel index
   PlanDescription d_;
   std::vector<int> kept_;
   std::map<int, int> new_id_;

@@ -23,7 +23,9 @@ struct PlanDescription {
     uint64_t weight_offset = 0, weight_bytes = 0;
   };
   struct Step {
-    int32_t kernel = 0;
+    int32_t kind = 0;               // enum onnxc_step_kind
+    int32_t kernel = 0;             // index into kernels; a host step's enum onnxc_host_op
+    std::vector<int32_t> binds;     // host steps: the symbols it binds from data (-1: a known dim)
     std::vector<int32_t> args;      // tensor ids; -(expr+1) for scalars
     std::string comment;            // the kernel's root node, for readers of the C file
     std::string nodes;              // every node the kernel computes, for profiles
@@ -44,7 +46,7 @@ struct PlanDescription {
 
 // Builds the plan: drops tensors no step, input or output refers to, lays out the weights blob (equal
 // weights share bytes), serializes shapes. built[i] is kernel i of p. Throws UserError when a symbol
-// is not a dim of some graph input (the runtime could not bind it).
+// is neither a dim of some graph input nor bound from data by a host step (the runtime could not bind it).
 PlanDescription make_plan(const Partition& p, const std::vector<BuiltKernel>& built, const std::string& name,
                           const std::string& target, bool uses_cuda);
 

@@ -37,8 +37,11 @@ void infer_reduce(InferContext& ctx) {
   if (axes.present && !axes.values) {  // reduced axes unknown
     std::optional<Shape> out;
     if (keep) out = unknown_shape(r);
-    else if (ctx.in_rank(1) == 1 && (*ctx.in_shape(1))[0].is_const())
-      out = unknown_shape(r - (*ctx.in_shape(1))[0].value());
+    else if (ctx.in_rank(1) == 1 && (*ctx.in_shape(1))[0].is_const() && (*ctx.in_shape(1))[0].value() <= r) {
+      out = Shape();  // which dims remain depends on the axes' data: fresh symbols (or declared dims)
+      for (int64_t i = 0; i < r - (*ctx.in_shape(1))[0].value(); ++i)
+        out->push_back(ctx.fresh_dim(0, static_cast<size_t>(i), "reduced"));
+    }
     ctx.set_tensor(0, dt, out);
     return;
   }

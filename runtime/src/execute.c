@@ -7,16 +7,17 @@
 #include <time.h>
 
 #include "dtype.h"
+#include "host_ops.h"
 #include "kernel_errors.h"
 #include "session.h"
 
 /* Dims and type of tensor t, dense row-major: Halide's dim 0 is the last ONNX axis. */
-static void shape_buffer(onnxc_session *s, const onnxc_plan *p, uint32_t t) {
+void onnxc_shape_buffer(onnxc_session *s, uint32_t t) {
   const onnxc_model *m = s->model;
   const onnxc_tensor_desc *td = &m->desc->tensors[t];
   const onnxc_dtype_info *info = onnxc_dtype_lookup(td->dtype);
   halide_buffer_t *b = &s->buffers[t];
-  const int64_t *dims = &p->dims[m->dim_offset[t]];
+  const int64_t *dims = &s->run_dims[m->dim_offset[t]];
   b->type.code = info->halide_code; /* a uint8_t field in C */
   b->type.bits = info->halide_bits;
   b->type.lanes = 1;
@@ -39,7 +40,7 @@ static void point_buffers(onnxc_session *s, const onnxc_plan *p) {
     const onnxc_tensor_desc *td = &d->tensors[t];
     uint8_t *host = s->arena;
     if (td->kind == ONNXC_TENSOR_WEIGHT) host = (uint8_t *)(uintptr_t)(d->weights + td->weight_offset);
-    if (onnxc_is_arena_kind(td->kind)) host = s->arena + p->offset[t];
+    if (onnxc_is_arena_kind(td->kind) && m->tensor_step[t] < 0) host = s->arena + p->offset[t];
     s->buffers[t].host = host;
   }
   for (uint32_t i = 0; i < d->n_inputs; i++) {
@@ -141,47 +142,74 @@ static uint64_t clock_ns(clockid_t clock) {
 /* Tells the session's profiler about step k, run from t0 to t1 ({monotonic, process CPU} ns): its
  * nodes, flops and bytes touched
  * (each distinct tensor argument once). */
-static void report_step(onnxc_session *s, const onnxc_plan *p, uint32_t k, const uint64_t t0[2], const uint64_t t1[2]) {
+static void report_step(onnxc_session *s, uint32_t k, const char *name, const uint64_t t0[2], const uint64_t t1[2]) {
   const onnxc_model_desc *d = s->model->desc;
   const onnxc_step *step = &d->steps[k];
-  onnxc_step_profile r = {k, d->kernels[step->kernel].name, "", t0[0], t1[0], t1[1] - t0[1], -1.0, 0};
+  onnxc_step_profile r = {k, name, "", t0[0], t1[0], t1[1] - t0[1], -1.0, 0};
   if (d->step_info) {
     if (d->step_info[k].nodes) r.nodes = d->step_info[k].nodes;
     int64_t f;
     if (d->step_info[k].flops >= 0 &&
-        onnxc_expr_eval(&s->model->exprs, (uint32_t)d->step_info[k].flops, p->symbols, &f) == ONNXC_EXPR_RESULT_OK)
+        onnxc_expr_eval(&s->model->exprs, (uint32_t)d->step_info[k].flops, s->symbols, &f) == ONNXC_EXPR_RESULT_OK)
       r.flops = (double)f;
   }
   for (int32_t i = 0; i < step->n_args; i++) {
     int32_t t = step->args[i];
     bool seen = false;
     for (int32_t j = 0; j < i && !seen; j++) seen = step->args[j] == t;
-    if (t >= 0 && !seen) r.bytes += p->bytes[t];
+    if (t >= 0 && !seen) r.bytes += s->run_bytes[t];
   }
   s->profiler(s->profiler_user, &r);
 }
 
-static onnxc_status run_steps(onnxc_session *s, const onnxc_plan *p) {
+/* A kernel step writes the arena tensors it is the first step to touch; it has nothing to do when every
+ * one of them is empty (with none, it always runs). Decided per run: sizes bound from data vary. */
+static bool nothing_to_write(const onnxc_session *s, uint32_t k) {
+  const onnxc_model *m = s->model;
+  const onnxc_step *step = &m->desc->steps[k];
+  int written = 0, empty = 0;
+  for (int32_t i = 0; i < step->n_args; i++) {
+    int32_t arg = step->args[i];
+    if (arg < 0) continue;
+    int32_t r = m->root[arg];
+    if (onnxc_is_arena_kind(m->desc->tensors[r].kind) && m->first_use[r] == (int32_t)k) {
+      written++;
+      empty += s->run_bytes[arg] == 0;
+    }
+  }
+  return written > 0 && written == empty;
+}
+
+static onnxc_status run_kernel_step(onnxc_session *s, const onnxc_plan *p, uint32_t k) {
   const onnxc_model *m = s->model;
   const onnxc_model_desc *d = m->desc;
+  const onnxc_step *step = &d->steps[k];
+  const onnxc_kernel_desc *kernel = &d->kernels[step->kernel];
+  if (d->uses_cuda) views_in(s, step);
+  onnxc_kernel_call_begin();
+  int rc = kernel->fn(&s->args[m->arg_offset[k]]);
+  const char *msg = onnxc_kernel_call_end();
+  if (d->uses_cuda) views_out(s, step, p);
+  if (rc != 0) {
+    return onnxc_fail(ONNXC_ERR_KERNEL_FAILED, "step %u (kernel '%s') failed: Halide error %d (%s)%s%s", k, kernel->name,
+                      rc, onnxc_halide_error_name(rc), *msg ? ": " : "", msg);
+  }
+  return ONNXC_OK;
+}
+
+static onnxc_status run_steps(onnxc_session *s, const onnxc_plan *p) {
+  const onnxc_model_desc *d = s->model->desc;
   for (uint32_t k = 0; k < d->n_steps; k++) {
-    if (p->skip[k]) continue;
     const onnxc_step *step = &d->steps[k];
-    const onnxc_kernel_desc *kernel = &d->kernels[step->kernel];
-    if (d->uses_cuda) views_in(s, step);
+    bool host = step->kind == ONNXC_STEP_HOST;
+    if (!host && nothing_to_write(s, k)) continue;
     uint64_t t0[2] = {0, 0}, t1[2];
     if (s->profiler) t0[0] = clock_ns(CLOCK_MONOTONIC), t0[1] = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-    onnxc_kernel_call_begin();
-    int rc = kernel->fn(&s->args[m->arg_offset[k]]);
-    const char *msg = onnxc_kernel_call_end();
-    if (s->profiler && rc == 0) {
+    onnxc_status st = host ? onnxc_run_host_step(s, k) : run_kernel_step(s, p, k);
+    if (st != ONNXC_OK) return st;
+    if (s->profiler) {
       t1[1] = clock_ns(CLOCK_PROCESS_CPUTIME_ID), t1[0] = clock_ns(CLOCK_MONOTONIC);
-      report_step(s, p, k, t0, t1);
-    }
-    if (d->uses_cuda) views_out(s, step, p);
-    if (rc != 0) {
-      return onnxc_fail(ONNXC_ERR_KERNEL_FAILED, "step %u (kernel '%s') failed: Halide error %d (%s)%s%s", k, kernel->name,
-                        rc, onnxc_halide_error_name(rc), *msg ? ": " : "", msg);
+      report_step(s, k, host ? onnxc_host_op_lookup(step->kernel)->name : d->kernels[step->kernel].name, t0, t1);
     }
   }
   return ONNXC_OK;
@@ -191,8 +219,10 @@ onnxc_status onnxc_execute(onnxc_session *s, const onnxc_plan *p) {
   const onnxc_model *m = s->model;
   const onnxc_model_desc *d = m->desc;
   if (d->uses_cuda) prepare_device_state(s, p);
+  memcpy(s->run_dims, p->dims, (size_t)m->dim_offset[d->n_tensors] * sizeof *s->run_dims);
+  memcpy(s->run_bytes, p->bytes, (size_t)d->n_tensors * sizeof *s->run_bytes);
   for (uint32_t t = 0; t < d->n_tensors; t++) {
-    shape_buffer(s, p, t);
+    onnxc_shape_buffer(s, t);
     if (!d->uses_cuda) s->buffers[t].flags = 0;
   }
   point_buffers(s, p);

@@ -8,6 +8,7 @@
 #include "handles.h"
 #include "kernel_errors.h"
 #include "model.h"
+#include "known_at.h"
 
 static void destroy(onnxc_model *model) {
   const onnxc_model_desc *d = model->desc;
@@ -27,6 +28,8 @@ static void destroy(onnxc_model *model) {
   free(model->root);
   free(model->first_use);
   free(model->last_use);
+  free(model->symbol_step);
+  free(model->tensor_step);
   free(model->dim_offset);
   free(model->arg_offset);
   if (model->library) dlclose(model->library);
@@ -67,8 +70,10 @@ static bool derive(onnxc_model *model) {
   model->last_use = calloc(nt, sizeof *model->last_use);
   model->dim_offset = calloc(nt, sizeof *model->dim_offset);
   model->arg_offset = calloc((size_t)d->n_steps + 1, sizeof *model->arg_offset);
+  model->symbol_step = calloc((size_t)d->n_symbols + 1, sizeof *model->symbol_step);
+  model->tensor_step = calloc(nt, sizeof *model->tensor_step);
   if (!model->expr_text || !model->root || !model->first_use || !model->last_use || !model->dim_offset ||
-      !model->arg_offset) {
+      !model->arg_offset || !model->symbol_step || !model->tensor_step) {
     return false;
   }
   for (uint32_t i = 0; i < d->n_exprs; i++) {
@@ -85,6 +90,8 @@ static bool derive(onnxc_model *model) {
     model->arg_offset[k + 1] = model->arg_offset[k] + (uint32_t)d->steps[k].n_args;
   }
   onnxc_compute_lifetimes(d, model->root, model->first_use, model->last_use);
+  onnxc_symbol_steps(d, model->symbol_step);
+  onnxc_tensor_steps(d, &model->exprs, model->symbol_step, model->tensor_step);
   model->large_buffers = d->target && strstr(d->target, "large_buffers") != NULL;
   return build_io(model, d->inputs, d->n_inputs, &model->inputs) &&
          build_io(model, d->outputs, d->n_outputs, &model->outputs);

@@ -30,6 +30,8 @@ struct onnxc_model {
   int32_t *last_use;          /* n_tensors: last such step; n_steps for graph outputs; -1 */
   uint32_t *dim_offset;       /* n_tensors + 1: prefix sums of ranks (flat per-tensor dim arrays) */
   uint32_t *arg_offset;       /* n_steps + 1: prefix sums of n_args (flat per-step argument arrays) */
+  int32_t *symbol_step;       /* n_symbols: the host step that binds it from data; -1: an input dim */
+  int32_t *tensor_step;       /* n_tensors: the step after which its dims are known; -1: before the run */
   onnxc_io_info *inputs;      /* n_inputs */
   onnxc_io_info *outputs;     /* n_outputs */
   bool large_buffers;         /* kernels built with Halide's large_buffers: no 2 GiB buffer limit */

@@ -5,6 +5,8 @@
 
 #include "dtype.h"
 #include "error.h"
+#include "host_ops.h"
+#include "known_at.h"
 #include "model.h"
 
 #define FAIL(...) return onnxc_fail(ONNXC_ERR_LOAD_FAILED, __VA_ARGS__)
@@ -121,6 +123,36 @@ static onnxc_status check_inputs_listed(const onnxc_model_desc *d, const char *m
   return ONNXC_OK;
 }
 
+/* A host step: a known op, its fixed argument list (tensors, then scalars), its binds, outputs the arena
+ * can hold (not inputs, weights or views; distinct from each other and from its inputs), and the
+ * dtypes and ranks the op reads. */
+static onnxc_status check_host_step(const onnxc_model_desc *d, const char *m, uint32_t k) {
+  const onnxc_step *s = &d->steps[k];
+  const onnxc_host_op_info *op = onnxc_host_op_lookup(s->kernel);
+  if (!op) return onnxc_fail(ONNXC_ERR_UNSUPPORTED, "model '%s': step %u runs host op %d, which this runtime does not know", m, k, s->kernel);
+  if (d->uses_cuda) return onnxc_fail(ONNXC_ERR_UNSUPPORTED, "model '%s': step %u runs host op %s, but host steps are not supported in CUDA libraries", m, k, op->name);
+  int32_t n_tensors = op->n_inputs + op->n_outputs;
+  if (s->n_args != n_tensors + op->n_scalars) FAIL("model '%s': step %u (%s) has %d args, not %d", m, k, op->name, s->n_args, n_tensors + op->n_scalars);
+  for (int32_t i = 0; i < s->n_args; i++) {
+    if ((s->args[i] >= 0) != (i < n_tensors)) FAIL("model '%s': step %u (%s) arg %d must be a %s", m, k, op->name, i, i < n_tensors ? "tensor" : "scalar");
+  }
+  for (int32_t i = op->n_inputs; i < n_tensors; i++) {
+    int32_t t = s->args[i];
+    if (!onnxc_is_arena_kind(d->tensors[t].kind)) FAIL("model '%s': step %u (%s) writes " ONNXC_TENSOR_FMT ", which is not an intermediate or output tensor", m, k, op->name, t, tname(d, t));
+    for (int32_t j = 0; j < i; j++) {
+      if (s->args[j] == t) FAIL("model '%s': step %u (%s) passes " ONNXC_TENSOR_FMT " twice, once as an output", m, k, op->name, t, tname(d, t));
+    }
+  }
+  int32_t n_binds = op->n_binds >= 0 ? op->n_binds : d->tensors[s->args[op->n_inputs]].rank;
+  if (s->n_binds != n_binds || (s->n_binds > 0 && !s->binds)) FAIL("model '%s': step %u (%s) has %d binds (list %s), not %d", m, k, op->name, s->n_binds, s->binds ? "set" : "NULL", n_binds);
+  for (int32_t i = 0; i < s->n_binds; i++) {
+    if (s->binds[i] < -1 || s->binds[i] >= (int64_t)d->n_symbols) FAIL("model '%s': step %u (%s) binds symbol %d, out of range (%u symbols)", m, k, op->name, s->binds[i], d->n_symbols);
+  }
+  char why[160];
+  if (!op->check(d, s->args, why, sizeof why)) FAIL("model '%s': step %u (%s): %s", m, k, op->name, why);
+  return ONNXC_OK;
+}
+
 static onnxc_status check_steps(const onnxc_model_desc *d, const char *m) {
   if (d->n_kernels > 0 && !d->kernels) FAIL("model '%s': %u kernels but the kernel table is NULL", m, d->n_kernels);
   for (uint32_t k = 0; k < d->n_kernels; k++) {
@@ -129,12 +161,18 @@ static onnxc_status check_steps(const onnxc_model_desc *d, const char *m) {
   if (d->n_steps > 0 && !d->steps) FAIL("model '%s': %u steps but the step list is NULL", m, d->n_steps);
   for (uint32_t k = 0; k < d->n_steps; k++) {
     const onnxc_step *s = &d->steps[k];
-    if (s->kernel < 0 || (uint32_t)s->kernel >= d->n_kernels) FAIL("model '%s': step %u calls kernel %d, out of range (%u kernels)", m, k, s->kernel, d->n_kernels);
+    if (s->kind != ONNXC_STEP_KERNEL && s->kind != ONNXC_STEP_HOST) FAIL("model '%s': step %u has unknown kind %d", m, k, s->kind);
+    if (s->kind == ONNXC_STEP_KERNEL && (s->kernel < 0 || (uint32_t)s->kernel >= d->n_kernels)) FAIL("model '%s': step %u calls kernel %d, out of range (%u kernels)", m, k, s->kernel, d->n_kernels);
+    if (s->kind == ONNXC_STEP_KERNEL && s->n_binds != 0) FAIL("model '%s': kernel step %u binds %d symbols; only host steps bind", m, k, s->n_binds);
     if (s->n_args < 0 || (s->n_args > 0 && !s->args)) FAIL("model '%s': step %u has %d args and args %s", m, k, s->n_args, s->args ? "set" : "NULL");
     for (int32_t i = 0; i < s->n_args; i++) {
       int64_t a = s->args[i];
       if (a >= (int64_t)d->n_tensors) FAIL("model '%s': step %u arg %d is tensor %lld, out of range (%u tensors)", m, k, i, (long long)a, d->n_tensors);
       if (a < 0 && -a - 1 >= (int64_t)d->n_exprs) FAIL("model '%s': step %u arg %d is scalar expression %lld, out of range (%u expressions)", m, k, i, (long long)(-a - 1), d->n_exprs);
+    }
+    if (s->kind == ONNXC_STEP_HOST) {
+      onnxc_status st = check_host_step(d, m, k);
+      if (st != ONNXC_OK) return st;
     }
     if (d->step_info) {
       int32_t f = d->step_info[k].flops;
@@ -152,8 +190,34 @@ static void mark_symbols(const onnxc_expr_table *table, uint32_t e, bool *used) 
   }
 }
 
-/* Symbols get their values from input dims that are exactly that symbol; a symbol used anywhere else
- * with no such input dim could never be known. */
+/* A symbol bound from data: by one host step only, and no input dim uses it. */
+static onnxc_status check_data_binds(const onnxc_model_desc *d, const onnxc_expr_table *table, const char *m, bool *bound) {
+  for (uint32_t k = 0; k < d->n_steps; k++) {
+    const onnxc_step *s = &d->steps[k];
+    for (int32_t i = 0; s->kind == ONNXC_STEP_HOST && i < s->n_binds; i++) {
+      int32_t y = s->binds[i];
+      if (y < 0) continue;
+      if (bound[y]) FAIL("model '%s': symbol '%s' is bound twice (again by step %u)", m, d->symbols[y], k);
+      bound[y] = true;
+    }
+  }
+  bool *in_inputs = calloc((size_t)d->n_symbols + 1, sizeof *in_inputs);
+  if (!in_inputs) return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "model '%s': out of memory while validating", m);
+  for (uint32_t i = 0; i < d->n_inputs; i++) {
+    const onnxc_tensor_desc *td = &d->tensors[d->inputs[i]];
+    for (int32_t a = 0; a < td->rank; a++) mark_symbols(table, (uint32_t)td->dims[a], in_inputs);
+  }
+  int32_t clash = -1;
+  for (uint32_t y = 0; y < d->n_symbols && clash < 0; y++) {
+    if (bound[y] && in_inputs[y]) clash = (int32_t)y;
+  }
+  free(in_inputs);
+  if (clash >= 0) FAIL("model '%s': symbol '%s' is bound from data by a host step but is also used by an input's dims", m, d->symbols[clash]);
+  return ONNXC_OK;
+}
+
+/* Symbols get their values from input dims that are exactly that symbol, or from host steps; a symbol
+ * used anywhere else with neither could never be known. */
 static onnxc_status check_symbols_bound(const onnxc_model_desc *d, const onnxc_expr_table *table, const char *m) {
   if (d->n_symbols == 0) return ONNXC_OK;
   bool *used = calloc(d->n_symbols, sizeof *used), *bound = calloc(d->n_symbols, sizeof *bound);
@@ -170,6 +234,7 @@ static onnxc_status check_symbols_bound(const onnxc_model_desc *d, const onnxc_e
       if (d->steps[k].args[i] < 0) mark_symbols(table, (uint32_t)(-(int64_t)d->steps[k].args[i] - 1), used);
     }
   }
+  onnxc_status st = check_data_binds(d, table, m, bound);
   for (uint32_t i = 0; i < d->n_inputs; i++) {
     const onnxc_tensor_desc *td = &d->tensors[d->inputs[i]];
     uint32_t s;
@@ -183,8 +248,51 @@ static onnxc_status check_symbols_bound(const onnxc_model_desc *d, const onnxc_e
   }
   free(used);
   free(bound);
-  if (missing >= 0) FAIL("model '%s': symbol '%s' is used but no input has a dim that is exactly it, so it cannot be bound", m, d->symbols[missing]);
+  if (st != ONNXC_OK) return st;
+  if (missing >= 0) FAIL("model '%s': symbol '%s' is used but no input has a dim that is exactly it and no host step binds it, so it cannot be bound", m, d->symbols[missing]);
   return ONNXC_OK;
+}
+
+/* Nothing is used before the step that decides its shape: a step's tensors (and their roots' bytes) and
+ * scalars are known before it runs, except a host step's outputs, which its own binds may decide. */
+static onnxc_status check_known_in_time(const onnxc_model_desc *d, const onnxc_expr_table *table, const char *m) {
+  size_t ns = (size_t)d->n_symbols + 1, nt = (size_t)d->n_tensors + 1;
+  int32_t *symbol_step = calloc(ns, sizeof *symbol_step), *tensor_step = calloc(nt, sizeof *tensor_step);
+  if (!symbol_step || !tensor_step) {
+    free(symbol_step);
+    free(tensor_step);
+    return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "model '%s': out of memory while validating", m);
+  }
+  onnxc_symbol_steps(d, symbol_step);
+  onnxc_tensor_steps(d, table, symbol_step, tensor_step);
+  onnxc_status st = ONNXC_OK;
+  for (uint32_t k = 0; k < d->n_steps && st == ONNXC_OK; k++) {
+    const onnxc_step *s = &d->steps[k];
+    int32_t first_out = s->kind == ONNXC_STEP_HOST ? onnxc_host_op_lookup(s->kernel)->n_inputs : s->n_args;
+    for (int32_t i = 0; i < s->n_args && st == ONNXC_OK; i++) {
+      int32_t a = s->args[i], known;
+      if (a < 0) {
+        known = onnxc_expr_step(table, (uint32_t)(-(int64_t)a - 1), symbol_step);
+      } else {
+        int32_t r = a;
+        while (d->tensors[r].kind == ONNXC_TENSOR_VIEW) r = d->tensors[r].view_of;
+        known = tensor_step[a] > tensor_step[r] ? tensor_step[a] : tensor_step[r];
+      }
+      bool own_output = a >= 0 && i >= first_out && known == (int32_t)k;
+      if (known >= (int32_t)k && !own_output) {
+        st = onnxc_fail(ONNXC_ERR_LOAD_FAILED, "model '%s': step %u arg %d uses a size that step %d binds from data, not before", m, k, i, known);
+      }
+    }
+  }
+  for (uint32_t t = 0; t < d->n_tensors && st == ONNXC_OK; t++) {
+    int32_t kind = d->tensors[t].kind;
+    if (tensor_step[t] >= 0 && (kind == ONNXC_TENSOR_INPUT || kind == ONNXC_TENSOR_WEIGHT)) {
+      st = onnxc_fail(ONNXC_ERR_LOAD_FAILED, "model '%s': " ONNXC_TENSOR_FMT " is an input or weight sized by data", m, (int32_t)t, tname(d, (int32_t)t));
+    }
+  }
+  free(symbol_step);
+  free(tensor_step);
+  return st;
 }
 
 onnxc_status onnxc_validate_desc(const onnxc_model_desc *d) {
@@ -209,6 +317,7 @@ onnxc_status onnxc_validate_desc(const onnxc_model_desc *d) {
   if (st == ONNXC_OK) st = check_inputs_listed(d, m);
   if (st == ONNXC_OK) st = check_steps(d, m);
   if (st == ONNXC_OK) st = check_symbols_bound(d, &table, m);
+  if (st == ONNXC_OK) st = check_known_in_time(d, &table, m);
   if (st == ONNXC_OK && d->uses_cuda && (!d->copy_to_host || !d->device_free)) {
     st = onnxc_fail(ONNXC_ERR_LOAD_FAILED, "model '%s' uses CUDA but copy_to_host or device_free is NULL", m);
   }

@@ -1,9 +1,12 @@
-/* Shape plans: for one set of symbol values, every tensor's dims and bytes, the scalar arguments, which
- * steps have nothing to compute, and the arena offsets. Built on first sight of the values and cached. */
+/* Shape plans: for one set of input-bound symbol values, every tensor's dims and bytes, the scalar
+ * arguments and the arena offsets. Built on first sight of the values and cached. What uses symbols bound
+ * from data is left to bind_data.c. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "dtype.h"
+#include "host_ops.h"
+#include "known_at.h"
 #include "memory_plan.h"
 #include "session.h"
 
@@ -14,12 +17,11 @@ void onnxc_free_plan(onnxc_plan *plan) {
   free(plan->bytes);
   free(plan->offset);
   free(plan->scalars);
-  free(plan->skip);
   free(plan);
 }
 
 /* " (batch=2, seq=7)" for messages; "" for a model without symbols. */
-static const char *symbol_values(const onnxc_session *s, char *buf, size_t cap) {
+const char *onnxc_symbol_values(const onnxc_session *s, char *buf, size_t cap) {
   const onnxc_model_desc *d = s->model->desc;
   size_t len = 0;
   buf[0] = '\0';
@@ -42,30 +44,41 @@ static bool fits_halide(const int64_t *dims, int32_t rank, bool large_buffers, u
   return stride <= (large_buffers ? (uint64_t)INT64_MAX : (uint64_t)INT32_MAX);
 }
 
+onnxc_status onnxc_eval_tensor(const onnxc_session *s, uint32_t t, int64_t *dims, uint64_t *bytes) {
+  const onnxc_model *m = s->model;
+  const onnxc_tensor_desc *td = &m->desc->tensors[t];
+  char with[256];
+  for (int32_t a = 0; a < td->rank; a++) {
+    uint32_t e = (uint32_t)td->dims[a];
+    onnxc_expr_result r = onnxc_expr_eval(&m->exprs, e, s->symbols, &dims[a]);
+    if (r != ONNXC_EXPR_RESULT_OK || dims[a] < 0) {
+      return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, ONNXC_TENSOR_FMT " dim %d = %s%s: %s", (int32_t)t, td->name, a,
+                        m->expr_text[e], onnxc_symbol_values(s, with, sizeof with),
+                        r != ONNXC_EXPR_RESULT_OK ? onnxc_expr_result_string(r) : "is negative");
+    }
+  }
+  uint64_t elements = 0;
+  if (!fits_halide(dims, td->rank, m->large_buffers, &elements) ||
+      __builtin_mul_overflow(elements, onnxc_dtype_size(td->dtype), bytes)) {
+    return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH,
+                      ONNXC_TENSOR_FMT " is too large%s: Halide buffers need extents and strides below 2^31%s",
+                      (int32_t)t, td->name, onnxc_symbol_values(s, with, sizeof with),
+                      m->large_buffers ? "" : " and, without the large_buffers target feature, fewer than 2^31 elements");
+  }
+  return ONNXC_OK;
+}
+
+/* Tensors sized by data get their dims when their step binds them (bytes 0 until then). */
 static onnxc_status eval_dims(onnxc_session *s, onnxc_plan *p) {
   const onnxc_model *m = s->model;
-  const onnxc_model_desc *d = m->desc;
-  char with[256];
-  for (uint32_t t = 0; t < d->n_tensors; t++) {
-    const onnxc_tensor_desc *td = &d->tensors[t];
-    int64_t *dims = &p->dims[m->dim_offset[t]];
-    for (int32_t a = 0; a < td->rank; a++) {
-      uint32_t e = (uint32_t)td->dims[a];
-      onnxc_expr_result r = onnxc_expr_eval(&m->exprs, e, s->symbols, &dims[a]);
-      if (r != ONNXC_EXPR_RESULT_OK || dims[a] < 0) {
-        return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, ONNXC_TENSOR_FMT " dim %d = %s%s: %s", (int32_t)t, td->name, a,
-                          m->expr_text[e], symbol_values(s, with, sizeof with),
-                          r != ONNXC_EXPR_RESULT_OK ? onnxc_expr_result_string(r) : "is negative");
-      }
+  for (uint32_t t = 0; t < m->desc->n_tensors; t++) {
+    p->bytes[t] = 0;
+    if (m->tensor_step[t] >= 0) { /* empty until bound: dims 0 */
+      memset(&p->dims[m->dim_offset[t]], 0, (size_t)m->desc->tensors[t].rank * sizeof *p->dims);
+      continue;
     }
-    uint64_t elements = 0;
-    if (!fits_halide(dims, td->rank, m->large_buffers, &elements) ||
-        __builtin_mul_overflow(elements, onnxc_dtype_size(td->dtype), &p->bytes[t])) {
-      return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH,
-                        ONNXC_TENSOR_FMT " is too large%s: Halide buffers need extents and strides below 2^31%s",
-                        (int32_t)t, td->name, symbol_values(s, with, sizeof with),
-                        m->large_buffers ? "" : " and, without the large_buffers target feature, fewer than 2^31 elements");
-    }
+    onnxc_status st = onnxc_eval_tensor(s, t, &p->dims[m->dim_offset[t]], &p->bytes[t]);
+    if (st != ONNXC_OK) return st;
   }
   return ONNXC_OK;
 }
@@ -74,6 +87,7 @@ static onnxc_status check_views(const onnxc_session *s, const onnxc_plan *p) {
   const onnxc_model_desc *d = s->model->desc;
   for (uint32_t t = 0; t < d->n_tensors; t++) {
     int32_t r = s->model->root[t];
+    if (s->model->tensor_step[t] >= 0 || s->model->tensor_step[r] >= 0) continue; /* checked when bound */
     if (p->bytes[t] > p->bytes[r]) {
       return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, "view " ONNXC_TENSOR_FMT " needs %llu bytes but its base " ONNXC_TENSOR_FMT " has %llu",
                         (int32_t)t, d->tensors[t].name, (unsigned long long)p->bytes[t], r, d->tensors[r].name,
@@ -83,34 +97,26 @@ static onnxc_status check_views(const onnxc_session *s, const onnxc_plan *p) {
   return ONNXC_OK;
 }
 
-/* Scalar arguments, and steps to skip: a step whose every written tensor is empty has nothing to do (a
- * step writes the arena tensors it is the first to touch). */
-static onnxc_status eval_steps(onnxc_session *s, onnxc_plan *p) {
+/* Scalar arguments that input dims determine (the others are evaluated when their symbols are bound). */
+static onnxc_status eval_scalars(onnxc_session *s, onnxc_plan *p) {
   const onnxc_model *m = s->model;
   const onnxc_model_desc *d = m->desc;
   char with[256];
   for (uint32_t k = 0; k < d->n_steps; k++) {
     const onnxc_step *step = &d->steps[k];
-    int written = 0, empty = 0;
     for (int32_t i = 0; i < step->n_args; i++) {
       int32_t arg = step->args[i];
-      if (arg >= 0) {
-        int32_t r = m->root[arg];
-        if (onnxc_is_arena_kind(d->tensors[r].kind) && m->first_use[r] == (int32_t)k) {
-          written++;
-          empty += p->bytes[arg] == 0;
-        }
-        continue;
-      }
+      if (arg >= 0) continue;
       uint32_t e = (uint32_t)(-(int64_t)arg - 1);
+      if (onnxc_expr_step(&m->exprs, e, m->symbol_step) >= 0) continue;
       onnxc_expr_result r = onnxc_expr_eval(&m->exprs, e, s->symbols, &p->scalars[m->arg_offset[k] + (uint32_t)i]);
       if (r != ONNXC_EXPR_RESULT_OK) {
-        return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, "step %u (kernel '%s') scalar arg %d = %s%s: %s", k,
-                          d->kernels[step->kernel].name, i, m->expr_text[e], symbol_values(s, with, sizeof with),
-                          onnxc_expr_result_string(r));
+        bool host = step->kind == ONNXC_STEP_HOST;
+        return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, "step %u (%s '%s') scalar arg %d = %s%s: %s", k, host ? "host op" : "kernel",
+                          host ? onnxc_host_op_lookup(step->kernel)->name : d->kernels[step->kernel].name, i,
+                          m->expr_text[e], onnxc_symbol_values(s, with, sizeof with), onnxc_expr_result_string(r));
       }
     }
-    p->skip[k] = written > 0 && written == empty;
   }
   return ONNXC_OK;
 }
@@ -121,7 +127,7 @@ static onnxc_status place(onnxc_session *s, onnxc_plan *p) {
   onnxc_buffer_request *req = calloc(n ? n : 1, sizeof *req);
   if (!req) return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "out of memory planning the arena");
   for (uint32_t t = 0; t < n; t++) {
-    bool arena = m->root[t] == (int32_t)t && onnxc_is_arena_kind(m->desc->tensors[t].kind);
+    bool arena = m->root[t] == (int32_t)t && onnxc_is_arena_kind(m->desc->tensors[t].kind) && m->tensor_step[t] < 0;
     req[t] = (onnxc_buffer_request){arena ? p->bytes[t] : 0, arena ? m->first_use[t] : -1, arena ? m->last_use[t] : -1};
   }
   onnxc_status st = onnxc_plan_memory(req, n, ONNXC_ARENA_ALIGNMENT, p->offset, &p->arena_bytes);
@@ -141,9 +147,8 @@ static onnxc_status build(onnxc_session *s, onnxc_plan **out) {
   p->bytes = malloc(((size_t)d->n_tensors + 1) * sizeof *p->bytes);
   p->offset = malloc(((size_t)d->n_tensors + 1) * sizeof *p->offset);
   p->scalars = calloc((size_t)m->arg_offset[d->n_steps] + 1, sizeof *p->scalars);
-  p->skip = malloc((size_t)d->n_steps + 1);
   onnxc_status st = ONNXC_OK;
-  if (!p->symbols || !p->dims || !p->bytes || !p->offset || !p->scalars || !p->skip) {
+  if (!p->symbols || !p->dims || !p->bytes || !p->offset || !p->scalars) {
     st = onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "out of memory building a plan");
   }
   if (st == ONNXC_OK) {
@@ -151,7 +156,7 @@ static onnxc_status build(onnxc_session *s, onnxc_plan **out) {
     st = eval_dims(s, p);
   }
   if (st == ONNXC_OK) st = check_views(s, p);
-  if (st == ONNXC_OK) st = eval_steps(s, p);
+  if (st == ONNXC_OK) st = eval_scalars(s, p);
   if (st == ONNXC_OK) st = place(s, p);
   if (st != ONNXC_OK) {
     onnxc_free_plan(p);

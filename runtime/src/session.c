@@ -31,6 +31,11 @@ static void destroy(onnxc_session *s) {
   free(s->scalars);
   free(s->args);
   free(s->device_bytes);
+  free(s->run_dims);
+  free(s->run_bytes);
+  onnxc_free_blocks(s);
+  free(s->blocks);
+  free(s->block_bytes);
   free(s->arena);
   onnxc_model_release(s->model);
   free(s);
@@ -65,9 +70,13 @@ static bool allocate(onnxc_session *s) {
   s->scalars = calloc(args, sizeof *s->scalars);
   s->args = calloc(args, sizeof *s->args);
   s->device_bytes = calloc(tensors, sizeof *s->device_bytes);
+  s->run_dims = calloc(dims, sizeof *s->run_dims);
+  s->run_bytes = calloc(tensors, sizeof *s->run_bytes);
+  s->blocks = calloc((size_t)d->n_steps + 1, sizeof *s->blocks);
+  s->block_bytes = calloc((size_t)d->n_steps + 1, sizeof *s->block_bytes);
   s->arena = aligned_alloc(ONNXC_ARENA_ALIGNMENT, ONNXC_ARENA_ALIGNMENT); /* non-NULL even when unused */
   return s->plans && s->bound && s->input_data && s->input_dims && s->symbols && s->symbol_input && s->symbol_axis &&
-         s->buffers && s->dims && s->scalars && s->args && s->device_bytes && s->arena;
+         s->buffers && s->dims && s->scalars && s->args && s->device_bytes && s->run_dims && s->run_bytes && s->blocks && s->block_bytes && s->arena;
 }
 
 static onnxc_status create(onnxc_model *model, const onnxc_session_options *options, onnxc_session **out) {
@@ -167,7 +176,7 @@ static onnxc_status get_output(onnxc_session *s, size_t index, onnxc_tensor *out
   }
   out->dtype = m->desc->tensors[t].dtype;
   out->rank = m->desc->tensors[t].rank;
-  out->dims = &s->outputs->dims[m->dim_offset[t]];
+  out->dims = &s->run_dims[m->dim_offset[t]];
   out->data = s->buffers[t].host;
   return ONNXC_OK;
 }

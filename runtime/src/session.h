@@ -12,15 +12,15 @@
 /* Arena offsets, tensor bytes and the arena base are multiples of this (a cache line; AVX-512 vector). */
 #define ONNXC_ARENA_ALIGNMENT 64
 
-/* Everything that depends on the input shapes, i.e. on the symbol values: built once per distinct set of
- * values and cached. */
+/* Everything that depends on the input shapes, i.e. on the values of the symbols bound by input dims:
+ * built once per distinct set of values and cached. Tensors and scalars that use symbols bound from data
+ * (model->tensor_step >= 0) are left out: bind_data.c evaluates and places them during each run. */
 typedef struct onnxc_plan {
   int64_t *symbols;    /* n_symbols: the key */
   int64_t *dims;       /* model->dim_offset[n_tensors]: every tensor's evaluated dims */
   uint64_t *bytes;     /* n_tensors: dense size */
   uint64_t *offset;    /* n_tensors: arena offset (arena roots only) */
   int64_t *scalars;    /* model->arg_offset[n_steps]: the value of each scalar argument slot */
-  uint8_t *skip;       /* n_steps: every tensor the step writes is empty */
   uint64_t arena_bytes;
   uint64_t last_used;  /* session clock, for least-recently-used eviction */
 } onnxc_plan;
@@ -45,6 +45,12 @@ struct onnxc_session {
   void **args;               /* model->arg_offset[n_steps] */
   uint64_t *device_bytes;    /* n_tensors (CUDA): size of the device allocation a root holds, 0 if none */
 
+  /* This run's shapes: the plan's, plus those bound from data as host steps run. Outputs read them. */
+  int64_t *run_dims;         /* model->dim_offset[n_tensors] */
+  uint64_t *run_bytes;       /* n_tensors */
+  uint8_t **blocks;          /* n_steps: host step k's block for the tensors its binds size; kept, reused */
+  uint64_t *block_bytes;     /* n_steps: their capacities */
+
   onnxc_plan **plans;        /* options.max_cached_plans slots */
   uint64_t clock;
   const onnxc_plan *outputs; /* plan of the last successful run; NULL when outputs are not readable */
@@ -64,6 +70,20 @@ onnxc_status onnxc_check_bound_inputs(onnxc_session *s);
 /* plan.c: the plan for the currently bound symbol values, from the cache or built now. */
 onnxc_status onnxc_get_plan(onnxc_session *s, const onnxc_plan **out);
 void onnxc_free_plan(onnxc_plan *plan);
+
+/* plan.c: evaluates tensor t's dims with the current symbol values into dims[rank] and its dense size
+ * into *bytes, checking they are non-negative and fit Halide's buffer fields. */
+onnxc_status onnxc_eval_tensor(const onnxc_session *s, uint32_t t, int64_t *dims, uint64_t *bytes);
+/* plan.c: " (with batch=2, seq=7)" for messages; "" without symbols. */
+const char *onnxc_symbol_values(const onnxc_session *s, char *buf, size_t cap);
+
+/* execute.c: sets tensor t's halide_buffer_t type and dims from s->run_dims. */
+void onnxc_shape_buffer(onnxc_session *s, uint32_t t);
+
+/* bind_data.c: runs host step k (its op binds its data dims through onnxc_host_bind). */
+onnxc_status onnxc_run_host_step(onnxc_session *s, uint32_t k);
+/* bind_data.c: frees the blocks of tensors sized by data. */
+void onnxc_free_blocks(onnxc_session *s);
 
 /* execute.c: runs the steps of `plan` with the bound inputs. */
 onnxc_status onnxc_execute(onnxc_session *s, const onnxc_plan *plan);

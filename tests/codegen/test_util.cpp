@@ -175,6 +175,7 @@ std::vector<HostTensor> LoadedModel::run(const std::vector<HostTensor>& inputs) 
   std::vector<int64_t> scalars;
   for (uint32_t s = 0; s < d->n_steps; ++s) {
     const onnxc_step& st = d->steps[s];
+    if (st.kind != ONNXC_STEP_KERNEL) throw std::runtime_error("host steps run in the runtime: use its C API");
     scalars.assign(st.n_args, 0);
     std::vector<void*> args(st.n_args);
     for (int a = 0; a < st.n_args; ++a) {

@@ -105,9 +105,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<onnxc_step> steps(in.below(6));
   for (onnxc_step& s : steps) {
     s.kernel = static_cast<int8_t>(in.get<uint8_t>()) % 4;
-    std::vector<int32_t> args = ids(5);
+    std::vector<int32_t> args = ids(8);
     s.n_args = static_cast<int32_t>(args.size());
     s.args = keep(args);
+    // ABI v2: host steps (real host ops over fuzzed shapes) binding fuzzed symbols, and bad kinds.
+    s.kind = in.below(3) == 0 ? ONNXC_STEP_HOST : in.below(32) == 0 ? static_cast<int32_t>(in.below(4)) : ONNXC_STEP_KERNEL;
+    if (s.kind == ONNXC_STEP_HOST) s.kernel = static_cast<int32_t>(in.below(6));  // every host op, and one unknown
+    std::vector<int32_t> binds(in.below(3));
+    for (int32_t& b : binds) b = static_cast<int32_t>(in.below(7)) - 2;
+    s.n_binds = static_cast<int32_t>(binds.size());
+    s.binds = binds.empty() ? nullptr : keep(binds);
   }
   d.n_steps = static_cast<uint32_t>(steps.size());
   d.steps = steps.data();

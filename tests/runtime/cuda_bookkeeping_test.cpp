@@ -88,7 +88,7 @@ const onnxc_tensor_desc tensors[] = {
 const int32_t inputs[] = {X}, outputs[] = {Y, AO};
 const onnxc_kernel_desc kernels[] = {{"fake_double", fake_double}};
 const int32_t args0[] = {X, A}, args1[] = {AV, Y};
-const onnxc_step steps[] = {{0, 2, args0}, {0, 2, args1}};
+const onnxc_step steps[] = {{0, 2, args0, ONNXC_STEP_KERNEL, 0, nullptr}, {0, 2, args1, ONNXC_STEP_KERNEL, 0, nullptr}};
 
 onnxc_model_desc cuda_desc() {
   onnxc_model_desc d{};

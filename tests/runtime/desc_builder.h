@@ -18,7 +18,10 @@ struct DescBuilder {
     outputs.assign(src.outputs, src.outputs + src.n_outputs);
     kernels.assign(src.kernels, src.kernels + src.n_kernels);
     steps.assign(src.steps, src.steps + src.n_steps);
-    for (auto &s : steps) s.args = keep(std::vector<int32_t>(s.args, s.args + s.n_args));
+    for (auto &s : steps) {
+      s.args = keep(std::vector<int32_t>(s.args, s.args + s.n_args));
+      if (s.binds) s.binds = keep(std::vector<int32_t>(s.binds, s.binds + s.n_binds));
+    }
   }
 
   // Appends an expression; returns its id.
@@ -34,6 +37,10 @@ struct DescBuilder {
   void set_args(int32_t step, const std::vector<int32_t> &args) {
     steps[step].n_args = static_cast<int32_t>(args.size());
     steps[step].args = keep(args);
+  }
+  void set_binds(int32_t step, const std::vector<int32_t> &binds) {
+    steps[step].n_binds = static_cast<int32_t>(binds.size());
+    steps[step].binds = binds.empty() ? nullptr : keep(binds);
   }
 
   // The descriptor over the current vectors (valid while the builder lives and is not changed).

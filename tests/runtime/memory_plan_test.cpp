@@ -147,7 +147,9 @@ TEST(Lifetimes, ViewsExtendTheirBaseAndOutputsLiveToTheEnd) {
   tensor(OV, ONNXC_TENSOR_VIEW, D);
   tensor(OUT, ONNXC_TENSOR_OUTPUT, -1);
   const int32_t a0[] = {IN, A}, a1[] = {A, B}, a2[] = {AV, C}, a3[] = {C, B, D}, a4[] = {D, OUT};
-  const onnxc_step steps[] = {{0, 2, a0}, {0, 2, a1}, {0, 2, a2}, {0, 3, a3}, {0, 2, a4}};
+  const onnxc_step steps[] = {{0, 2, a0, ONNXC_STEP_KERNEL, 0, nullptr}, {0, 2, a1, ONNXC_STEP_KERNEL, 0, nullptr},
+                              {0, 2, a2, ONNXC_STEP_KERNEL, 0, nullptr}, {0, 3, a3, ONNXC_STEP_KERNEL, 0, nullptr},
+                              {0, 2, a4, ONNXC_STEP_KERNEL, 0, nullptr}};
   const int32_t outputs[] = {OV, OUT};
   onnxc_model_desc d{};
   d.n_tensors = N;

@@ -44,9 +44,12 @@ TEST(ModelValidation, TheTinyModelCopyLoads) {
 
 TEST(ModelValidation, AbiVersionAndName) {
   DescBuilder b = tiny();
-  b.d.abi_version = 2;
+  b.d.abi_version = 1;  // a library built before host steps: refused, its steps are never read
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 2 but this runtime reads version 1: recompile the model with a matching onnxc");
+            "model library has ABI version 1 but this runtime reads version 2: recompile the model with a matching onnxc");
+  b.d.abi_version = 3;
+  EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
+            "model library has ABI version 3 but this runtime reads version 2: recompile the model with a matching onnxc");
   b = tiny();
   b.d.name = nullptr;
   EXPECT_EQ(load_error(b), "model descriptor has no name");
@@ -161,7 +164,7 @@ TEST(ModelValidation, EverySymbolMustBeBoundByAnInputDim) {
   DescBuilder b = tiny();
   b.set_dims(X, {E_BATCH, E_SEQ1, E_8});
   b.set_dims(M, {E_BATCH, E_SEQ1});
-  EXPECT_EQ(load_error(b), "model 'tiny': symbol 'seq' is used but no input has a dim that is exactly it, so it cannot be bound");
+  EXPECT_EQ(load_error(b), "model 'tiny': symbol 'seq' is used but no input has a dim that is exactly it and no host step binds it, so it cannot be bound");
 }
 
 TEST(ModelValidation, CudaModelsNeedTheirDeviceHooks) {

@@ -60,7 +60,10 @@ static const int32_t args0[] = {X, W, H};
 static const int32_t args1[] = {HV, -E_SEQ_PLUS_1 - 1, S};
 static const int32_t args2[] = {SV, M, Y, Z};
 static const int32_t args3[] = {Z, P};
-static const onnxc_step steps[] = {{0, 3, args0}, {1, 3, args1}, {2, 4, args2}, {3, 2, args3}};
+static const onnxc_step steps[] = {{0, 3, args0, ONNXC_STEP_KERNEL, 0, NULL},
+                                   {1, 3, args1, ONNXC_STEP_KERNEL, 0, NULL},
+                                   {2, 4, args2, ONNXC_STEP_KERNEL, 0, NULL},
+                                   {3, 2, args3, ONNXC_STEP_KERNEL, 0, NULL}};
 
 _Alignas(64) static const float weights[8] = {0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, -40.0f};
 

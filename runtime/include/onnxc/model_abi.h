@@ -30,8 +30,14 @@
  *    to touch; it is skipped when every such tensor has 0 elements (with no such tensor it always
  *    runs). Any non-zero return from fn fails the run with the step index and kernel name, plus the
  *    Halide message when set_error_handler (or an exported halide_set_error_handler) is available.
- *  - Every symbol used by a tensor dim or a scalar must be exactly one dim of some input: that is where
- *    its value comes from. Input dims may also be expressions of symbols (checked, not solved).
+ *  - Every symbol used by a tensor dim or a scalar must be exactly one dim of some input, or be bound by
+ *    a host step (onnxc_step): that is where its value comes from. Input dims may also be expressions
+ *    of symbols (checked, not solved).
+ *  - Memory with symbols bound from data: tensors whose dims use only input-bound symbols are planned
+ *    before the run, in the arena. A tensor whose bytes (its root's dims) use a symbol bound by step k
+ *    is placed when step k binds it, in a block of its own that the session keeps (and reuses) for
+ *    the rest of the run and past it (outputs are read after the run). Host steps run on the host:
+ *    a CUDA library has none.
  *  - A .so should export only onnxc_model_<NAME> and onnxc_model_entry (a version script with
  *    `local: *;`): the library's Halide runtime then stays private to it, even in a program that also
  *    links Halide or another model.
@@ -45,7 +51,9 @@
 extern "C" {
 #endif
 
-#define ONNXC_ABI_VERSION 1
+/* Version 2 added step kinds (kernel, host op) and symbols bound from data (onnxc_step's kind, n_binds,
+ * binds). A library of another version is refused at load with a message, before any other field is read. */
+#define ONNXC_ABI_VERSION 2
 
 /* Shape expressions are integer programs in reverse Polish notation over int64. Expression i is
  * expr_code[expr_start[i] .. expr_start[i + 1]). CONST and SYM take one immediate word. Division
@@ -88,13 +96,45 @@ typedef struct onnxc_kernel_desc {
   int (*fn)(void **args);           /* Halide argv entry point; 0 on success */
 } onnxc_kernel_desc;
 
-/* One step of the plan: call kernels[kernel] with args. An arg >= 0 is a tensor id (passed as a
- * halide_buffer_t*); an arg < 0 is a scalar: the value of expression (-arg - 1), passed as an
- * int64_t*. Steps run in order. */
+enum onnxc_step_kind {
+  ONNXC_STEP_KERNEL = 0, /* call kernels[kernel] (a Halide argv entry point) */
+  ONNXC_STEP_HOST = 1    /* run host op `kernel` (enum onnxc_host_op), implemented in the runtime in C */
+};
+
+/* Host ops: what no kernel over shapes known before the step can express, because an output's size
+ * depends on input data. Each has a fixed argument list (tensors, then int64 scalars) and binds its data
+ * dims in a fixed order; see runtime/src/host_ops.c. X: data, Y: outputs. Optional ONNX inputs are
+ * always passed (codegen supplies the defaults as weights).
+ *  NONZERO      args {X, Y}                                      binds {count}      Y int64 [rank(X), count]
+ *  COMPRESS     args {X, condition, Y, axis (-1: flattened)}     binds {count}
+ *  UNIQUE       args {X, Y, indices, inverse, counts, axis (-1: flattened), sorted}   binds {unique count}
+ *  NMS          args {boxes, scores, max_per_class (int64 [0] or [1]), iou_threshold (float32 [0] or [1]),
+ *                     score_threshold (float32 [0] or [1]), Y, center_point_box}      binds {selected}
+ *  REDUCE_SUM   args {X, axes (int64 [k]), Y, keepdims, noop_with_empty_axes}   binds {each dim of Y}  */
+enum onnxc_host_op {
+  ONNXC_HOST_NONZERO = 0,
+  ONNXC_HOST_COMPRESS = 1,
+  ONNXC_HOST_UNIQUE = 2,
+  ONNXC_HOST_NMS = 3,
+  ONNXC_HOST_REDUCE_SUM = 4
+};
+
+/* One step of the plan. KERNEL: call kernels[kernel] with args. An arg >= 0 is a tensor id (passed as a
+ * halide_buffer_t*); an arg < 0 is a scalar: the value of expression (-arg - 1), passed as an int64_t*.
+ * HOST: run host op `kernel` over the same kind of args.
+ *
+ * Symbols bound from data: a host step computes its data dims (the count of non-zeros, ...) and binds
+ * binds[i] to data dim i (binds[i] = -1: that dim's size is already known: the op only checks that its
+ * output has it). A bound symbol is listed by exactly one step and is no input dim. Everything that
+ * uses it (tensor dims, scalars) is touched only from that step on (its outputs) or after it: the
+ * runtime evaluates those shapes when the step binds the symbol, not before the run. Steps run in order. */
 typedef struct onnxc_step {
-  int32_t kernel;
+  int32_t kernel;        /* KERNEL: index into kernels; HOST: enum onnxc_host_op */
   int32_t n_args;
   const int32_t *args;
+  int32_t kind;          /* enum onnxc_step_kind; 0 (KERNEL) when left out of an initializer */
+  int32_t n_binds;       /* HOST: how many data dims the op binds (its count above); KERNEL: 0 */
+  const int32_t *binds;  /* n_binds symbol ids, or -1 */
 } onnxc_step;
 
 /* What one step computes, for profiles (onnxc bench --profile): the ONNX nodes its kernel covers and

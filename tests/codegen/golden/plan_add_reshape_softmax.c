@@ -45,9 +45,9 @@ static const int32_t args_0[] = {0, 3, 1};  /* Add node 'Add_1' */
 static const int32_t args_1[] = {2, 4};  /* Softmax node 'Softmax_3' */
 static const int32_t args_2[] = {0, 5};  /* copy to output 'x' */
 static const onnxc_step steps[] = {
-  {0, 3, args_0},
-  {1, 2, args_1},
-  {2, 2, args_2},
+  {0, 3, args_0, ONNXC_STEP_KERNEL, 0, NULL},
+  {1, 2, args_1, ONNXC_STEP_KERNEL, 0, NULL},
+  {2, 2, args_2, ONNXC_STEP_KERNEL, 0, NULL},
 };
 static const onnxc_step_info step_info[] = {
   {"Add 'Add_1'", -1},

@@ -1,0 +1,116 @@
+// IR node -> host step arguments (see host_steps.h). The argument order here is the one
+// runtime/src/host_ops.c reads; model_abi.h documents it.
+#include "codegen/host_steps.h"
+
+#include <limits>
+
+#include "ir/error.h"
+#include "onnxc/model_abi.h"
+
+namespace onnxc::codegen {
+
+namespace {
+
+using Args = HostStepArgs;
+
+Args::Input input(const ir::Node& n, size_t i, std::optional<ir::Tensor> fallback = std::nullopt) {
+  const ir::Value* v = i < n.num_inputs() ? n.input(i) : nullptr;
+  return {v, v ? std::nullopt : std::move(fallback)};
+}
+
+Args::Output output(const ir::Node& n, size_t i, ir::DType dtype, ir::Shape shape) {
+  const ir::Value* v = i < n.num_outputs() ? n.output(i) : nullptr;
+  return {v, dtype, std::move(shape)};
+}
+
+const ir::Shape& shape(const ir::Value* v) {
+  internal_check(v && v->shape()) << "host step: value without a shape";
+  return *v->shape();
+}
+
+// The axis attribute normalized to [0, rank), or -1 when absent (the op flattens its input).
+int64_t axis_attr(const ir::Node& n, int64_t rank) {
+  const ir::Attribute* a = n.attr("axis");
+  if (!a) return -1;
+  int64_t axis = a->i < 0 ? a->i + rank : a->i;
+  user_check(axis >= 0 && axis < rank) << n.describe() << ": axis " << a->i << " is out of range for rank " << rank;
+  return axis;
+}
+
+Args nonzero(const ir::Node& n) {
+  Args a{ONNXC_HOST_NONZERO, {input(n, 0)}, {}, {}, {{0, 1}}};
+  a.outputs.push_back(output(n, 0, ir::DType::Int64, shape(n.output(0))));
+  return a;
+}
+
+Args compress(const ir::Node& n) {
+  int64_t axis = axis_attr(n, static_cast<int64_t>(shape(n.input(0)).size()));
+  Args a{ONNXC_HOST_COMPRESS, {input(n, 0), input(n, 1)}, {}, {axis}, {{0, axis < 0 ? 0 : static_cast<int>(axis)}}};
+  a.outputs.push_back(output(n, 0, n.input(0)->dtype(), shape(n.output(0))));
+  return a;
+}
+
+// Unique's outputs are all optional; the op writes all four, so absent ones get shapes here:
+// indices and counts [u], inverse [slices] (u from whichever output is present).
+Args unique(const ir::Node& n) {
+  const ir::Shape& x = shape(n.input(0));
+  int64_t axis = axis_attr(n, static_cast<int64_t>(x.size()));
+  ir::Dim slices = axis < 0 ? ir::shape_numel(x) : x[axis];
+  std::optional<ir::Dim> u;
+  if (n.output(0)) u = shape(n.output(0))[axis < 0 ? 0 : axis];
+  for (size_t i : {1, 3})
+    if (!u && i < n.num_outputs() && n.output(i)) u = shape(n.output(i))[0];
+  user_check(u.has_value()) << n.describe() << ": none of Y, indices, counts is used";
+  ir::Shape y = axis < 0 ? ir::Shape{*u} : x;
+  if (axis >= 0) y[axis] = *u;
+  Args a{ONNXC_HOST_UNIQUE, {input(n, 0)}, {}, {axis, n.attr_int("sorted", 1) != 0}, {}};
+  a.outputs = {output(n, 0, n.input(0)->dtype(), y), output(n, 1, ir::DType::Int64, {*u}),
+               output(n, 2, ir::DType::Int64, {slices}), output(n, 3, ir::DType::Int64, {*u})};
+  a.binds = {{1, 0}};
+  return a;
+}
+
+Args nms(const ir::Node& n) {
+  auto one = [](ir::DType dt, auto v) { return ir::Tensor::from_vector<decltype(v)>(dt, {1}, {v}); };
+  Args a{ONNXC_HOST_NMS, {input(n, 0), input(n, 1)}, {}, {n.attr_int("center_point_box", 0)}, {{0, 0}}};
+  a.inputs.push_back(input(n, 2, one(ir::DType::Int64, int64_t{0})));
+  a.inputs.push_back(input(n, 3, one(ir::DType::Float32, 0.0f)));
+  a.inputs.push_back(input(n, 4, one(ir::DType::Float32, -std::numeric_limits<float>::infinity())));
+  a.outputs.push_back(output(n, 0, ir::DType::Int64, shape(n.output(0))));
+  return a;
+}
+
+// ReduceSum whose axes are a run-time tensor and keepdims=0: which dims remain depends on data.
+bool is_reduce_sum_by_data(const ir::Node& n) {
+  return n.op_type() == "ReduceSum" && n.num_inputs() > 1 && n.input(1) && !n.input(1)->is_constant() &&
+         n.attr_int("keepdims", 1) == 0;
+}
+
+Args reduce_sum(const ir::Node& n) {
+  const ir::Shape& y = shape(n.output(0));
+  Args a{ONNXC_HOST_REDUCE_SUM, {input(n, 0), input(n, 1)}, {}, {0, n.attr_int("noop_with_empty_axes", 0)}, {}};
+  a.outputs.push_back(output(n, 0, n.input(0)->dtype(), y));
+  for (size_t i = 0; i < y.size(); ++i) a.binds.push_back({0, static_cast<int>(i)});
+  return a;
+}
+
+}  // namespace
+
+bool is_host_op(const ir::Node& n) {
+  if (!n.domain().empty() && n.domain() != "ai.onnx") return false;
+  const std::string& op = n.op_type();
+  return op == "NonZero" || op == "Compress" || op == "Unique" || op == "NonMaxSuppression" || is_reduce_sum_by_data(n);
+}
+
+HostStepArgs host_step_args(const ir::Node& n) {
+  const std::string& op = n.op_type();
+  if (op == "NonZero") return nonzero(n);
+  if (op == "Compress") return compress(n);
+  if (op == "Unique") return unique(n);
+  if (op == "NonMaxSuppression") return nms(n);
+  if (is_reduce_sum_by_data(n)) return reduce_sum(n);
+  internal_error << n.describe() << " is not a host op";
+  return {};
+}
+
+}  // namespace onnxc::codegen

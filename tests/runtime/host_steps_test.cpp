@@ -1,0 +1,197 @@
+// ABI v2 host steps through the public API, on hand-written descriptors (no kernels needed): ops whose
+// output sizes depend on data bind symbols at run time, outputs of different sizes across runs, and the
+// descriptor checks for steps, binds and the order in which sizes become known.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "desc_builder.h"
+#include "onnxc/runtime.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+
+enum { E_N, E_COUNT, E_ONE, E_MINUS1, E_ZERO, E_COUNT2, E_TWO };
+const char *const kSymbols[] = {"n", "count", "count2"};
+const uint32_t kExprStart[] = {0, 2, 4, 6, 8, 10, 12, 14};
+const int64_t kExprCode[] = {ONNXC_EXPR_SYM, 0, ONNXC_EXPR_SYM,   1, ONNXC_EXPR_CONST, 1, ONNXC_EXPR_CONST, -1,
+                             ONNXC_EXPR_CONST, 0, ONNXC_EXPR_SYM, 2, ONNXC_EXPR_CONST, 2};
+const int32_t kDimsN[] = {E_N}, kDimsOneCount[] = {E_ONE, E_COUNT}, kDimsCount[] = {E_COUNT};
+
+// x[n] float -> NonZero -> y[1, count] int64: the smallest model with a symbol bound from data.
+DescBuilder nonzero_model() {
+  static const onnxc_tensor_desc tensors[] = {{"x", 1, ONNXC_TENSOR_INPUT, 1, kDimsN, -1, 0, 0},
+                                              {"y", 7, ONNXC_TENSOR_OUTPUT, 2, kDimsOneCount, -1, 0, 0}};
+  static const int32_t inputs[] = {0}, outputs[] = {1}, args[] = {0, 1}, binds[] = {1};
+  static const onnxc_step steps[] = {{ONNXC_HOST_NONZERO, 2, args, ONNXC_STEP_HOST, 1, binds}};
+  static onnxc_model_desc d;
+  d = onnxc_model_desc{};
+  d.abi_version = ONNXC_ABI_VERSION;
+  d.name = "nonzero";
+  d.target = "host";
+  d.producer = "test";
+  d.n_symbols = 3;
+  d.symbols = kSymbols;
+  d.n_exprs = 7;
+  d.expr_start = kExprStart;
+  d.expr_code = kExprCode;
+  d.n_tensors = 2;
+  d.tensors = tensors;
+  d.n_inputs = d.n_outputs = 1;
+  d.inputs = inputs;
+  d.outputs = outputs;
+  d.n_steps = 1;
+  d.steps = steps;
+  return DescBuilder(d);
+}
+
+std::vector<int64_t> run_i64(onnxc_session *s, const std::vector<float> &x, size_t output, std::vector<int64_t> *dims) {
+  int64_t n = static_cast<int64_t>(x.size());
+  onnxc_tensor in{1, 1, &n, const_cast<float *>(x.data())};
+  EXPECT_EQ(onnxc_session_set_input(s, 0, &in), ONNXC_OK) << onnxc_session_last_error(s);
+  EXPECT_EQ(onnxc_session_run(s), ONNXC_OK) << onnxc_session_last_error(s);
+  onnxc_tensor out;
+  if (onnxc_session_get_output(s, output, &out) != ONNXC_OK) return {};
+  dims->assign(out.dims, out.dims + out.rank);
+  size_t numel = 1;
+  for (int64_t d : *dims) numel *= static_cast<size_t>(d);
+  const int64_t *p = static_cast<const int64_t *>(out.data);
+  return std::vector<int64_t>(p, p + numel);
+}
+
+struct Loaded {
+  explicit Loaded(const onnxc_model_desc *d) {
+    EXPECT_EQ(onnxc_model_from_desc(d, &model), ONNXC_OK) << onnxc_last_error();
+    if (model) {
+      EXPECT_EQ(onnxc_session_create(model, nullptr, &session), ONNXC_OK) << onnxc_last_error();
+    }
+  }
+  ~Loaded() {
+    onnxc_session_free(session);
+    onnxc_model_free(model);
+  }
+  onnxc_model *model = nullptr;
+  onnxc_session *session = nullptr;
+};
+
+TEST(HostSteps, NonZeroBindsItsCountPerRun) {
+  DescBuilder b = nonzero_model();
+  Loaded m(b.get());
+  ASSERT_NE(m.session, nullptr);
+  onnxc_value_info info;
+  ASSERT_EQ(onnxc_model_output_info(m.model, 0, &info), ONNXC_OK);
+  EXPECT_EQ(info.dims[1], -1);
+  EXPECT_STREQ(info.dim_names[1], "count");
+  std::vector<int64_t> dims;
+  // -0.0 is zero, NaN is not.
+  EXPECT_EQ(run_i64(m.session, {0, 1.5f, -0.0f, NAN, 0}, 0, &dims), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(dims, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(run_i64(m.session, {3, 0, 2, 2, 0, 0, 7, 1}, 0, &dims), (std::vector<int64_t>{0, 2, 3, 6, 7}));
+  EXPECT_EQ(dims, (std::vector<int64_t>{1, 5}));
+  EXPECT_EQ(run_i64(m.session, {0, 0}, 0, &dims), (std::vector<int64_t>{}));
+  EXPECT_EQ(dims, (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(run_i64(m.session, {4}, 0, &dims), (std::vector<int64_t>{0}));
+}
+
+TEST(HostSteps, UniqueInFirstOccurrenceOrderWithEveryOutput) {
+  DescBuilder b = nonzero_model();
+  b.tensors = {{"x", 1, ONNXC_TENSOR_INPUT, 1, kDimsN, -1, 0, 0},
+               {"y", 1, ONNXC_TENSOR_OUTPUT, 1, kDimsCount, -1, 0, 0},
+               {"indices", 7, ONNXC_TENSOR_OUTPUT, 1, kDimsCount, -1, 0, 0},
+               {"inverse", 7, ONNXC_TENSOR_OUTPUT, 1, kDimsN, -1, 0, 0},
+               {"counts", 7, ONNXC_TENSOR_OUTPUT, 1, kDimsCount, -1, 0, 0}};
+  b.outputs = {1, 2, 3, 4};
+  b.steps[0].kernel = ONNXC_HOST_UNIQUE;
+  b.set_args(0, {0, 1, 2, 3, 4, -(E_MINUS1 + 1), -(E_ZERO + 1)});  // flattened, not sorted
+  Loaded m(b.get());
+  ASSERT_NE(m.session, nullptr);
+  std::vector<int64_t> dims;
+  EXPECT_EQ(run_i64(m.session, {2, 1, 1, 3, 4, 3}, 1, &dims), (std::vector<int64_t>{0, 1, 3, 4}));
+  onnxc_tensor y;
+  ASSERT_EQ(onnxc_session_get_output(m.session, 0, &y), ONNXC_OK);
+  const float *yv = static_cast<const float *>(y.data);
+  EXPECT_EQ(std::vector<float>(yv, yv + y.dims[0]), (std::vector<float>{2, 1, 3, 4}));
+  EXPECT_EQ(run_i64(m.session, {2, 1, 1, 3, 4, 3}, 2, &dims), (std::vector<int64_t>{0, 1, 1, 2, 3, 2}));
+  EXPECT_EQ(run_i64(m.session, {2, 1, 1, 3, 4, 3}, 3, &dims), (std::vector<int64_t>{1, 2, 2, 1}));
+}
+
+TEST(HostSteps, OutputDimsThatDisagreeWithTheOpAreAnErrorNotAnOverflow) {
+  DescBuilder b = nonzero_model();
+  b.set_dims(1, {E_COUNT, E_TWO});  // NonZero of a rank-1 input is [1, count]
+  Loaded m(b.get());
+  ASSERT_NE(m.session, nullptr);
+  std::vector<float> x = {1, 0, 1};
+  int64_t n = 3;
+  onnxc_tensor in{1, 1, &n, x.data()};
+  ASSERT_EQ(onnxc_session_set_input(m.session, 0, &in), ONNXC_OK);
+  EXPECT_EQ(onnxc_session_run(m.session), ONNXC_ERR_SHAPE_MISMATCH);
+  EXPECT_STREQ(onnxc_session_last_error(m.session),
+               "step 0 (NonZero): output tensor 1 ('y') has dims [2, 2] but the op produced [1, 2]");
+}
+
+std::string load_error(DescBuilder &b, onnxc_status want = ONNXC_ERR_LOAD_FAILED) {
+  onnxc_model *model = nullptr;
+  EXPECT_EQ(onnxc_model_from_desc(b.get(), &model), want);
+  onnxc_model_free(model);
+  return onnxc_last_error();
+}
+
+TEST(HostSteps, DescriptorChecks) {
+  DescBuilder b = nonzero_model();
+  b.steps[0].kernel = 99;
+  EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED), "model 'nonzero': step 0 runs host op 99, which this runtime does not know");
+  b = nonzero_model();
+  b.steps[0].kind = 7;
+  EXPECT_EQ(load_error(b), "model 'nonzero': step 0 has unknown kind 7");
+  b = nonzero_model();
+  b.set_args(0, {0});
+  EXPECT_EQ(load_error(b), "model 'nonzero': step 0 (NonZero) has 1 args, not 2");
+  b = nonzero_model();
+  b.set_args(0, {0, 0});
+  EXPECT_EQ(load_error(b), "model 'nonzero': step 0 (NonZero) writes tensor 0 ('x'), which is not an intermediate or output tensor");
+  b = nonzero_model();
+  b.set_binds(0, {});
+  EXPECT_EQ(load_error(b), "model 'nonzero': step 0 (NonZero) has 0 binds (list NULL), not 1");
+  b = nonzero_model();
+  b.set_binds(0, {5});
+  EXPECT_EQ(load_error(b), "model 'nonzero': step 0 (NonZero) binds symbol 5, out of range (3 symbols)");
+  b = nonzero_model();
+  b.set_binds(0, {0});  // n is x's dim
+  EXPECT_EQ(load_error(b), "model 'nonzero': symbol 'n' is bound from data by a host step but is also used by an input's dims");
+  b = nonzero_model();
+  b.set_binds(0, {-1});  // nothing binds count
+  EXPECT_THAT(load_error(b), HasSubstr("symbol 'count' is used but no input has a dim that is exactly it and no host step binds it"));
+  b = nonzero_model();
+  b.tensors[1].dtype = 1;
+  EXPECT_EQ(load_error(b), "model 'nonzero': step 0 (NonZero): output must be int64 of rank 2");
+  b = nonzero_model();
+  b.d.uses_cuda = 1;
+  EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
+            "model 'nonzero': step 0 runs host op NonZero, but host steps are not supported in CUDA libraries");
+}
+
+TEST(HostSteps, NothingIsUsedBeforeTheStepThatSizesIt) {
+  // Step 0 reads y, which step 1 sizes: refused at load.
+  DescBuilder b = nonzero_model();
+  static const int32_t dims_z[] = {E_TWO, E_COUNT2};
+  b.tensors.push_back({"z", 7, ONNXC_TENSOR_OUTPUT, 2, dims_z, -1, 0, 0});
+  b.tensors[1].kind = ONNXC_TENSOR_INTERMEDIATE;
+  b.outputs = {2};
+  b.steps.push_back(b.steps[0]);
+  b.set_args(0, {1, 2});
+  b.set_binds(0, {2});
+  EXPECT_EQ(load_error(b), "model 'nonzero': step 0 arg 0 uses a size that step 1 binds from data, not before");
+  // In the right order the chain runs: nonzero of nonzero's (int64) output.
+  std::swap(b.steps[0], b.steps[1]);
+  Loaded m(b.get());
+  ASSERT_NE(m.session, nullptr);
+  std::vector<int64_t> dims;
+  EXPECT_EQ(run_i64(m.session, {0, 5, 0, 6}, 0, &dims), (std::vector<int64_t>{0, 0, 0, 1}));
+  EXPECT_EQ(dims, (std::vector<int64_t>{2, 2}));
+}
+
+}  // namespace
