@@ -99,8 +99,9 @@ void schedule_blocked_cpu(GemmFuncs g, Func out, const Target& t) {
   // boundary, so B's (n % width, n / width) indexing becomes dense vector loads, not gathers.
   for (int d = 0; d < out.dimensions(); ++d) out.output_buffer().dim(d).set_min(0);
 
+  // A static M needs no run-time choice (and no second copy of the kernel to compile).
   Expr one_row = out.output_buffer().dim(1).extent() == 1;
-  Expr block_rows = select(one_row, 1, rows);
+  Expr block_rows = g.m_static ? Expr(*g.m_static == 1 ? 1 : rows) : select(one_row, 1, rows);
   out.split(n, no, ni, width, TailStrategy::GuardWithIf)
       .split(m, mo, mi, block_rows, TailStrategy::GuardWithIf)
       .split(mo, mb, mo, tiles_per_task, TailStrategy::GuardWithIf);
@@ -111,7 +112,7 @@ void schedule_blocked_cpu(GemmFuncs g, Func out, const Target& t) {
   out.reorder(order).vectorize(ni, vec);
   Var task = fuse_all(out, task_vars, "gemm_task");
   out.parallel(task);
-  out.specialize(one_row);  // a copy of the loop nest above, for M == 1
+  if (!g.m_static) out.specialize(one_row);  // a copy of the loop nest above, for M == 1
 
   Var an = g.acc.args()[0], am = g.acc.args()[1];
   for (size_t i = 2; i < g.acc.args().size(); ++i) g.acc.bound_extent(g.acc.args()[i], 1);

@@ -139,7 +139,8 @@ TEST(Gemm, SpecialValuesThroughOneRowAndBlockedPaths) {
 // Static shapes pick panel widths from N (64, 32, 16 columns) for a run-time B.
 TEST(Gemm, MatMulRuntimeWeightStaticPanels) {
   for (int64_t n : {64, 32, 100, 128, 20})
-    for (int64_t m : {5, 40}) check({.a = {m, 24}, .b = {24, n}, .b_const = false, .symbolic = false});
+    for (int64_t m : {1, 5, 40}) check({.a = {m, 24}, .b = {24, n}, .b_const = false, .symbolic = false});
+  check({.a = {1, 64}, .b = {64, 100}, .symbolic = false});  // a static M of 1: one-row blocks, no specialization
 }
 
 TEST(Gemm, MatMulBatchedAndBroadcast) {
