@@ -220,7 +220,7 @@ std::vector<HTensor> attention(LowerContext& ctx) {
   float softcap = n.attr_float("softcap", 0.0f);
   auto masked_score = [&](Expr dot, const Expr& qrow, const Expr& k) {
     Expr score = dot * scale;
-    if (softcap > 0) score = literal(at, softcap) * Halide::tanh(score / literal(at, softcap));
+    if (softcap > 0) score = literal(at, softcap) * tanh_ieee(score / literal(at, softcap));
     MaskRead mask = read_mask(ctx, b, h, Halide::min(qrow, Q.seq - 1), Halide::min(k, total - 1), at);
     if (mask.bias.defined()) score = score + mask.bias;
     Expr allowed = k < total;

@@ -92,7 +92,7 @@ std::vector<HTensor> additive(LowerContext& ctx) {
   Halide::RDom a(0, o.dq, "a");
   Func score("additive_score");
   score(s, i, b) = Halide::Internal::make_zero(o.at);
-  score(s, i, b) += cast_at(o, va.at({a.x})) * Halide::tanh(cast_at(o, at3(o.q, b, i, a.x)) + cast_at(o, at3(o.k, b, s, a.x)));
+  score(s, i, b) += cast_at(o, va.at({a.x})) * tanh_ieee(cast_at(o, at3(o.q, b, i, a.x)) + cast_at(o, at3(o.k, b, s, a.x)));
   Func biased("additive_biased");
   biased(s, i, b) = has_input(ctx, 5) ? score(s, i, b) + cast_at(o, ctx.in[5].at(Index(ctx.in[5].rank(), Expr(0))))
                                       : score(s, i, b);

@@ -85,7 +85,7 @@ float fattr(const ir::Node& n, const char* name, float def) { return n.attr_floa
 Expr gelu(Expr x, const ir::Node& n) {
   if (n.attr_string("approximate", "none") == "tanh") {
     Expr inner = lit(x, std::sqrt(2.0 / M_PI)) * (x + lit(x, 0.044715) * x * x * x);
-    return lit(x, 0.5) * x * (lit(x, 1) + Halide::tanh(inner));
+    return lit(x, 0.5) * x * (lit(x, 1) + tanh_ieee(inner));
   }
   return lit(x, 0.5) * x * (lit(x, 1) + erf_any(x * lit(x, M_SQRT1_2)));
 }
@@ -189,7 +189,7 @@ constexpr auto EW = KernelClass::Elementwise;
 UNARY_FLOAT(Sqrt, Halide::sqrt(x));
 UNARY_FLOAT(Exp, exp_ieee(x));
 UNARY_FLOAT(Log, log_ieee(x));
-UNARY_FLOAT(Tanh, Halide::tanh(x));
+UNARY_FLOAT(Tanh, tanh_ieee(x));
 UNARY_FLOAT(Erf, erf_any(x));
 UNARY_FLOAT(Sigmoid, sigmoid(x));
 UNARY_FLOAT(Reciprocal, lit(x, 1) / x);
@@ -208,19 +208,19 @@ UNARY_FLOAT(Asinh, Halide::asinh(x));
 UNARY_FLOAT(Acosh, Halide::acosh(x));
 UNARY_FLOAT(Atanh, Halide::atanh(x));
 UNARY_FLOAT(LeakyRelu, Halide::select(x < lit(x, 0), lit(x, fattr(n, "alpha", 0.01f)) * x, x));
-UNARY_FLOAT(Elu, Halide::select(x < lit(x, 0), lit(x, fattr(n, "alpha", 1.f)) * (Halide::exp(x) - lit(x, 1)), x));
+UNARY_FLOAT(Elu, Halide::select(x < lit(x, 0), lit(x, fattr(n, "alpha", 1.f)) * (exp_ieee(x) - lit(x, 1)), x));
 UNARY_FLOAT(Selu, lit(x, fattr(n, "gamma", 1.05070102214813232421875f)) *
                       Halide::select(x <= lit(x, 0), lit(x, fattr(n, "alpha", 1.67326319217681884765625f)) *
-                                                         (Halide::exp(x) - lit(x, 1)), x));
+                                                         (exp_ieee(x) - lit(x, 1)), x));
 UNARY_FLOAT(Celu, Halide::max(lit(x, 0), x) + Halide::min(lit(x, 0), lit(x, fattr(n, "alpha", 1.f)) *
-                                              (Halide::exp(x / lit(x, fattr(n, "alpha", 1.f))) - lit(x, 1))));
+                                              (exp_ieee(x / lit(x, fattr(n, "alpha", 1.f))) - lit(x, 1))));
 UNARY_FLOAT(HardSigmoid, clamp_nan(lit(x, fattr(n, "alpha", 0.2f)) * x + lit(x, fattr(n, "beta", 0.5f)),
                                        lit(x, 0), lit(x, 1)));
 UNARY_FLOAT(HardSwish, x * clamp_nan(x / lit(x, 6) + lit(x, 0.5), lit(x, 0), lit(x, 1)));
 UNARY_FLOAT(Softplus, softplus(x));
 UNARY_FLOAT(Softsign, x / (lit(x, 1) + Halide::abs(x)));
 UNARY_FLOAT(ThresholdedRelu, Halide::select(x > lit(x, fattr(n, "alpha", 1.f)), x, lit(x, 0)));
-UNARY_FLOAT(Mish, x * Halide::tanh(softplus(x)));
+UNARY_FLOAT(Mish, x * tanh_ieee(softplus(x)));
 UNARY_FLOAT(Gelu, gelu(x, n));
 UNARY_FLOAT(Shrink, Halide::select(x < lit(x, -fattr(n, "lambd", 0.5f)), x + lit(x, fattr(n, "bias", 0.f)),
                                    x > lit(x, fattr(n, "lambd", 0.5f)), x - lit(x, fattr(n, "bias", 0.f)),

@@ -152,4 +152,26 @@ Halide::Expr erf_ieee(const Halide::Expr& x) {
   return Halide::select(Halide::is_nan(x), x, Halide::erf(Halide::clamp(x, -lim, lim)));
 }
 
+// |x| < 0.625: x + x^3 P(x^2), P a degree-4 minimax fit of (tanh(a) - a) / a^3 (relative error of
+// tanh under 0.8 ulp there; no cancellation, and subnormals come out as x). Above: 1 - 2/(e^2a + 1),
+// where the result is >= 0.55 so the subtraction loses little (under 1.6 ulp with Halide's exp);
+// the argument is capped at 9.5, past which that form already rounds to 1 (tanh(a) does from
+// a = 9.01). The branches work on |x|; the sign bit of x is put back last, so -0 gives -0.
+Halide::Expr tanh_ieee(const Halide::Expr& x) {
+  if (x.type() != Halide::Float(32)) return Halide::tanh(x);
+  auto f = [](float v) { return Halide::Expr(v); };
+  Halide::Expr a = Halide::abs(x), t = a * a;
+  const float p[] = {-0.3333328366279602f, 0.13331511616706848f, -0.053744539618492126f,
+                     0.02065279521048069f, -0.005718637723475695f};
+  Halide::Expr poly = f(p[4]);
+  for (int i = 3; i >= 0; --i) poly = poly * t + f(p[i]);
+  Halide::Expr small = a + a * (t * poly);
+  Halide::Expr big = f(1) - f(2) / (Halide::exp(f(2) * Halide::min(a, f(9.5f))) + f(1));
+  // NaN is tested explicitly: the simplifier may flip a comparison, and min(NaN, 9.5) is 9.5.
+  Halide::Expr r = Halide::select(Halide::is_nan(x), x, a < f(0.625f), small, big);
+  Halide::Type u = Halide::UInt(32);
+  Halide::Expr sign = Halide::reinterpret(u, x) & Halide::Internal::make_const(u, uint64_t{0x80000000u});
+  return Halide::reinterpret(x.type(), Halide::reinterpret(u, r) | sign);
+}
+
 }  // namespace onnxc::codegen

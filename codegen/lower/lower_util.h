@@ -60,6 +60,10 @@ Halide::Expr literal(Halide::Type t, double v);
 Halide::Expr exp_ieee(const Halide::Expr& x);
 Halide::Expr log_ieee(const Halide::Expr& x);
 Halide::Expr erf_ieee(const Halide::Expr& x);
+// tanh that vectorizes (Halide 14 calls libm's tanhf once per lane) and keeps IEEE results: NaN
+// stays NaN, ±inf and large |x| give exactly ±1, -0 stays -0, odd symmetry; within 1.6 ulp of
+// the correctly rounded value over every f32. Other types take Halide::tanh (libm).
+Halide::Expr tanh_ieee(const Halide::Expr& x);
 
 // Type used for accumulating a reduction of `t`: f32 for f16/bf16, else t itself.
 Halide::Type accumulator_type(Halide::Type t);

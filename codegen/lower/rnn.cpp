@@ -77,12 +77,12 @@ Expr apply(const Activation& a, Expr x) {
   auto c = [&](float v) { return literal(t, v); };
   const std::string& n = a.name;
   if (n == "relu") return Halide::max(x, c(0));
-  if (n == "tanh") return Halide::tanh(x);
+  if (n == "tanh") return tanh_ieee(x);
   if (n == "sigmoid") return c(1) / (c(1) + exp_ieee(-x));
   if (n == "affine") return c(a.alpha) * x + c(a.beta);
   if (n == "leakyrelu") return Halide::select(x >= c(0), x, c(a.alpha) * x);
   if (n == "thresholdedrelu") return Halide::select(x > c(a.alpha), x, c(0));
-  if (n == "scaledtanh") return c(a.alpha) * Halide::tanh(c(a.beta) * x);
+  if (n == "scaledtanh") return c(a.alpha) * tanh_ieee(c(a.beta) * x);
   if (n == "hardsigmoid") return Halide::clamp(c(a.alpha) * x + c(a.beta), c(0), c(1));
   if (n == "elu") return Halide::select(x >= c(0), x, c(a.alpha) * (exp_ieee(x) - c(1)));
   if (n == "softsign") return x / (c(1) + Halide::abs(x));

@@ -83,6 +83,10 @@ bool tiles_like_acc(const GemmFuncs& g, const Func& out) {
 //     for each register block of `rows` rows:
 //       acc block (rows × width) = 0; for k: rows × width/16 FMAs, all in zmm registers
 //       for each row: out(width cols) = epilogue(acc)   -- vector stores
+// M is a run-time extent; when it is 1 (a decoding step) a specialization uses one-row blocks: an
+// 8-row block would compute 7 rows of FMAs for nothing, all from the one clamped row of A. The
+// row count is `select(M == 1, 1, rows)` in both branches; each branch's simplifier, knowing the
+// condition, turns it into a constant, which the unrolled register block needs.
 void schedule_blocked_cpu(GemmFuncs g, Func out, const Target& t) {
   const int vec = t.natural_vector_size<float>();
   const int width = g.panel.width, rows = g.panel.rows;
@@ -95,8 +99,11 @@ void schedule_blocked_cpu(GemmFuncs g, Func out, const Target& t) {
   // boundary, so B's (n % width, n / width) indexing becomes dense vector loads, not gathers.
   for (int d = 0; d < out.dimensions(); ++d) out.output_buffer().dim(d).set_min(0);
 
+  // A static M needs no run-time choice (and no second copy of the kernel to compile).
+  Expr one_row = out.output_buffer().dim(1).extent() == 1;
+  Expr block_rows = g.m_static ? Expr(*g.m_static == 1 ? 1 : rows) : select(one_row, 1, rows);
   out.split(n, no, ni, width, TailStrategy::GuardWithIf)
-      .split(m, mo, mi, rows, TailStrategy::GuardWithIf)
+      .split(m, mo, mi, block_rows, TailStrategy::GuardWithIf)
       .split(mo, mb, mo, tiles_per_task, TailStrategy::GuardWithIf);
   // A staged B panel is filled once per task, so its task runs every row block of the panel.
   std::vector<VarOrRVar> order = {ni, mi, mo, mb, no};
@@ -105,12 +112,13 @@ void schedule_blocked_cpu(GemmFuncs g, Func out, const Target& t) {
   out.reorder(order).vectorize(ni, vec);
   Var task = fuse_all(out, task_vars, "gemm_task");
   out.parallel(task);
+  if (!g.m_static) out.specialize(one_row);  // a copy of the loop nest above, for M == 1
 
   Var an = g.acc.args()[0], am = g.acc.args()[1];
   for (size_t i = 2; i < g.acc.args().size(); ++i) g.acc.bound_extent(g.acc.args()[i], 1);
   g.acc.compute_at(out, mo)
       .bound_extent(an, width)
-      .bound_extent(am, rows)
+      .bound_extent(am, block_rows)
       .store_in(MemoryType::Register)
       .vectorize(an, vec)
       .unroll(an)

@@ -6,6 +6,7 @@
 #include <Halide.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "ir/tensor.h"
@@ -44,6 +45,7 @@ struct GemmFuncs {
   // A 1-D operand (MatMul): the output lacks m (a_vector) or n (b_vector), so acc is computed whole
   // instead of per output tile.
   bool a_vector = false, b_vector = false;
+  std::optional<int64_t> m_static;  // M when it is a compile-time extent (then no M == 1 specialization)
   bool output_matches() const { return !a_vector && !b_vector; }
 };
 

@@ -127,7 +127,8 @@ TEST(FloatSemantics, TranscendentalsOfSpecialOperands) {
                                {"Sigmoid", [](float x) { return 1.0f / (1.0f + std::exp(-x)); }},
                                {"Erf", [](float x) { return std::erf(x); }},
                                {"Sqrt", [](float x) { return std::sqrt(x); }},
-                               {"Log", [](float x) { return std::log(x); }}};
+                               {"Log", [](float x) { return std::log(x); }},
+                               {"Elu", [](float x) { return x < 0 ? std::exp(x) - 1.0f : x; }}};
   ModelBuilder b;
   Dim n = Dim::symbol("n");
   auto* x = b.input("x", DType::Float32, {n});

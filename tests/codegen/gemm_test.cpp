@@ -1,10 +1,12 @@
 // MatMul and Gemm lowerings, JIT-compiled and compared with a naive double-precision reference:
 // shapes that hit every tail of the register blocks, broadcast batches, 1-D operands, Gemm's
-// attributes and C broadcasts, other dtypes, a fused epilogue, and a CUDA build.
+// attributes and C broadcasts, other dtypes, a fused epilogue, NaN/inf through the one-row
+// specialization, and a CUDA build.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "gemm_harness.h"
 
@@ -104,10 +106,41 @@ TEST(Gemm, MatMulRuntimeWeightAllTails) {
   }
 }
 
+// NaN and ±inf in A through the one-row (M == 1) specialization and the row-block path of the same
+// kernel: a NaN row gives NaN everywhere, inf·0 gives NaN, inf times nonzero gives ±inf, and the
+// rows beside them are untouched.
+TEST(Gemm, SpecialValuesThroughOneRowAndBlockedPaths) {
+  const int64_t k = 40, n = 100;
+  GemmCase c{.a = {1, k}, .b = {k, n}};
+  ir::Tensor b = random_tensor(DType::Float32, c.b, 3);
+  float* bp = b.mutable_data<float>();
+  for (int64_t j = 0; j < n; ++j) bp[5 * n + j] = j % 3 == 0 ? 0.0f : 1.0f;  // row 5: zeros and ones
+  Inputs in{random_tensor(DType::Float32, c.a, 4), b, std::nullopt};
+  GemmKernel kernel(c, in.a, in.b, nullptr);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t m : {1, 9}) {
+    for (float special : {std::numeric_limits<float>::quiet_NaN(), inf, -inf}) {
+      c.a = {m, k};
+      in.a = random_tensor(DType::Float32, c.a, static_cast<uint32_t>(m));
+      in.a.mutable_data<float>()[(m - 1) * k + 5] = special;  // last row meets B's row 5
+      kernel.bind(c, in.a, in.b);
+      ir::Tensor got = kernel.run();
+      std::vector<double> want = reference(c, in.a, in.b, nullptr);
+      for (int64_t i = 0; i < m * n; ++i) {
+        double g = got.get_f64(i), w = want[static_cast<size_t>(i)];
+        if (std::isnan(w)) EXPECT_TRUE(std::isnan(g)) << "m=" << m << " element " << i;
+        else if (std::isinf(w)) EXPECT_EQ(g, w) << "m=" << m << " element " << i;
+        else EXPECT_NEAR(g, w, 1e-4) << "m=" << m << " element " << i;
+      }
+    }
+  }
+}
+
 // Static shapes pick panel widths from N (64, 32, 16 columns) for a run-time B.
 TEST(Gemm, MatMulRuntimeWeightStaticPanels) {
   for (int64_t n : {64, 32, 100, 128, 20})
-    for (int64_t m : {5, 40}) check({.a = {m, 24}, .b = {24, n}, .b_const = false, .symbolic = false});
+    for (int64_t m : {1, 5, 40}) check({.a = {m, 24}, .b = {24, n}, .b_const = false, .symbolic = false});
+  check({.a = {1, 64}, .b = {64, 100}, .symbolic = false});  // a static M of 1: one-row blocks, no specialization
 }
 
 TEST(Gemm, MatMulBatchedAndBroadcast) {

