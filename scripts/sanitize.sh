@@ -3,7 +3,8 @@
 # that runs the unit tests, the robustness and end-to-end tests and a sample of the ONNX backend
 # conformance tests with zero reports (LeakSanitizer included, which covers the C API's
 # create/run/free cycles), then a bounded smoke run of every libFuzzer target.
-#   scripts/sanitize.sh [--ci] [CMAKE_ARGS...]   FUZZ_SECONDS=N sets the fuzz time per target (default 10)
+#   scripts/sanitize.sh [--ci] [CMAKE_ARGS...]   FUZZ_SECONDS=N sets the fuzz time per target (default 10),
+#     or FUZZ_RUNS=N a fixed number of inputs from seed 1 (what CI does)
 #     --ci   CI's scope: of the real-model tests (ctest label `models`, ~1 min each under ASan) only a
 #            sample runs: one fusion model, one seq2seq model and the int8 model; everything else as
 #            above. The full run (no --ci) is the one to do by hand before a release.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <set>
 
 #include "ir/error.h"
@@ -82,7 +83,11 @@ class DimParser {
     }
     if (std::isdigit(static_cast<unsigned char>(c))) {
       int64_t v = 0;
-      while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) v = v * 10 + (s_[i_++] - '0');
+      while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) {
+        int digit = s_[i_++] - '0';
+        if (v > (std::numeric_limits<int64_t>::max() - digit) / 10) return std::nullopt;  // not an int64
+        v = v * 10 + digit;
+      }
       return Dim(v);
     }
     size_t start = i_;

@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -169,6 +170,24 @@ class Parser {
       fail("bad number '" + t + "'");
     }
   }
+  // Conversions of a parsed number that refuse what the type cannot hold (a C++ cast would be
+  // undefined behaviour there; found by fuzz_ir_text).
+  // A double beyond float's range rounds as IEEE does, done by hand: to ±max below the midpoint
+  // 2^128 - 2^103 ("-3.40282347e+38", finfo.min printed to 9 digits, is such a value), else to ±inf.
+  static float to_f32(double v) {
+    const double big = std::fabs(v);
+    if (std::isfinite(v) && big > std::numeric_limits<float>::max())
+      return std::copysign(big < 0x1.ffffffp127 ? std::numeric_limits<float>::max() : INFINITY, static_cast<float>(v > 0 ? 1 : -1));
+    return static_cast<float>(v);
+  }
+  template <class T>
+  T to_int(double v) {
+    // 2^63 and the other limits are exact doubles; the upper bound is exclusive.
+    const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+    const double hi = static_cast<double>(std::numeric_limits<T>::max()) + 1.0;
+    if (!(v >= lo && v < hi) || v != std::trunc(v)) fail("number is not an integer the type can hold");
+    return static_cast<T>(v);
+  }
   static bool looks_float(const std::string& t) {
     return t.find_first_of(".eE") != std::string::npos || t.find("inf") != std::string::npos ||
            t.find("nan") != std::string::npos;
@@ -199,13 +218,13 @@ class Parser {
     for (int64_t k = 0; k < t.numel(); ++k) {
       double v = number();
       switch (dt) {
-        case ir::DType::Float32: t.mutable_data<float>()[k] = static_cast<float>(v); break;
+        case ir::DType::Float32: t.mutable_data<float>()[k] = to_f32(v); break;
         case ir::DType::Float64: t.mutable_data<double>()[k] = v; break;
-        case ir::DType::Float16: t.mutable_data<uint16_t>()[k] = ir::f32_to_f16(static_cast<float>(v)); break;
-        case ir::DType::Int64: t.mutable_data<int64_t>()[k] = static_cast<int64_t>(v); break;
-        case ir::DType::Int32: t.mutable_data<int32_t>()[k] = static_cast<int32_t>(v); break;
-        case ir::DType::Int8: t.mutable_data<int8_t>()[k] = static_cast<int8_t>(v); break;
-        case ir::DType::UInt8: case ir::DType::Bool: t.mutable_data<uint8_t>()[k] = static_cast<uint8_t>(v); break;
+        case ir::DType::Float16: t.mutable_data<uint16_t>()[k] = ir::f32_to_f16(to_f32(v)); break;
+        case ir::DType::Int64: t.mutable_data<int64_t>()[k] = to_int<int64_t>(v); break;
+        case ir::DType::Int32: t.mutable_data<int32_t>()[k] = to_int<int32_t>(v); break;
+        case ir::DType::Int8: t.mutable_data<int8_t>()[k] = to_int<int8_t>(v); break;
+        case ir::DType::UInt8: case ir::DType::Bool: t.mutable_data<uint8_t>()[k] = to_int<uint8_t>(v); break;
         default: fail("dtype not supported in IR text tensors");
       }
       eat(',');
@@ -237,7 +256,7 @@ class Parser {
         for (const auto& it : items) fl |= looks_float(it);
         a.kind = fl ? ir::Attribute::Kind::Floats : ir::Attribute::Kind::Ints;
         for (const auto& it : items) {
-          if (fl) a.floats.push_back(it == "inf" ? INFINITY : it == "-inf" ? -INFINITY : std::stof(it));
+          if (fl) a.floats.push_back(it == "inf" ? INFINITY : it == "-inf" ? -INFINITY : to_f32(std::stod(it)));
           else a.ints.push_back(std::stoll(it));
         }
       }
@@ -245,8 +264,8 @@ class Parser {
       bool fl = looks_float(token_ahead());
       double v = number();
       a.kind = fl ? ir::Attribute::Kind::Float : ir::Attribute::Kind::Int;
-      if (fl) a.f = static_cast<float>(v);
-      else a.i = static_cast<int64_t>(v);
+      if (fl) a.f = to_f32(v);
+      else a.i = to_int<int64_t>(v);
     }
     return a;
   }
@@ -325,7 +344,9 @@ class Parser {
       node_line(g);
     }
     while (peek('%')) {
-      g.add_output(lookup(g, value_name()));
+      std::string name = value_name();
+      if (name.empty()) fail("a graph output needs a name ('%' alone is an omitted input)");
+      g.add_output(lookup(g, name));
       if (eat(':')) type();  // the value's own type is what prints
       eat(',');
     }

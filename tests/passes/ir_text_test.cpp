@@ -1,5 +1,8 @@
-// The test IR parser round-trips the printer's text.
+// The test IR parser round-trips the printer's text and refuses what it cannot represent.
 #include <gtest/gtest.h>
+
+#include <limits>
+#include <stdexcept>
 
 #include "test_util.h"
 
@@ -19,6 +22,26 @@ TEST(IrText, RoundTripsPrinterOutput) {
     }
   )");
   EXPECT_EQ(canonical(text), text);
+}
+
+}  // namespace
+}  // namespace onnxc::testing
+
+namespace onnxc::testing {
+namespace {
+
+// Inputs fuzz_ir_text found: each is a clear parse error (std::runtime_error), never undefined
+// behaviour or an internal error, and finfo.min printed to 9 digits still reads as -max.
+TEST(IrText, RefusesWhatItCannotHold) {
+  auto parse = [](const std::string& body) { return parse_model("graph g(%x: f32[2]) {\n" + body + "\n}\n"); };
+  EXPECT_THROW(parse("  return %"), std::runtime_error);                              // no output name
+  EXPECT_THROW(parse_model("graph g(%x: f32[1,22222222222222222222]) {\n  return %x\n}\n"), std::runtime_error);
+  EXPECT_THROW(parse("  %c = const i64[1] {1e30}\n  return %c"), std::runtime_error);   // beyond int64
+  EXPECT_THROW(parse("  %y: f32[2] = Relu(%x) {n=66666666666666666666}\n  return %y"), std::runtime_error);
+  ir::Model m = parse("  %c = const f32[2] {-3.40282347e+38, 1e39}\n  return %c");
+  const ir::Tensor& c = m.graph->outputs()[0]->constant();
+  EXPECT_EQ(c.data<float>()[0], -std::numeric_limits<float>::max());
+  EXPECT_EQ(c.data<float>()[1], std::numeric_limits<float>::infinity());
 }
 
 }  // namespace
