@@ -37,6 +37,10 @@ export ONNXC_CACHE_DIR="${ONNXC_CACHE_DIR:-$PWD/$BUILD/kernel-cache}"
 # runtime) and the installed-package build (the system compiler, no sanitizers).
 skip='^(conformance\.|frontend_roundtrip_all|runtime\.link_dependencies|e2e\.runtime_deps|e2e\.example_cmake_package)'
 if (( CI_SCOPE )); then
+  # Also left out in CI: the CLI test-suite cases, which fork a child per model from two worker
+  # threads; under ASan one such run hung once until its 300 s timeout (not understood yet: fork
+  # in a threaded process under ASan can deadlock). The sample below runs the same path, one job.
+  skip='^(conformance\.|frontend_roundtrip_all|runtime\.link_dependencies|e2e\.runtime_deps|e2e\.example_cmake_package|tools\.cli\.test_suite.*)'
   (cd "$BUILD" && ctest --output-on-failure -j "$JOBS" --timeout 900 -LE '^models$' -E "$skip")
   (cd "$BUILD" && ctest --output-on-failure -j "$JOBS" --timeout 900 \
     -R '^models\.(fusion\.bert_op17\.compile|recurrent\.gru_bahdanau_s2s_batch_first|quant\..*)$')
@@ -53,7 +57,7 @@ grep -v '^#' tests/conformance/expected_pass.txt | awk 'NF && NR % 10 == 0' >"$s
 filter="^($(paste -sd'|' "$sample"))\$"
 "$BUILD/tools/onnxc" test-suite /usr/share/libonnx-testdata/data/node /usr/share/libonnx-testdata/data/simple \
   /usr/share/libonnx-testdata/data/pytorch-converted /usr/share/libonnx-testdata/data/pytorch-operator \
-  --jobs "$JOBS" --filter "$filter" --expect-pass "$sample" --tsv "$BUILD/conformance_sample.tsv"
+  --jobs "$( (( CI_SCOPE )) && echo 1 || echo "$JOBS")" --filter "$filter" --expect-pass "$sample" --tsv "$BUILD/conformance_sample.tsv"
 echo "sanitize: conformance sample ($(wc -l <"$sample") tests) $((SECONDS - t0)) s"
 
 t0=$SECONDS
