@@ -32,6 +32,22 @@ void write_file(const fs::path& p, const void* data, size_t n) {
 }
 void write_text(const fs::path& p, const std::string& s) { write_file(p, s.data(), s.size()); }
 
+// The blob file, streamed piece by piece from the weights' own storage, zeros between them.
+void write_blob(const fs::path& p, const WeightsBlob& blob) {
+  std::ofstream f(p, std::ios::binary);
+  static const char zeros[64] = {};
+  uint64_t at = 0;
+  for (const WeightsBlob::Piece& piece : blob.pieces) {
+    internal_check(piece.offset >= at && piece.offset - at < 64) << "weights blob pieces out of order";
+    f.write(zeros, static_cast<std::streamsize>(piece.offset - at));
+    f.write(static_cast<const char*>(piece.tensor.raw()), static_cast<std::streamsize>(piece.tensor.nbytes()));
+    at = piece.offset + piece.tensor.nbytes();
+  }
+  internal_check(at == blob.size) << "weights blob size " << blob.size << " but pieces end at " << at;
+  f.close();
+  user_check(f.good()) << "cannot write " << p.string() << " (" << blob.size << " bytes; is the disk full?)";
+}
+
 std::string read_text(const fs::path& p) {
   std::ifstream f(p);
   return std::string(std::istreambuf_iterator<char>(f), {});
@@ -81,11 +97,16 @@ LibraryFiles build_library(const PlanDescription& plan, const std::vector<std::s
   std::vector<std::string> parts = {(work / "plan.o").string()};
   run_command({cc, "-c", "-O1", "-fPIC", "-std=c11", "-I", work.string(), r.plan_c_path, "-o", parts[0]}, log);
   if (!plan.weights.empty()) {
-    write_file(work / "weights.bin", plan.weights.data(), plan.weights.size());
+    write_blob(work / "weights.bin", plan.weights);
     std::string sym = "onnxc_weights_" + n;
+    // A blob beyond 1 GiB goes to a large section (SHF_X86_64_LARGE), which the linker places after
+    // .bss: code and its small data then stay within the ±2 GiB of 32-bit PC-relative addressing,
+    // and the blob is only reached through the plan's 64-bit pointer.
+    const bool large = plan.weights.size > (uint64_t(1) << 30);
+    const std::string section = large ? ".lrodata.onnxc_weights,\"al\"" : ".rodata.onnxc_weights,\"a\"";
     write_text(work / "weights.S",
                "/* The weights blob of model '" + n + "', embedded by onnxc. */\n"
-               "  .section .rodata.onnxc_weights,\"a\",@progbits\n  .balign 64\n  .globl " + sym +
+               "  .section " + section + ",@progbits\n  .balign 64\n  .globl " + sym +
                "\n  .type " + sym + ", @object\n" + sym + ":\n  .incbin \"" + (work / "weights.bin").string() +
                "\"\n  .size " + sym + ", . - " + sym + "\n  .section .note.GNU-stack,\"\",@progbits\n");
     parts.push_back((work / "weights.o").string());
