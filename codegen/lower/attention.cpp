@@ -265,8 +265,8 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     // its (acc, max, sum), and the block weighs each tile once per row, w = exp(tile max - block
     // max); the running state then merges one block at a time, rescaling by exp(old max - new
     // max). So the per-head-dim-element rescale happens once per block, not once per tile, and the
-    // scratch stays O(tq · dv · block) per task. Blocks entirely above the causal diagonal are
-    // skipped; a block's tiles past the keys are left out.
+    // scratch stays O(tq · dv · block) per task. Blocks and tiles entirely above the causal
+    // diagonal are skipped; a block's tiles past the keys are left out.
     const int nb = s.block;
     Expr n_tiles = (total + tk - 1) / tk;
     s.tiles(d, qi, kt, qo, h, b) = Halide::Tuple(s.tile_acc(d, qi, kt, qo, h, b), s.tile_max(qi, kt, qo, h, b),
@@ -274,6 +274,7 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     Var kb("kb");
     s.rt = Halide::RDom(0, nb, "rt");
     s.rt.where(kb * nb + s.rt < n_tiles);
+    if (causal) s.rt.where((kb * nb + s.rt) * tk <= qo * tq + (tq - 1) + past_len);
     Halide::RDom rt = s.rt;
     Expr tile = kb * nb + rt;
     s.block_max(qi, kb, qo, h, b) = ninf;
