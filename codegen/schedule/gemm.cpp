@@ -104,9 +104,8 @@ void schedule_blocked_cpu(GemmFuncs g, Func out, const Target& t) {
   // A task runs ~128 rows past its panel, so a weight panel coming from memory (a model's weights
   // do not stay in cache) is read once per 16 register blocks, not 4. With fewer than 8 panels
   // there would be too few tasks for the threads, so tasks keep ~32 rows then.
-  // gemm_bench with the weight out of cache (GEMM_BENCH_COLD=1), alternating runs on a loaded
-  // machine: 128x768x768 199/207 -> 215/216 GFLOP per CPU-second on 1 thread; the other shapes
-  // moved within the run-to-run noise (about 5%).
+  // Measured (gemm_bench, GEMM_BENCH_COLD=1, alternating with 32-row tasks on a loaded machine):
+  // within the run-to-run noise, -5% to +8% per shape; no shape consistently slower.
   Expr many_panels = out.output_buffer().dim(0).extent() >= 8 * width;
   Expr tiles_per_task = select(many_panels, std::max(1, 128 / rows), std::max(1, 32 / rows));
   out.split(n, no, ni, width, TailStrategy::GuardWithIf)

@@ -167,6 +167,8 @@ TEST(Gemm, ManyPanelsTaskTails) {
   EXPECT_TRUE(std::isnan(got.get_f64(129 * n)));
   EXPECT_TRUE(std::isinf(got.get_f64(128 * n + 1)));
   EXPECT_FALSE(std::isnan(got.get_f64(127 * n)));
+  check({.a = {2, 130, 17}, .b = {2, 17, 400}});                   // batched weight, one per batch
+  check({.a = {130, 17}, .b = {17, 400}, .b_const = false});       // staged panels: task per panel
 }
 
 // Static shapes pick panel widths from N (64, 32, 16 columns) for a run-time B.
