@@ -114,7 +114,14 @@ void schedule_blocked_cpu(GemmFuncs g, Func out, const Target& t) {
   // A staged B panel is filled once per task, so its task runs every row block of the panel.
   std::vector<VarOrRVar> order = {ni, mi, mo, mb, no};
   std::vector<Var> task_vars = g.b_stage.defined() ? std::vector<Var>{no} : std::vector<Var>{mb, no};
-  for (const Var& b : batch) order.push_back(b), task_vars.push_back(b);
+  // At most two batch dims join the parallel task; outer ones (a rank-5 product, e.g. MaxViT's
+  // [batch, windows, heads, ...]) stay serial loops around it. Fused any deeper, Halide's bounds for
+  // acc's batch dims widen past the one index a task covers, and the run fails
+  // (explicit_bounds_too_small).
+  for (size_t i = 0; i < batch.size(); ++i) {
+    order.push_back(batch[i]);
+    if (i < 2) task_vars.push_back(batch[i]);
+  }
   out.reorder(order).vectorize(ni, vec);
   Var task = fuse_all(out, task_vars, "gemm_task");
   out.parallel(task);

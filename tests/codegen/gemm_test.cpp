@@ -189,6 +189,12 @@ TEST(Gemm, MatMulBatchedAndBroadcast) {
   check({.a = {4, 5, 17}, .b = {1, 17, 9}, .b_const = false});
   check({.a = {3, 7, 17}, .b = {1, 17, 49}});
   check({.a = {2, 7, 17}, .b = {17, 20}, .b_const = false, .symbolic = false});
+  // Three and four batch dims (MaxViT's [batch, windows, heads, tokens, dim] scores): the outer ones
+  // stay serial loops around the parallel task (fused deeper, the kernel failed at run time).
+  check({.a = {1, 4, 2, 9, 8}, .b = {1, 4, 2, 8, 32}, .b_const = false});
+  check({.a = {2, 4, 2, 9, 8}, .b = {1, 4, 1, 8, 40}, .b_const = false});
+  check({.a = {2, 3, 2, 2, 9, 8}, .b = {8, 40}});
+  check({.a = {1, 4, 2, 9, 8}, .b = {4, 2, 8, 33}});
 }
 
 TEST(Gemm, MatMulOneDimensional) {
