@@ -282,7 +282,7 @@ bool take_causal(ir::Value* mask, const ir::Shape& scores, MaskForm form, const 
   }
   if (p.causal) return kept("a second causal mask (is_causal already stands for the first)");
   if (offset->is_const() && offset->value() == 0) return p.causal = true;
-  std::string offset_why = "the causal mask is shifted by " + offset->str() + " rows and K/V ";
+  std::string offset_why = "the causal mask is shifted by " + offset->str() + " row(s) and K/V ";
   const ir::Node* ck = p.k_perm.empty() ? past_concat(p.k) : nullptr;
   const ir::Node* cv = past_concat(p.v);
   if (!ck || !cv) return kept(offset_why + "are not a past concatenated with new keys (is_causal shifts by the past only)");

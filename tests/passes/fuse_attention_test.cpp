@@ -295,7 +295,7 @@ TEST(FuseAttention, ShiftedCausalMaskIsKeptWithANote) {
   EXPECT_EQ(f.report.near_misses[0].rule, "is_causal");
   EXPECT_EQ(f.report.near_misses[0].where, "causal");
   EXPECT_EQ(f.report.near_misses[0].reason,
-            "the causal mask is shifted by 1 rows and K/V are not a past concatenated with new keys (is_causal "
+            "the causal mask is shifted by 1 row(s) and K/V are not a past concatenated with new keys (is_causal "
             "shifts by the past only): kept as attn_mask");
   expect_same_values(g, kPasses);
 }
