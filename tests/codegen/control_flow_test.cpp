@@ -80,7 +80,7 @@ struct Session {
 TEST(ControlFlow, IfChoosesItsBranchPerRunAndKernelsAfterItReadTheResult) {
   ModelBuilder b(17);
   Dim n = Dim::symbol("n");
-  Type f = Type::tensor(DType::Float32, {n});
+  Type f = Type::tensor(DType::Float32, ir::Shape{n});
   auto* x = b.input("x", DType::Float32, {n});
   auto* c = b.input("c", DType::Bool, {});
   auto* two = b.const_f32("two", {}, {2});
@@ -102,7 +102,7 @@ TEST(ControlFlow, IfChoosesItsBranchPerRunAndKernelsAfterItReadTheResult) {
 TEST(ControlFlow, NestedIfAndABranchThatReturnsAnOuterValue) {
   ModelBuilder b(17);
   Dim n = Dim::symbol("n");
-  Type f = Type::tensor(DType::Float32, {n});
+  Type f = Type::tensor(DType::Float32, ir::Shape{n});
   auto* x = b.input("x", DType::Float32, {n});
   auto* c = b.input("c", DType::Bool, {});
   auto* d = b.input("d", DType::Bool, {});
@@ -144,7 +144,7 @@ TEST(ControlFlow, BranchesOfDifferentShapesAreRefused) {
   ir::Graph* main = b.model().graph.get();
   Branch t(main, "then"), e(main, "else");
   t.g->add_output(x);
-  e.g->add_output(e.op("Constant", {}, "three", Type::tensor(DType::Float32, {3})));
+  e.g->add_output(e.op("Constant", {}, "three", Type::tensor(DType::Float32, ir::Shape{3})));
   e.g->nodes().back()->set_attr([] {
     ir::Attribute a;
     a.name = "value";
@@ -152,7 +152,7 @@ TEST(ControlFlow, BranchesOfDifferentShapesAreRefused) {
     a.t = ir::Tensor::from_vector<float>(DType::Float32, {3}, {1, 2, 3});
     return a;
   }());
-  b.output(add_if(b, c, t, e, "y", Type::tensor(DType::Float32, {n}))->output());
+  b.output(add_if(b, c, t, e, "y", Type::tensor(DType::Float32, ir::Shape{n}))->output());
   try {
     compile(std::move(b.model()), "if_shapes");
     FAIL() << "expected a UserError";
