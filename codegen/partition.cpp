@@ -433,6 +433,8 @@ class Partitioner {
   // else-range. Control only moves forward, so the runtime's liveness over the step list keeps every
   // tensor a range reads alive across both ranges.
   void build_if(const ir::Node& n) {
+    user_check(n.input(0) && n.input(0)->dtype() == ir::DType::Bool)
+        << n.describe() << ": the condition must be a bool tensor";
     size_t branch = add_control(n, ONNXC_STEP_BRANCH, {tensor_of(n.input(0))});
     add_branch(n, "then_branch");
     size_t jump = add_control(n, ONNXC_STEP_JUMP, {});

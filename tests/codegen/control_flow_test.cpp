@@ -164,5 +164,22 @@ TEST(ControlFlow, BranchesOfDifferentShapesAreRefused) {
   }
 }
 
+TEST(ControlFlow, ANonBoolConditionIsRefused) {
+  ModelBuilder b(17);
+  auto* x = b.input("x", DType::Float32, {2});
+  auto* c = b.input("c", DType::Float32, {});
+  ir::Graph* main = b.model().graph.get();
+  Branch t(main, "then"), e(main, "else");
+  t.g->add_output(x);
+  e.g->add_output(x);
+  b.output(add_if(b, c, t, e, "y", Type::tensor(DType::Float32, ir::Shape{2}))->output());
+  try {
+    compile(std::move(b.model()), "if_float_cond");
+    FAIL() << "expected a UserError";
+  } catch (const UserError& err) {
+    EXPECT_NE(std::string(err.what()).find(": the condition must be a bool tensor"), std::string::npos) << err.what();
+  }
+}
+
 }  // namespace
 }  // namespace onnxc::test
