@@ -8,7 +8,10 @@
 #                GPT-2, one GPT-2 decoding step with a past of 127, ViT-B/16, nn.Transformer at b1)
 #     --large    also BERT and GPT-2 at b8 s128 and b1 s512
 #     --int8     also BERT and GPT-2 at b1 s128 compiled with --quantize dynamic-int8 (model names
-#                *_int8; ORT runs the float32 model: the ratio is against ORT's fp32 latency)
+#                *_int8). ORT runs its own dynamic int8 form of the same model (ort_quantize_dynamic.py:
+#                DynamicQuantizeLinear + MatMulInteger, what its quantize_dynamic writes), so the ratio
+#                is int8 against int8; the lines after the table give each against ORT's float32 run
+#                and both int8 results' error against float32 (norm-relative, final hidden states)
 #     --threads  runtime threads for both (default 2)
 #     --rounds   alternating rounds; each prints medians of --runs runs; the table shows the
 #                median over rounds (default 3)
@@ -77,6 +80,15 @@ model_of() { echo "${1%_int8}"; }
 flags_of() { [[ $1 == *_int8 ]] && echo "--quantize dynamic-int8" || true; }
 # shellcheck disable=SC2046
 /usr/bin/python3 "$HERE/models.py" "$MODELS" $(for n in $names; do model_of "$n"; done | sort -u) >/dev/null
+# The model ONNX Runtime runs for a row: its own int8 form for *_int8 rows.
+ort_model_of() {
+  if [[ $1 == *_int8 ]]; then echo "$MODELS/$(model_of "$1")_ortq.onnx"; else echo "$MODELS/$1.onnx"; fi
+}
+for n in $names; do
+  if [[ $n == *_int8 ]]; then
+    /usr/bin/python3 "$HERE/ort_quantize_dynamic.py" "$MODELS/$(model_of "$n").onnx" "$(ort_model_of "$n")" >/dev/null
+  fi
+done
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 timed() {  # prints "seconds maxrss_kib" of the command, its output to stderr
@@ -85,7 +97,7 @@ timed() {  # prints "seconds maxrss_kib" of the command, its output to stderr
   cat "$f"; rm -f "$f"
 }
 
-declare -A CC_COLD CC_WARM CC_RSS
+declare -A CC_COLD CC_WARM CC_RSS ONNXC_MS ORT_MS
 LIBS=$MODELS/lib
 for name in $names; do
   out=$LIBS/$name
@@ -118,14 +130,28 @@ for row in "${ROWS[@]}"; do
   for ((i = 0; i < ROUNDS; i++)); do  # alternate, so both see the same machine state
     read -r m _ _ rss _ < <("$ONNXC" bench "$lib" "${args[@]}")
     o_ms+=("$m"); (( rss > o_rss )) && o_rss=$rss
-    read -r m _ _ rss _ < <(node "$HERE/ort/bench_ort.mjs" "$MODELS/$(model_of "$name").onnx" "${args[@]}")
+    read -r m _ _ rss _ < <(node "$HERE/ort/bench_ort.mjs" "$(ort_model_of "$name")" "${args[@]}")
     r_ms+=("$m"); (( rss > r_rss )) && r_rss=$rss
   done
   om=$(printf '%s\n' "${o_ms[@]}" | median)
   rm_=$(printf '%s\n' "${r_ms[@]}" | median)
+  ONNXC_MS[$name]=$om ORT_MS[$name]=$rm_
   awk -v n="$name" -v s="$label" -v t="$THREADS" -v om="$om" -v rm="$rm_" -v orss="$o_rss" -v rrss="$r_rss" \
       -v cold="${CC_COLD[$name]:--}" -v warm="${CC_WARM[$name]}" -v ccrss="${CC_RSS[$name]}" 'BEGIN {
     printf "%-15s %-17s %3d %10.2f %10.2f %7.2f %9.0f %9.0f %9s %9s %9.0f\n", n, s, t, om, rm, om / rm,
            orss / 1048576, rrss / 1048576, cold, warm, ccrss / 1024 }'
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+# int8 rows: latency against ORT's float32 run of the same model (when its row ran), and the error
+# of both int8 results against the float32 reference outputs models.py wrote.
+norm_rel() { grep -oE 'norm rel err [0-9.e+-]+' | head -1 | awk '{print $4}'; }
+for row in "${ROWS[@]}"; do
+  IFS='|' read -r name _ _ <<<"$row"
+  [[ $name == *_int8 ]] || continue
+  fp=$(model_of "$name") data=$MODELS/$(model_of "$name")_data
+  vs_fp32=-
+  [[ -n ${ORT_MS[$fp]:-} ]] && vs_fp32=$(awk -v a="${ONNXC_MS[$name]}" -v b="${ORT_MS[$fp]}" 'BEGIN {printf "%.2f", a / b}')
+  o_err=$("$ONNXC" compare "$LIBS/$name/lib$name.so" "$data" 2>/dev/null | awk 'h {print $4; exit} $1 == "output" && /norm rel err/ {h = 1}')
+  r_err=$(node "$HERE/ort/check_ort.mjs" "$(ort_model_of "$name")" "$data" 2>/dev/null | norm_rel)
+  echo "$name: onnxc int8 / ORT fp32 latency $vs_fp32; error against float32 (norm-relative): onnxc ${o_err:--}, ORT int8 ${r_err:--}"
+done

@@ -156,7 +156,7 @@ CompileResult compile_model(const ir::Model& model, const CompileOptions& o) {
     r.header_path = files.header_path;
     r.plan_c_path = files.plan_c_path;
     r.library_bytes = files.library_bytes;
-    r.weights_bytes = plan.weights.size();
+    r.weights_bytes = plan.weights.size;
     r.kernels = static_cast<int>(plan.steps.size());
     r.distinct_kernels = static_cast<int>(plan.kernels.size());
   } catch (...) {

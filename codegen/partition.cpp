@@ -233,12 +233,13 @@ class Partitioner {
   // MatMul takes its chain of single-use elementwise consumers (bias, activation) as an epilogue;
   // then, in reverse topological order, fusible producers join the group of all their uses.
   void group_nodes() {
-    std::unordered_map<const ir::Node*, int> topo;
+    std::unordered_map<const ir::Node*, int>& topo = topo_;
     for (size_t i = 0; i < nodes_.size(); ++i) topo[nodes_[i]] = static_cast<int>(i);
     std::vector<std::vector<const ir::Node*>> groups;
     auto new_group = [&](const ir::Node* n) {
       groups.emplace_back();
       root_class_.push_back(class_of(*n));
+      group_root_.push_back(n);
       return static_cast<int>(groups.size()) - 1;
     };
     auto join = [&](const ir::Node* n, int g) {
@@ -302,14 +303,36 @@ class Partitioner {
     const ir::Value* out = n.output(0);
     if (!out || out->is_graph_output() || out->uses().empty()) return -1;
     int target = -1;
+    bool shared = false;
     for (const auto& u : out->uses()) {
       auto it = group_of_.find(u.node);
       if (it == group_of_.end()) return -1;  // a view, or a node of another graph
-      if (target >= 0 && it->second != target) return -1;
+      shared |= target >= 0 && it->second != target;
       target = it->second;
     }
+    if (shared) target = norm_sharing_target(*out);
     if (target < 0 || !accepts_fused_producers(root_class_[target])) return -1;
     return fused_depth(n, target) <= kMaxFusedDepth ? target : -1;
+  }
+
+  // A residual sum read by a norm and by later nodes (the next residual `Add`): it joins the
+  // norm's kernel, which writes it as a second output, instead of being a kernel of its own. Only
+  // when the norm reads it as its input x and every other reader comes after the norm: then no
+  // path leaves that kernel and comes back (its members all precede the norm).
+  int norm_sharing_target(const ir::Value& out) const {
+    int target = -1;
+    for (const auto& u : out.uses()) {
+      int g = group_of_.at(u.node);
+      if (root_class_[g] == KernelClass::Norm && u.node->input(0) == &out && groups_root(g) == u.node) {
+        if (target >= 0 && target != g) return -1;
+        target = g;
+      }
+    }
+    if (target < 0) return -1;
+    int norm_pos = topo_.at(groups_root(target));
+    for (const auto& u : out.uses())
+      if (group_of_.at(u.node) != target && topo_.at(u.node) <= norm_pos) return -1;
+    return target;
   }
 
   // Fused chains are cut every kMaxFusedDepth nodes. A fused producer becomes an inline Func of
@@ -367,6 +390,9 @@ class Partitioner {
     for (const auto& o : a.outputs) k.outputs.push_back(host_output(o));
     p_.kernels.push_back(std::move(k));
   }
+
+  // The node a group was started with (its root: the last node in topological order).
+  const ir::Node* groups_root(int g) const { return group_root_.at(static_cast<size_t>(g)); }
 
   void build_kernel(const std::vector<const ir::Node*>& members, KernelClass kclass) {
     if (members.size() == 1 && is_host_op(*members[0])) return build_host_kernel(*members[0]);
@@ -528,6 +554,8 @@ class Partitioner {
   std::unordered_map<const ir::Node*, int> group_of_;
   std::unordered_map<const ir::Node*, int> depth_;    // fused producers: depth below their group's root
   std::vector<KernelClass> root_class_;  // by group index, while grouping
+  std::vector<const ir::Node*> group_root_;  // by group index, while grouping
+  std::unordered_map<const ir::Node*, int> topo_;  // node -> position in topological order
   std::vector<std::vector<const ir::Node*>> groups_;  // in execution order
   std::vector<KernelClass> group_class_;              // aligned with groups_
   std::set<const ir::Node*> shape_only_;              // copied into the kernels that read them

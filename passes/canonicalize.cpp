@@ -120,23 +120,24 @@ bool rewrite_node(ir::Node& n) {
     return true;
   }
   if (op == "Einsum") return einsum_to_matmul(n);
+  if (op == "Reshape") return merge_split_add(n);
   return false;
 }
 
-bool canonicalize_graph(ir::Graph& g) {
+bool canonicalize_graph(ir::Graph& g, const ir::OpsetMap& opsets) {
   bool changed = false;
   for (ir::Node* n : g.nodes()) {
-    for (ir::Graph* sg : n->subgraphs()) changed |= canonicalize_graph(*sg);
+    for (ir::Graph* sg : n->subgraphs()) changed |= canonicalize_graph(*sg, opsets);
     changed |= rewrite_node(*n);
   }
-  return changed;
+  return attention_rows(g, opsets) || changed;
 }
 
 }  // namespace
 
 bool canonicalize(ir::Model& m) {
   bool changed = m.opset("") < kCanonicalOpset && raise_opset(m, kCanonicalOpset).empty();
-  return canonicalize_graph(*m.graph) || changed;
+  return canonicalize_graph(*m.graph, ir::opset_map(m)) || changed;
 }
 
 }  // namespace onnxc::passes

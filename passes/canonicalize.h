@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ir/graph.h"
+#include "ir/op_registry.h"
 
 namespace onnxc::passes {
 
@@ -26,7 +27,20 @@ std::string raise_opset(ir::Model& m, int64_t version);
 //   Reciprocal(x)      -> Div(1, x)            (the same IEEE division)
 //   Div(x, c)          -> Mul(x, 1/c)          when every c is a power of two (exact)
 //   Einsum "bhqd,bhkd->bhqk" and every other batched matmul -> Transpose + MatMul + Transpose
+//   softmax over a column of scores K·q (Luong's decoder cell) -> the row form qᵀ·Kᵀ (attention_rows)
+//   Reshape(Add(Reshape(x, x split), m), x's shape) -> Add(x, m expanded and merged) (merge_split_add)
 // Returns whether anything changed.
 bool canonicalize(ir::Model& m);
+
+// Softmax weights computed from a column of scores Squeeze(MatMul(K[..,s,h], u[..,h,1])) (or from a
+// squeezed row) and unsqueezed into a row for MatMul(·, V): rewritten on [.., 1, s] with the scores
+// as MatMul(qᵀ, Kᵀ), the core form of scaled dot-product attention with a length-1 query. Values
+// read elsewhere at [.., s] become Squeezes under their old names. Returns whether anything changed.
+bool attention_rows(ir::Graph& g, const ir::OpsetMap& opsets);
+
+// Reshape(Add(Reshape(x, S'), m), shape of x), where S' is x's shape with one dim split in two
+// (Swin's shifted-window mask): rewritten as Add(x, Reshape(Expand(m over the split dims))), the
+// same sums without the views. `outer` is the outer Reshape; returns whether it was rewritten.
+bool merge_split_add(ir::Node& outer);
 
 }  // namespace onnxc::passes

@@ -17,8 +17,6 @@ namespace {
 
 bool is_op(const ir::Node* n, const char* op) { return n && n->domain().empty() && n->op_type() == op; }
 
-const ir::Shape* shape_of(const ir::Value* v) { return v && v->shape() ? &*v->shape() : nullptr; }
-
 // A constant `c` that broadcasts against y only along y's last dim (rank <= y's, leading dims 1).
 bool is_row_constant(const ir::Value* c, const ir::Shape& y) {
   if (!c || !c->is_constant()) return false;

@@ -74,8 +74,6 @@ std::optional<double> scalar(const ir::Value* v) {
   return v->constant().get_f64(0);
 }
 
-const ir::Shape* shape_of(const ir::Value* v) { return v && v->shape() ? &*v->shape() : nullptr; }
-
 // How the rewrite builds the Attention node; filled by analyse() or a reason given why not.
 struct Plan {
   ir::Value *q = nullptr, *k = nullptr, *v = nullptr;
@@ -98,11 +96,19 @@ struct Plan {
     double fill = 0;
   };
   std::vector<Term> masks;
+  // A mask that is causal but stays materialized, and why it did not become is_causal (a note
+  // in the fusion report, so a user sees the cost).
+  ir::Value* causal_kept = nullptr;
+  std::string causal_kept_why;
 };
 
-// A constant [..1.., n, n] mask that is exactly causal: keeps j <= i (bool true / float 0) and
-// drops j > i (bool false / float -inf or a finfo.min-sized value).
-bool constant_is_causal(const ir::Tensor& t, bool as_bool_keep) {
+// How a mask applies to the scores: added (float), or a Where's bool condition that keeps
+// (Where(c, scores, fill)) or drops (masked_fill: Where(c, fill, scores)) the scores it marks.
+enum class MaskForm { kAdditive, kKeep, kDrop };
+
+// A constant [..1.., n, n] mask that is exactly causal: keeps j <= i (float 0; bool true in the
+// keep form, false in the drop form) and drops j > i (float -inf or a finfo.min-sized value).
+bool constant_is_causal(const ir::Tensor& t, MaskForm form) {
   const auto& d = t.dims();
   if (d.size() < 2 || d[d.size() - 1] != d[d.size() - 2]) return false;
   for (size_t i = 0; i + 2 < d.size(); ++i)
@@ -112,7 +118,9 @@ bool constant_is_causal(const ir::Tensor& t, bool as_bool_keep) {
     for (int64_t j = 0; j < n; ++j) {
       double x = t.get_f64(i * n + j);
       bool keep = j <= i;
-      if (as_bool_keep ? (x != 0) != keep : (keep ? x != 0 : !(x <= kHugeNegative))) return false;
+      bool ok = form == MaskForm::kAdditive ? (keep ? x == 0 : x <= kHugeNegative)
+                                            : (x != 0) == (form == MaskForm::kKeep ? keep : !keep);
+      if (!ok) return false;
     }
   return true;
 }
@@ -163,14 +171,14 @@ std::string not_broadcastable(const ir::Shape* mask, const ir::Shape& scores) {
 }
 
 // Is this mask value the causal mask of these square scores?
-bool is_causal_mask(ir::Value* mask, const ir::Shape& scores, bool bool_keep) {
+bool is_causal_mask(ir::Value* mask, const ir::Shape& scores, MaskForm form) {
   const ir::Shape* ms = shape_of(mask);
   size_t r = scores.size();
   if (!ms || ms->size() < 2 || !dims_equal(scores[r - 1], scores[r - 2])) return false;
   if (!dims_equal((*ms)[ms->size() - 1], scores[r - 1]) || !dims_equal((*ms)[ms->size() - 2], scores[r - 2]))
     return false;
-  if (mask->is_constant()) return constant_is_causal(mask->constant(), bool_keep);
-  return !bool_keep && trilu_is_causal(mask);
+  if (mask->is_constant()) return constant_is_causal(mask->constant(), form);
+  return form == MaskForm::kAdditive && trilu_is_causal(mask);
 }
 
 // GPT-2's causal mask: a constant lower-triangular buffer [1, .., N, N] sliced (step 1) to rows
@@ -178,7 +186,7 @@ bool is_causal_mask(ir::Value* mask, const ir::Shape& scores, bool bool_keep) {
 // is buf[r0 + i, j]: kept iff j <= i + r0, the causal mask offset by r0 (kv - q: the past length).
 // Returns r0, symbolic as inference tracks it. Only lengths beyond the buffer (kv > N) behave
 // differently: there the export's slice comes out short and its Where fails to broadcast.
-std::optional<Dim> sliced_causal_offset(ir::Value* mask, const ir::Shape& scores, bool bool_keep,
+std::optional<Dim> sliced_causal_offset(ir::Value* mask, const ir::Shape& scores, MaskForm form,
                                         const FusionContext& c) {
   size_t r = scores.size();
   const Dim &q = scores[r - 2], &kv = scores[r - 1];
@@ -218,7 +226,7 @@ std::optional<Dim> sliced_causal_offset(ir::Value* mask, const ir::Shape& scores
       start = st;
     }
   }
-  if (x == mask || !x->is_constant() || !constant_is_causal(x->constant(), bool_keep)) return std::nullopt;
+  if (x == mask || !x->is_constant() || !constant_is_causal(x->constant(), form)) return std::nullopt;
   if (!row_start || (col_start && !(col_start->is_const() && col_start->value() == 0))) return std::nullopt;
   return *row_start;
 }
@@ -251,24 +259,42 @@ bool computed_from(const std::vector<ir::Value*>& roots, const ir::Node* n) {
 // A causal mask found among the masks: is_causal=1 when ONNX's alignment of it matches. Attention
 // offsets causal rows by past_key's length (0 without one), so a mask offset by r0 needs r0 == 0,
 // or K and V concatenated from a past of length r0, which then becomes past_key and past_value.
-bool take_causal(ir::Value* mask, const ir::Shape& scores, bool bool_keep, const FusionContext& c,
+// A mask the checks above would call causal were it square and unshifted: a constant causal pattern
+// or a slice of one. Used only to say why such a mask was kept.
+bool looks_causal(ir::Value* mask, MaskForm form) {
+  ir::Value* x = mask;
+  while (x->producer() && x->producer()->op_type() == "Slice") x = x->producer()->input(0);
+  return x->is_constant() && constant_is_causal(x->constant(), form);
+}
+
+bool take_causal(ir::Value* mask, const ir::Shape& scores, MaskForm form, const FusionContext& c,
                  const std::vector<ir::Value*>& other_masks, Plan& p) {
-  if (p.causal) return false;
-  if (is_causal_mask(mask, scores, bool_keep)) return p.causal = true;
-  std::optional<Dim> offset = sliced_causal_offset(mask, scores, bool_keep, c);
-  if (!offset) return false;
+  auto kept = [&](std::string why) {
+    if (!p.causal_kept) p.causal_kept = mask, p.causal_kept_why = std::move(why);
+    return false;
+  };
+  bool square = is_causal_mask(mask, scores, form);
+  std::optional<Dim> offset = square ? std::optional<Dim>(Dim(0)) : sliced_causal_offset(mask, scores, form, c);
+  if (!offset) {
+    if (!looks_causal(mask, form)) return false;
+    return kept("the causal mask " + ir::shape_str(*shape_of(mask)) + " does not line up with the scores " +
+                ir::shape_str(scores) + " (is_causal needs query row i to see keys 0..i)");
+  }
+  if (p.causal) return kept("a second causal mask (is_causal already stands for the first)");
   if (offset->is_const() && offset->value() == 0) return p.causal = true;
+  std::string offset_why = "the causal mask is shifted by " + offset->str() + " rows and K/V ";
   const ir::Node* ck = p.k_perm.empty() ? past_concat(p.k) : nullptr;
   const ir::Node* cv = past_concat(p.v);
-  if (!ck || !cv) return false;
+  if (!ck || !cv) return kept(offset_why + "are not a past concatenated with new keys (is_causal shifts by the past only)");
   const ir::Shape *sk = shape_of(ck->input(0)), *sv = shape_of(cv->input(0));
   if (!sk || !sv || sk->size() != 4 || sv->size() != 4 || !dims_equal((*sk)[2], *offset) || !dims_equal((*sv)[2], *offset))
-    return false;
+    return kept(offset_why + "are concatenated from a past whose length is not that shift");
   // The present key/value outputs replace the Concats' outputs, so nothing the node reads may be
   // computed from them (a mask shaped after the concatenated keys, say).
   std::vector<ir::Value*> reads = {p.q, ck->input(0), ck->input(1), cv->input(0), cv->input(1)};
   reads.insert(reads.end(), other_masks.begin(), other_masks.end());
-  if (computed_from(reads, ck) || computed_from(reads, cv)) return false;
+  if (computed_from(reads, ck) || computed_from(reads, cv))
+    return kept(offset_why + "are concatenated from a past, but the block reads the concatenated keys elsewhere");
   p.past_k = ck->input(0);
   p.past_v = cv->input(0);
   p.present_k = ck->output();
@@ -401,8 +427,8 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
     std::vector<ir::Value*> others;
     for (size_t j = 0; j < terms.size(); ++j)
       if (j != i) others.push_back(terms[j].value);
-    // A bool causal mask only in the keep form (Where(causal, scores, -inf)).
-    if ((t.where && t.negate) || !take_causal(t.value, *ss, t.where, c, others, p)) p.masks.push_back(t);
+    MaskForm form = !t.where ? MaskForm::kAdditive : t.negate ? MaskForm::kDrop : MaskForm::kKeep;
+    if (!take_causal(t.value, *ss, form, c, others, p)) p.masks.push_back(t);
   }
   return "";
 }
@@ -460,6 +486,14 @@ void rewrite(const Match& m, RewriteBuilder& b) {
     ir::Node* att = b.add_outputs("Attention", ins, attrs, {true, false, false, weights != nullptr});
     b.replace({m.root()}, "Squeeze", {att->output(0), axis1});
     if (weights) b.replace({weights}, "Squeeze", {att->output(3), axis1})->set_name(att->name() + "_weights");
+  }
+  // A causal mask kept materialized is a note in the report (rule is_causal), named by the mask
+  // (once, when several blocks share it).
+  if (FusionReport* report = b.context().pass.report; p.causal_kept && report) {
+    NearMiss note{"is_causal", "attention", p.causal_kept->name(), p.causal_kept_why + ": kept as attn_mask",
+                  static_cast<int>(m.nodes().size())};
+    auto same = [&](const NearMiss& o) { return o.rule == note.rule && o.where == note.where; };
+    if (std::none_of(report->near_misses.begin(), report->near_misses.end(), same)) report->near_misses.push_back(note);
   }
   // The new nodes sit before the block's last MatMul; readers of the weights or of the present
   // key/value may come earlier.

@@ -10,8 +10,6 @@ namespace {
 
 constexpr int64_t kMinDim = 16;  // smaller products are not worth quantizing
 
-const ir::Shape* shape_of(const ir::Value* v) { return v && v->shape() ? &*v->shape() : nullptr; }
-
 // W [K, N] (or [N, K] when transposed) as per-column int8 and scales; false if W is not finite.
 bool quantize_weight(const ir::Tensor& w, bool transposed, ir::Tensor& q, ir::Tensor& scale) {
   const int64_t k_ext = transposed ? w.dims()[1] : w.dims()[0];

@@ -2,6 +2,7 @@
 // result `y`; the shared check is that y has x's dtype and shape, the rewrite sends y's uses to x.
 //
 //   y = Mul(x, const 1.0)     y = Cast(x: bool) {to=bool}     y = Reshape(x: [b,s,64], {0,0,64})
+//   y = Dropout(x, ratio = 0, training_mode = true) (mask unused)
 //   z = Softmax(y)      ==>   z = Softmax(x)
 #include "passes/remove_identities.h"
 
@@ -37,6 +38,24 @@ bool is_identity_perm(const ir::Node& n) {
   return !perm.empty();
 }
 
+// Dropout whose output is its input: inference mode (training_mode omitted or constant false), or a
+// constant ratio of 0 in training mode (torchvision's Swin exports F.dropout(p=0.0, training=True));
+// and its mask, if any, unused.
+std::string dropout_passes_through(const ir::Node& n) {
+  const ir::Value* mask = n.output(1);
+  if (mask && (!mask->uses().empty() || mask->is_graph_output())) return "its mask is used";
+  auto all_zero = [](const ir::Value* v) {
+    if (!v || !v->is_constant()) return false;
+    const ir::Tensor& t = v->constant();
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (t.get_f64(i) != 0) return false;
+    return t.numel() > 0;
+  };
+  const ir::Value *ratio = n.input(1), *training = n.input(2);
+  if (!training || all_zero(training) || all_zero(ratio)) return "";
+  return "runs in training mode with a ratio that is not constant 0";
+}
+
 const std::vector<Pattern>& rules() {
   static const std::vector<Pattern> r = [] {
     Pattern x = any().capture("x");
@@ -57,6 +76,7 @@ const std::vector<Pattern>& rules() {
         op("Reshape", {x, any()}),
         op("Expand", {x, any()}),
         op("Transpose", {x}).where_node(identity_perm),
+        op("Dropout", {x}).variadic(optional(any())).where_node(dropout_passes_through),
     };
   }();
   return r;

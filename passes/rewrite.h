@@ -1,5 +1,5 @@
 // Small helpers the passes share for editing the graph: replacing values by constants while keeping
-// their names, and building constant tensors.
+// their names, building constant tensors, and reading inferred shapes.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +34,9 @@ bool is_used(const ir::Value& v);
 // Whether node `n` is the only reader of `v` (one use, not a graph output, not returned by a subgraph):
 // then `v` may be replaced for n's sake alone.
 bool only_use_is(const ir::Value& v, const ir::Node& n);
+
+// The inferred shape of `v`, or null when `v` is null or its shape is unknown.
+inline const ir::Shape* shape_of(const ir::Value* v) { return v && v->shape() ? &*v->shape() : nullptr; }
 
 ir::Tensor i64_tensor(const std::vector<int64_t>& values);  // rank 1
 ir::Tensor i64_scalar(int64_t v);                           // rank 0

@@ -105,7 +105,7 @@ async function main() {
     const out = await session.run(feeds);
     numbered(set, 'output_').forEach((f, k) => {
       const ref = readTensor(f), name = session.outputNames[k], got = out[name];
-      let mism = 0, maxAbs = 0;
+      let mism = 0, maxAbs = 0, diff2 = 0, ref2 = 0;
       if (got.dims.join() !== ref.dims.join()) {
         console.log(`${set}: output '${name}': shape [${got.dims}] expected [${ref.dims}]`);
         bad++;
@@ -116,8 +116,12 @@ async function main() {
         const ok = (Number.isNaN(a) && Number.isNaN(e)) || a === e || err <= atol + rtol * Math.abs(e);
         if (!ok) mism++;
         if (err > maxAbs) maxAbs = err;
+        if (Number.isFinite(err)) diff2 += err * err, ref2 += e * e;
       }
-      console.log(`${set}: output '${name}': max abs err ${maxAbs.toExponential(2)}, ${mism}/${ref.data.length} mismatches`);
+      // ‖got − ref‖ / ‖ref‖ over the finite elements, as `onnxc compare` reports it ("norm rel err").
+      const normRel = ref2 > 0 ? Math.sqrt(diff2 / ref2) : Math.sqrt(diff2);
+      console.log(`${set}: output '${name}': max abs err ${maxAbs.toExponential(2)}, norm rel err ` +
+                  `${normRel.toExponential(2)}, ${mism}/${ref.data.length} mismatches`);
       if (mism) bad++;
     });
   }

@@ -308,9 +308,10 @@ class Builder {
       used.insert(f.name());
       for (int d = 0; d < f.dimensions(); ++d) f.output_buffer().dim(d).set_min(0);
       f.compute_root();
-      // Each lowering's schedule runs once, on the first output it covers; an output from a node
-      // without one (an epilogue) takes the anchor's.
-      const ir::Node* by = schedules_.count(producer_[v]) ? producer_[v] : anchor_;
+      // Each lowering's schedule runs once, on the first output it covers; an output computed
+      // from the anchor by a node without one (an epilogue) takes the anchor's. An output the
+      // anchor reads (a residual sum a norm kernel also writes) takes the default schedule.
+      const ir::Node* by = schedules_.count(producer_[v]) ? producer_[v] : computed_from(v, anchor_) ? anchor_ : nullptr;
       if (by && !fresh && scheduled_.insert(by).second) schedules_[by](f, sched_target_);
       else schedule_output(f, k_.kclass, sched_target_);
       outs.push_back(f);
@@ -324,6 +325,22 @@ class Builder {
     for (const ir::Node* n : k_.graph->nodes())
       for (const ir::Value* v : n->outputs())
         if (v && v->dtype() == dt) return true;
+    return false;
+  }
+
+  // Whether `v` is computed from node `a`'s outputs within the kernel.
+  static bool computed_from(const ir::Value* v, const ir::Node* a) {
+    if (!a) return false;
+    std::vector<const ir::Value*> work = {v};
+    std::set<const ir::Node*> seen;
+    while (!work.empty()) {
+      const ir::Node* p = work.back()->producer();
+      work.pop_back();
+      if (!p || !seen.insert(p).second) continue;
+      if (p == a) return true;
+      for (const ir::Value* in : p->inputs())
+        if (in) work.push_back(in);
+    }
     return false;
   }
 

@@ -1,7 +1,6 @@
-// Library linking. The weights are embedded with an assembler `.incbin` of the blob file rather than
-// as a C array: one self-contained artifact (no weights file beside the library to lose or mismatch),
-// and the assembler copies the bytes in a fraction of the time a C compiler takes to parse a
-// multi-megabyte initializer.
+// Library linking. The weights are embedded in the library (one self-contained artifact: no weights
+// file beside it to lose or mismatch) as an ELF object onnxc writes itself (elf_object.h): no C
+// compiler parses a multi-megabyte initializer and no assembler copies the blob once more.
 #include "codegen/emit/library.h"
 
 #include <fcntl.h>
@@ -14,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "codegen/emit/elf_object.h"
 #include "codegen/version.h"
 #include "ir/error.h"
 
@@ -80,34 +80,38 @@ LibraryFiles build_library(const PlanDescription& plan, const std::vector<std::s
 
   std::vector<std::string> parts = {(work / "plan.o").string()};
   run_command({cc, "-c", "-O1", "-fPIC", "-std=c11", "-I", work.string(), r.plan_c_path, "-o", parts[0]}, log);
-  if (!plan.weights.empty()) {
-    write_file(work / "weights.bin", plan.weights.data(), plan.weights.size());
-    std::string sym = "onnxc_weights_" + n;
-    write_text(work / "weights.S",
-               "/* The weights blob of model '" + n + "', embedded by onnxc. */\n"
-               "  .section .rodata.onnxc_weights,\"a\",@progbits\n  .balign 64\n  .globl " + sym +
-               "\n  .type " + sym + ", @object\n" + sym + ":\n  .incbin \"" + (work / "weights.bin").string() +
-               "\"\n  .size " + sym + ", . - " + sym + "\n  .section .note.GNU-stack,\"\",@progbits\n");
-    parts.push_back((work / "weights.o").string());
-    run_command({cc, "-c", (work / "weights.S").string(), "-o", parts.back()}, log);
-  }
   parts.insert(parts.end(), objects.begin(), objects.end());
 
-  // One relocatable object with only the model's entry points global. Its COMDAT groups (the Halide
-  // runtime's vtables and inline functions) are dissolved first: two models' copies of a group would
-  // otherwise be merged by the linker while the symbols into them are local to each model.
-  std::string all = (work / (n + ".o")).string();
-  std::vector<std::string> ld = {"ld", "-r", "-o", all};
+  // One relocatable object of the plan and the kernels with only the model's entry points global.
+  // Its COMDAT groups (the Halide runtime's vtables and inline functions) are dissolved first: two
+  // models' copies of a group would otherwise be merged by the linker while the symbols into them
+  // are local to each model. The weights stay a separate object, written once by onnxc itself and
+  // copied once into each library: the few tools that rewrite objects (ld -r, objcopy) never see
+  // the hundreds of megabytes.
+  const std::string weights_sym = "onnxc_weights_" + n;
+  std::string model_o = (work / (n + ".o")).string();
+  std::vector<std::string> ld = {"ld", "-r", "-o", model_o};
   ld.insert(ld.end(), parts.begin(), parts.end());
   run_command(ld, log);
   run_command({"objcopy", "--remove-section=.group", "--keep-global-symbol=onnxc_model_" + n,
-               "--keep-global-symbol=onnxc_model_entry", all}, log);
+               "--keep-global-symbol=onnxc_model_entry", "--keep-global-symbol=" + weights_sym, model_o},
+              log);
+  std::vector<std::string> members = {model_o};
+  if (!plan.weights.empty()) {
+    members.push_back((work / (n + "_weights.o")).string());
+    write_weights_object(members.back(), plan.weights, weights_sym, uint64_t(1) << 30);
+  }
 
   r.a_path = (out / ("lib" + n + ".a")).string();
   fs::remove(r.a_path);
-  run_command({"ar", "rcs", r.a_path, all}, log);
+  std::vector<std::string> ar = {"ar", "rcs", r.a_path};
+  ar.insert(ar.end(), members.begin(), members.end());
+  run_command(ar, log);
   r.so_path = (out / ("lib" + n + ".so")).string();
-  run_command({cc, "-shared", "-o", r.so_path, all, "-ldl", "-lpthread", "-lm"}, log);
+  std::vector<std::string> link = {cc, "-shared", "-o", r.so_path};
+  link.insert(link.end(), members.begin(), members.end());
+  for (const char* lib : {"-ldl", "-lpthread", "-lm"}) link.push_back(lib);
+  run_command(link, log);
   r.header_path = (out / (n + ".h")).string();
   write_text(r.header_path, generate_header(n));
   r.library_bytes = fs::file_size(r.so_path);

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "codegen/version.h"
 #include "ir/error.h"
@@ -104,14 +105,17 @@ class PlanMaker {
     return expr_ids_[d.str()] = static_cast<int32_t>(d_.exprs.size()) - 1;
   }
 
-  // Offset of a weight's bytes in the blob; equal bytes are stored once.
+  // Offset of a weight's bytes in the blob; equal bytes are stored once. Only weights of equal size
+  // are compared, so many weights do not cost a comparison of each against all.
   uint64_t place_weight(const ir::Tensor& t) {
-    for (const auto& [off, w] : placed_)
-      if (w->nbytes() == t.nbytes() && std::memcmp(w->raw(), t.raw(), t.nbytes()) == 0) return off;
-    uint64_t off = (d_.weights.size() + 63) / 64 * 64;
-    d_.weights.resize(off + t.nbytes());
-    if (t.nbytes()) std::memcpy(d_.weights.data() + off, t.raw(), t.nbytes());
-    placed_.push_back({off, &t});
+    auto& pieces = d_.weights.pieces;
+    auto [lo, hi] = by_size_.equal_range(t.nbytes());
+    for (auto it = lo; it != hi; ++it)
+      if (std::memcmp(pieces[it->second].tensor.raw(), t.raw(), t.nbytes()) == 0) return pieces[it->second].offset;
+    uint64_t off = (d_.weights.size + 63) / 64 * 64;
+    d_.weights.size = off + t.nbytes();
+    by_size_.emplace(t.nbytes(), pieces.size());
+    pieces.push_back({off, t});
     return off;
   }
 
@@ -218,7 +222,7 @@ class PlanMaker {
   std::map<int, int> new_id_;
   std::map<std::string, int> sym_index_;
   std::map<std::string, int32_t> expr_ids_;
-  std::vector<std::pair<uint64_t, const ir::Tensor*>> placed_;
+  std::unordered_multimap<size_t, size_t> by_size_;  // weight bytes -> index in d_.weights.pieces
 };
 
 }  // namespace

@@ -13,6 +13,21 @@
 
 namespace onnxc::codegen {
 
+// The weights blob as laid out: each distinct weight's bytes at a 64-byte aligned offset, zeros
+// between. The pieces share their tensors' storage (mapped external data stays mapped) and the
+// library writer streams them to the blob file, so the whole blob is never copied into memory:
+// a model with 3 GiB of weights compiles without a 3 GiB buffer.
+struct WeightsBlob {
+  struct Piece {
+    uint64_t offset = 0;
+    ir::Tensor tensor;
+  };
+  std::vector<Piece> pieces;  // in increasing offset order
+  uint64_t size = 0;
+  bool empty() const { return size == 0; }
+};
+
+
 struct PlanDescription {
   struct Tensor {
     std::string name;
@@ -41,7 +56,7 @@ struct PlanDescription {
   std::vector<int32_t> inputs, outputs;
   std::vector<std::string> kernels;         // entry point names (the argv function is NAME_argv)
   std::vector<Step> steps;
-  std::vector<uint8_t> weights;             // the blob; each weight at a 64-byte aligned offset
+  WeightsBlob weights;
 };
 
 // Builds the plan: drops tensors no step, input or output refers to, lays out the weights blob (equal

@@ -125,7 +125,7 @@ std::string generate_plan_c(const PlanDescription& d) {
      << "    " << d.outputs.size() << ", " << (d.outputs.empty() ? "NULL" : "outputs") << ",\n"
      << "    " << d.kernels.size() << ", " << (d.kernels.empty() ? "NULL" : "kernels") << ",\n"
      << "    " << d.steps.size() << ", " << (d.steps.empty() ? "NULL" : "steps") << ",\n"
-     << "    " << (d.weights.empty() ? std::string("NULL") : "onnxc_weights_" + n) << ", " << d.weights.size() << "u,\n"
+     << "    " << (d.weights.empty() ? std::string("NULL") : "onnxc_weights_" + n) << ", " << d.weights.size << "u,\n"
      << "    halide_set_num_threads, " << (d.uses_cuda ? 1 : 0) << ",\n"
      << "    " << (d.uses_cuda ? "halide_copy_to_host, halide_device_free" : "NULL, NULL") << ",\n"
      << "    halide_set_error_handler, " << d.default_num_threads << ",\n"

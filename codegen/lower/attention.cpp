@@ -1,8 +1,9 @@
 // ONNX Attention (opset 23) as one streaming kernel: softmax(Q·Kᵀ·scale + mask)·V computed per query
-// tile with an online softmax over key tiles, so the [sq, skv] score matrix is never stored.
+// tile with an online softmax over blocks of key tiles, so the [sq, skv] score matrix is never stored.
 // Supports 4-D [b, h, s, d] and 3-D [b, s, h*d] inputs, GQA/MQA, is_causal, bool or float masks
 // (broadcast, read in place), scale, softcap and past/present key and value. When the node returns
 // qk_matmul_output, the scores are materialized instead (the output stores them anyway).
+#include <algorithm>
 #include <cmath>
 
 #include "codegen/lower/lower_util.h"
@@ -184,11 +185,20 @@ std::vector<HTensor> attention(LowerContext& ctx) {
   s.probs = Func("attn_probs");
   s.tile_sum = Func("attn_tile_sum");
   s.tile_acc = Func("attn_tile_acc");
+  s.tiles = Func("attn_tiles");
+  s.block_max = Func("attn_block_max");
+  s.weight = Func("attn_tile_weight");
+  s.block_sum = Func("attn_block_sum");
+  s.block_acc = Func("attn_block_acc");
   s.state = Func("attn_state");
   s.y4 = Func("attention");
   const int tq = s.tq, tk = s.tk;
   const int64_t* dv_static = Halide::Internal::as_const_int(V.head_dim);
   s.head_dim_v = dv_static ? static_cast<int>(*dv_static) : 0;
+  // A block's tiles take 12 · tq · dv · block bytes: about 96 KiB, under glibc's mmap threshold
+  // (128 KiB), so each block's scratch comes from the heap without page faults (larger blocks were
+  // 2x slower from mmap/munmap per block; smaller ones rescale more often).
+  s.block = std::max(1, 256 / std::max(64, s.head_dim_v));
 
   Var d("d"), q("q"), h("h"), b("b"), qi("qi"), qo("qo"), j("j"), kt("kt");
   Expr row = qo * tq + qi, key = kt * tk + j;
@@ -251,24 +261,48 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     // Keys past the end read a clamped row: leave them out rather than add 0 * V (NaN if V is inf).
     s.tile_acc(d, qi, kt, qo, h, b) += Halide::select(vkey < total, s.probs(qi, rj, kt, qo, h, b) * vval, zero);
 
-    // Online softmax: merge each tile's (max, sum, acc) into the running state, rescaling both by
-    // exp(old max - new max). Tiles entirely above the causal diagonal are never visited.
-    s.rk = Halide::RDom(0, (total + tk - 1) / tk, "rk");
-    if (causal) s.rk.where(s.rk * tk <= qo * tq + (tq - 1) + past_len);
+    // Online softmax by blocks of keys (s.block key tiles each). Within a block each tile leaves
+    // its (acc, max, sum), and the block weighs each tile once per row, w = exp(tile max - block
+    // max); the running state then merges one block at a time, rescaling by exp(old max - new
+    // max). So the per-head-dim-element rescale happens once per block, not once per tile, and the
+    // scratch stays O(tq · dv · block) per task. Blocks and tiles entirely above the causal
+    // diagonal are skipped; a block's tiles past the keys are left out.
+    const int nb = s.block;
+    Expr n_tiles = (total + tk - 1) / tk;
+    s.tiles(d, qi, kt, qo, h, b) = Halide::Tuple(s.tile_acc(d, qi, kt, qo, h, b), s.tile_max(qi, kt, qo, h, b),
+                                                 s.tile_sum(qi, kt, qo, h, b));
+    Var kb("kb");
+    s.rt = Halide::RDom(0, nb, "rt");
+    s.rt.where(kb * nb + s.rt < n_tiles);
+    if (causal) s.rt.where((kb * nb + s.rt) * tk <= qo * tq + (tq - 1) + past_len);
+    Halide::RDom rt = s.rt;
+    Expr tile = kb * nb + rt;
+    s.block_max(qi, kb, qo, h, b) = ninf;
+    s.block_max(qi, kb, qo, h, b) = Halide::max(s.block_max(qi, kb, qo, h, b), s.tiles(0, qi, tile, qo, h, b)[1]);
+    Expr bmax = s.block_max(qi, kt / nb, qo, h, b);
+    s.weight(qi, kt, qo, h, b) = exp_ieee(s.tiles(0, qi, kt, qo, h, b)[1] - Halide::select(bmax == ninf, zero, bmax));
+    s.block_sum(qi, kb, qo, h, b) = zero;
+    s.block_sum(qi, kb, qo, h, b) += s.tiles(0, qi, tile, qo, h, b)[2] * s.weight(qi, tile, qo, h, b);
+    s.block_acc(d, qi, kb, qo, h, b) = zero;
+    s.block_acc(d, qi, kb, qo, h, b) += s.tiles(d, qi, tile, qo, h, b)[0] * s.weight(qi, tile, qo, h, b);
+
+    s.rk = Halide::RDom(0, (n_tiles + nb - 1) / nb, "rk");
+    if (causal) s.rk.where(s.rk * (nb * tk) <= qo * tq + (tq - 1) + past_len);
     Halide::RDom rk = s.rk;
     s.state(d, qi, qo, h, b) = Halide::Tuple(ninf, zero, zero);
     Expr m = s.state(d, qi, qo, h, b)[0], l = s.state(d, qi, qo, h, b)[1], acc = s.state(d, qi, qo, h, b)[2];
-    Expr mt = s.tile_max(qi, rk, qo, h, b);
+    Expr mt = s.block_max(qi, rk, qo, h, b);
     Expr mn = Halide::max(m, mt);
     Expr base = Halide::select(mn == ninf, zero, mn);
     Expr a = exp_ieee(m - base), c = exp_ieee(mt - base);
-    s.state(d, qi, qo, h, b) = Halide::Tuple(mn, l * a + s.tile_sum(qi, rk, qo, h, b) * c,
-                                             acc * a + s.tile_acc(d, qi, rk, qo, h, b) * c);
+    s.state(d, qi, qo, h, b) = Halide::Tuple(mn, l * a + s.block_sum(qi, rk, qo, h, b) * c,
+                                             acc * a + s.block_acc(d, qi, rk, qo, h, b) * c);
     // A row with every key masked has sum 0: 0/0 gives NaN, as softmax over all -inf does unfused.
     s.y4(d, q, h, b) = Halide::cast(ot, s.state(d, q % tq, q / tq, h, b)[2] / s.state(d, q % tq, q / tq, h, b)[1]);
-    // Q·K, the tile sums and probs·V are contractions (FMAs allowed); the score, mask and
-    // online-softmax arithmetic keep IEEE semantics (strict_float, see codegen/emit/strict_float.h).
-    ctx.reassociable.insert(ctx.reassociable.end(), {s.scores_acc, s.tile_sum, s.tile_acc});
+    // Q·K, the tile sums, probs·V and the weighted sums within a block are contractions (FMAs
+    // allowed); the score, mask and softmax arithmetic keep IEEE semantics (strict_float, see
+    // codegen/emit/strict_float.h).
+    ctx.reassociable.insert(ctx.reassociable.end(), {s.scores_acc, s.tile_sum, s.tile_acc, s.block_sum, s.block_acc});
     ctx.schedule = [s](Func output, const Halide::Target& t) { schedule_attention(output, s, t); };
   }
 

@@ -167,12 +167,17 @@ LowerFn cast_op() {
   };
 }
 
-// Dropout run as a kernel (its mask is used, or training_mode is not constant false): inference
-// semantics only; training needs random numbers.
+// Dropout run as a kernel (its mask is used, or training_mode is not constant false): the output is
+// the input and the mask all true in inference mode, and in training mode with a constant ratio of
+// 0; any other training-mode Dropout needs random numbers, which onnxc does not generate.
 std::vector<HTensor> dropout(LowerContext& ctx) {
   if (has_input(ctx, 2)) {
     auto tm = const_ints(ctx, 2);
-    user_check(tm && (*tm)[0] == 0) << ctx.node.describe() << ": Dropout in training mode is not supported";
+    auto ratio = has_input(ctx, 1) ? const_floats(ctx, 1) : std::optional<std::vector<double>>();
+    bool zero_ratio = ratio && !ratio->empty() && (*ratio)[0] == 0.0;
+    user_check((tm && (*tm)[0] == 0) || zero_ratio)
+        << ctx.node.describe() << ": Dropout in training mode is not supported (it draws random numbers; only a "
+        << "constant ratio of 0 is deterministic)";
   }
   const HTensor& a = ctx.in[0];
   std::vector<HTensor> r = {define("Dropout", out_shape(ctx), out_dtype(ctx), [&](const Index& i) { return a.at(i); })};

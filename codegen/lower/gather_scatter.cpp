@@ -55,6 +55,8 @@ HTensor scatter_result(LowerContext& ctx, Func out) {
     int w = vector_width(output, t);
     if (w > 1 && output.dimensions() > 0)
       output.vectorize(output.args()[0], w, Halide::TailStrategy::GuardWithIf);
+    // Serial on purpose; saying so keeps Halide from warning the user about an unscheduled update.
+    for (int u = 0; u < output.num_update_definitions(); ++u) output.update(u).unscheduled();
   };
   HTensor h;
   h.func = out;

@@ -74,11 +74,14 @@ std::vector<HTensor> lower_dynamic_quant_matmul(LowerContext& ctx) {
   g.hi(m) = max(g.hi(m), g.hi_part(lanes, m));
 
   // The quantized row: q = round((a - lo) / s) in [0, 255], s = (hi - lo) / 255, so a ≈ lo + s·q;
-  // k past K reads 0, which meets zero weights anyway.
+  // k past K reads 0, which meets zero weights anyway. Differences are taken on halved operands:
+  // a finite row spanning more than FLT_MAX (lo = -3e38, hi = 3e38) would overflow hi - lo to inf
+  // and turn into NaN; halving is exact (normal floats), so other rows get the same bits as before.
   Expr lo = g.lo(m), hi = g.hi(m);
-  Expr step = (hi - lo) / 255.0f;
-  Expr inv = select(step > 0.0f && is_finite(step), 1.0f / step, 0.0f);
-  Expr q = clamp(round((a_at(k, m) - lo) * inv), 0.0f, 255.0f);
+  Expr step = (hi * 0.5f - lo * 0.5f) / 127.5f;
+  Expr recip = 1.0f / step;  // inf for a subnormal step: such a row is quantized to its low end
+  Expr inv2 = select(step > 0.0f && is_finite(recip), recip * 2.0f, 0.0f);
+  Expr q = clamp(round((a_at(k, m) * 0.5f - lo * 0.5f) * inv2), 0.0f, 255.0f);
   g.aq = Func("int8_rows");
   g.aq(k, m) = select(k < k_end, cast<uint8_t>(q), cast<uint8_t>(0));
 
@@ -87,9 +90,13 @@ std::vector<HTensor> lower_dynamic_quant_matmul(LowerContext& ctx) {
   g.acc(n, m) = 0;
   g.acc(n, m) += cast<int32_t>(g.aq(g.r.y * 4 + g.r.x, m)) * cast<int32_t>(bp.at({g.r.y, n * 4 + g.r.x}));
 
-  // Σ_k a·w ≈ s_w[n] · (s·Σ_k q·qw + lo·Σ_k qw).
+  // Σ_k a·w ≈ s_w[n] · (s·Σ_k q·qw + lo·Σ_k qw). The two terms cancel; for rows near FLT_MAX
+  // each would overflow while their sum does not, so such rows are summed scaled by 2^-64 (exact;
+  // other rows multiply by 1 and keep their bits).
   Func result("int8_matmul");
-  Expr value = sc.at({n}) * (step * cast<float>(g.acc(n, m)) + lo * cast<float>(colsum.at({n})));
+  Expr t = select(max(abs(lo), abs(hi)) > 1e30f, Expr(0x1p-64f), Expr(1.0f));
+  Expr sum = (step * t) * cast<float>(g.acc(n, m)) + (lo * t) * cast<float>(colsum.at({n}));
+  Expr value = sc.at({n}) * sum * (1.0f / t);
   result(n, m) = select(is_finite(hi), value, Expr(std::numeric_limits<float>::quiet_NaN()));
   ctx.schedule = [g](Func output, const Target& t) { schedule_int8_gemm(g, output, t); };
   ctx.kclass = KernelClass::MatMul;

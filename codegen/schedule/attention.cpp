@@ -1,8 +1,9 @@
-// Schedule of the fused attention kernel (CPU; the lowering rejects GPU targets for now). One parallel
+// Schedule of the fused attention kernel (CPU; GPU targets get the materialized form). One parallel
 // task per (batch, head, query tile): the query tile is transposed once, then each key tile's scores
 // are accumulated in registers (query rows vectorized, 8 keys unrolled), reduced to a tile max and
-// sum, and its probs · V block (head dim vectorized, 4 rows unrolled) is merged into the running
-// state. Scratch memory is O(tq · (tk + dv)) per task: the score matrix is never stored.
+// sum, and its probs · V block (head dim vectorized, 4 rows unrolled) is kept for its block of
+// tiles; each block is weighed per row and merged into the running state (head dim vectorized).
+// Scratch memory is O(tq · (tk + dv · block)) per task: the score matrix is never stored.
 #include "codegen/schedule/attention.h"
 
 #include "codegen/schedule/schedule.h"
@@ -22,34 +23,51 @@ constexpr int kRowBlock = 4;
 Var v(const char* name) { return Var(name); }
 
 void schedule_cpu(Func out4, AttentionStages& s, const Halide::Target& t) {
-  Var d = v("d"), q = v("q"), h = v("h"), b = v("b"), qi = v("qi"), qo = v("qo"), j = v("j");
+  Var d = v("d"), q = v("q"), h = v("h"), b = v("b"), qi = v("qi"), qo = v("qo"), j = v("j"), kt = v("kt"), kb = v("kb");
   Var yo("yo"), yi("yi"), task("task"), qio("qio"), qii("qii"), jo("jo"), ji("ji");
   int w = std::max(1, t.natural_vector_size(s.state.output_types()[0]));
-  Halide::RVar kt = s.rk.x, rj = s.rj.x, rd = s.rd.x;
+  Halide::RVar rk = s.rk.x, rt = s.rt.x, rd = s.rd.x;
   out4.split(q, yo, yi, s.tq, TailStrategy::GuardWithIf).fuse(yo, h, task).fuse(task, b, task).parallel(task);
   out4.vectorize(d, w, TailStrategy::GuardWithIf);
+  s.q_tile.compute_at(out4, task).vectorize(qi, w);
+  // The running state, merged once per block of key tiles.
   s.state.compute_at(out4, task).vectorize(d, w, TailStrategy::GuardWithIf);
   s.state.update(0)
       .split(qi, qio, qii, kRowBlock)
-      .reorder(d, qii, qio, kt, qo, h, b)
+      .reorder(d, qii, qio, rk)
       .vectorize(d, w, TailStrategy::GuardWithIf)
       .unroll(qii);
-  s.q_tile.compute_at(s.state, qo).vectorize(qi, w);
-  s.scores.compute_at(s.state, kt).split(j, jo, ji, kKeyBlock).reorder(qi, ji, jo).vectorize(qi, w).unroll(ji);
+  // Per block: its key tiles (each tile's loop hosts the score and probs stages), then one weight
+  // per (row, tile) and the block's sums.
+  s.tiles.compute_at(s.state, rk)
+      .split(qi, qio, qii, kRowBlock)
+      .reorder(d, qii, qio, kt)
+      .vectorize(d, w, TailStrategy::GuardWithIf)
+      .unroll(qii);
+  s.scores.compute_at(s.tiles, kt).split(j, jo, ji, kKeyBlock).reorder(qi, ji, jo).vectorize(qi, w).unroll(ji);
   s.scores_acc.compute_at(s.scores, jo).vectorize(qi, w).unroll(j);
   s.scores_acc.update(0).reorder(qi, j, rd).vectorize(qi, w).unroll(j);
   for (Func f : {s.tile_max, s.tile_sum}) {
-    f.compute_at(s.state, kt).vectorize(qi, w);
+    f.compute_at(s.tiles, kt).vectorize(qi, w);
     f.update(0).vectorize(qi, w);
   }
-  s.probs.compute_at(s.state, kt).vectorize(qi, w);
-  s.tile_acc.compute_at(s.state, qio).vectorize(d, w, TailStrategy::GuardWithIf).unroll(qi);
-  auto& acc = s.tile_acc.update(0).reorder(d, qi, rj).vectorize(d, w, TailStrategy::GuardWithIf).unroll(qi);
-  // A static head size (always, in exported models) lets the whole accumulator block live in registers.
+  s.probs.compute_at(s.tiles, kt).vectorize(qi, w);
+  s.tile_acc.compute_at(s.tiles, qio).vectorize(d, w, TailStrategy::GuardWithIf).unroll(qi);
+  // Stages are held by value: update(0) returns a temporary that a reference would outlive.
+  Halide::Stage acc = s.tile_acc.update(0).reorder(d, qi, s.rj.x).vectorize(d, w, TailStrategy::GuardWithIf).unroll(qi);
+  for (Func f : {s.block_max, s.block_sum}) {
+    f.compute_at(s.state, rk).vectorize(qi, w);
+    f.update(0).reorder(qi, rt).vectorize(qi, w);
+  }
+  s.weight.compute_at(s.state, rk).vectorize(qi, w);
+  s.block_acc.compute_at(s.state, rk).vectorize(d, w, TailStrategy::GuardWithIf);
+  Halide::Stage block = s.block_acc.update(0).reorder(d, rt, qi).vectorize(d, w, TailStrategy::GuardWithIf);
+  // A static head size (always, in exported models) lets the accumulator blocks live in registers.
   if (s.head_dim_v > 0 && s.head_dim_v % w == 0 && s.head_dim_v <= 8 * w) {
-    for (Func f : {out4, s.state, s.tile_acc}) f.bound(d, 0, s.head_dim_v);
+    for (Func f : {out4, s.state, s.tiles, s.tile_acc, s.block_acc}) f.bound(d, 0, s.head_dim_v);
     s.tile_acc.unroll(d);
     acc.unroll(d);
+    block.unroll(d);
   }
 }
 

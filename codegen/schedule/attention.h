@@ -1,15 +1,17 @@
 // The stages of the fused attention kernel (codegen/lower/attention.cpp builds them) and their
-// schedule: per (batch, head, query tile), K/V tiles streamed through an online softmax.
+// schedule: per (batch, head, query tile), K/V tiles streamed through a softmax by blocks of keys.
 #pragma once
 
 #include "codegen/lower/lower.h"
 
 namespace onnxc::codegen {
 
-// Funcs of one attention kernel. Query rows are q = qo * tq + qi, keys kt * tk + j; Halide argument
-// order (innermost first) is given per Func. `state` is the running (max, sum, accumulator) per
-// output element, updated once per key tile; `y4` is the [b, h, sq, dv] result (argument order
-// d, q, h, b). `head_dim_v` is the static value head size, or 0 when only known at run time.
+// Funcs of one attention kernel. Query rows are q = qo * tq + qi, keys kt * tk + j, key tiles
+// kt = kb * block + rt; Halide argument order (innermost first) is given per Func. `tiles` keeps
+// one block's key tiles (acc, max, sum); `state` is the running (max, sum, accumulator) per output
+// element, updated once per block of `block` key tiles; `y4` is the [b, h, sq, dv] result
+// (argument order d, q, h, b). `head_dim_v` is the static value head size, or 0 when only known
+// at run time.
 struct AttentionStages {
   Halide::Func q_tile;      // (qi, d, qo, h, b): the scaled query tile, transposed
   Halide::Func scores_acc;  // (qi, j, kt, qo, h, b): Q·Kᵀ accumulation over the head dim
@@ -18,10 +20,16 @@ struct AttentionStages {
   Halide::Func probs;       // (qi, j, kt, qo, h, b): exp(score - tile max)
   Halide::Func tile_sum;    // (qi, kt, qo, h, b)
   Halide::Func tile_acc;    // (d, qi, kt, qo, h, b): probs · V of one key tile
-  Halide::Func state;       // (d, qi, qo, h, b), updated over the key-tile RDom
+  Halide::Func tiles;       // (d, qi, kt, qo, h, b): Tuple(tile_acc, tile_max, tile_sum)
+  Halide::Func block_max;   // (qi, kb, qo, h, b): max over the block's tiles
+  Halide::Func weight;      // (qi, kt, qo, h, b): exp(tile max - block max)
+  Halide::Func block_sum;   // (qi, kb, qo, h, b): Σ tile_sum · weight
+  Halide::Func block_acc;   // (d, qi, kb, qo, h, b): Σ tile_acc · weight
+  Halide::Func state;       // (d, qi, qo, h, b), updated over the block RDom
   Halide::Func y4;          // (d, q, h, b)
-  Halide::RDom rd, rj, rk;  // head dim (scores), keys of a tile (sums, probs · V), key tiles (state)
-  int tq = 32, tk = 64;
+  // Head dim (scores), keys of a tile (sums, probs · V), tiles of a block, blocks (state).
+  Halide::RDom rd, rj, rt, rk;
+  int tq = 32, tk = 64, block = 4;
   int head_dim_v = 0;
 };
 

@@ -88,6 +88,35 @@ void gpu_tile_func(Func f, int stage = -1) {
   s.gpu_tile(vars[0], y, bx, by, tx, ty, 32, 8, TailStrategy::GuardWithIf);
 }
 
+// True for a row statistic `f(..) = f(..) + value` (a sum over an RDom): its order is ours to pick.
+// Max, min and other updates are left alone (x86's max returns one operand when the other is NaN,
+// so reordering it could lose a NaN).
+bool is_sum_update(const Func& f) {
+  if (f.outputs() != 1 || f.num_update_definitions() != 1) return false;
+  Halide::Expr v = f.update_value();
+  while (const auto* let = v.as<Halide::Internal::Let>()) v = let->body;  // a shared term, e.g. d in d*d
+  const auto* add = v.as<Halide::Internal::Add>();
+  if (!add) return false;
+  const auto* self = add->a.as<Halide::Internal::Call>();
+  return self && self->name == f.name();
+}
+
+// A row sum as written is a serial chain: each add waits for the one before (~3-4 cycles each), so
+// a norm over 768 floats spends ~6000 cycles per row on its two sums. Summing `w` interleaved lanes
+// (one vector add per `w` elements) and then the lanes runs `w` chains at once. ONNX fixes no order
+// for a row sum (ReduceMean, LayerNormalization, Softmax), and each add stays IEEE (strict_float
+// covers the lanes too), so NaN and ±inf reach the sum as before. Only a one-dim RDom (the row is
+// the innermost dim) is split; others keep the serial sum.
+void vectorize_row_sum(Func s, Func out, const Var& row, int w) {
+  const auto rvars = s.function().update(0).schedule().rvars();
+  if (rvars.size() != 1 || w <= 1) return;
+  Halide::RVar r(rvars[0].var), ro(rvars[0].var + "_o"), ri(rvars[0].var + "_i");
+  Var lane(s.name() + "_lane");
+  Func lanes = s.update().split(r, ro, ri, w, TailStrategy::GuardWithIf).rfactor(ri, lane);
+  lanes.compute_at(out, row).vectorize(lane);
+  lanes.update().vectorize(lane);
+}
+
 }  // namespace
 
 bool is_gpu(const Halide::Target& t) { return t.has_gpu_feature(); }
@@ -133,6 +162,7 @@ void schedule_rowwise(Func out, const std::vector<Func>& stats, int reduced_inne
     Var row = parallel_with_grain(out, rows, inner_elements(out, static_cast<size_t>(reduced_inner)), large);
     for (Func s : stats) {
       s.compute_at(out, row);
+      if (is_sum_update(s)) vectorize_row_sum(s, out, row, w);
       // Row-shaped intermediates (e.g. exp(x - max)) vectorize like the output; per-row scalars not.
       if (s.dimensions() == out.dimensions() && w > 1) s.vectorize(s.args()[0], w, TailStrategy::GuardWithIf);
     }

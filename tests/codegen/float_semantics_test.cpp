@@ -114,6 +114,35 @@ TEST(FloatSemantics, SpecialOperandsThroughFusedChain) {
   for (int k = 0; k < 6; ++k) EXPECT_TRUE(all_same(out[k].values<float>(), want[k], xs, ys)) << "output " << k;
 }
 
+// Float arithmetic feeding a non-float result (a bool comparison, an integer cast) in the same
+// fused kernel keeps IEEE semantics too: (x + y) - y == x is false where x + y rounds.
+TEST(FloatSemantics, FloatArithmeticUnderBoolAndIntResults) {
+  const std::vector<float> xs = {1.0f, 5.0f, -3.0f, 0.5f, 1.0f, 2.0f, 7.0f};
+  const std::vector<float> ys = {3e38f, 1e30f, 1e20f, 0.0f, 2.0f, -kMax, 1e8f};
+  const int64_t len = static_cast<int64_t>(xs.size());
+  ModelBuilder b;
+  Dim n = Dim::symbol("n");
+  auto* x = b.input("x", DType::Float32, {n});
+  auto* y = b.input("y", DType::Float32, {n});
+  auto* back = b.op("Sub", {b.op("Add", {x, y}, "xy", DType::Float32, {n}), y}, "back", DType::Float32, {n});
+  b.output(b.op("Equal", {back, x}, "o_eq", DType::Bool, {n}));
+  auto* cast = b.node("Cast", {back}, {{"o_int", ir::Type::tensor(DType::Int32, ir::Shape{n})}});
+  cast->set_attr_int("to", static_cast<int64_t>(DType::Int32));
+  b.output(cast->output(0));
+
+  auto out = compile_and_run(b.model(), {HostTensor::f32({len}, xs), HostTensor::f32({len}, ys)}, "float_under_bool");
+  ASSERT_EQ(out.size(), 2u);
+  std::vector<uint8_t> eq = out[0].values<uint8_t>();
+  std::vector<int32_t> as_int = out[1].values<int32_t>();
+  for (size_t i = 0; i < xs.size(); ++i) {
+    volatile float s = xs[i] + ys[i];  // volatile: the test's own compiler must not fold it either
+    float r = s - ys[i];
+    EXPECT_EQ(eq[i] != 0, r == xs[i]) << "x=" << xs[i] << " y=" << ys[i];
+    EXPECT_EQ(as_int[i], static_cast<int32_t>(r)) << "x=" << xs[i] << " y=" << ys[i];
+  }
+  EXPECT_EQ(eq[0], 0);  // 1 + 3e38 - 3e38 is 0, not 1
+}
+
 // Transcendental ops on special operands give what libm gives (NaN stays NaN, ±inf saturate).
 TEST(FloatSemantics, TranscendentalsOfSpecialOperands) {
   const std::vector<float> xs = {0.0f, -0.0f, 1.0f, -2.5f, 30.0f, -30.0f, 100.0f, -100.0f, kMax, -kMax, kInf, -kInf, kNaN};

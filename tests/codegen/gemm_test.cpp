@@ -136,6 +136,39 @@ TEST(Gemm, SpecialValuesThroughOneRowAndBlockedPaths) {
   }
 }
 
+// Eight panels or more give tasks of ~128 rows (fewer give ~32): M around and past that task
+// height, K and N off every block size, and NaN/inf in the last row of the task past row 128
+// reaching exactly its own row.
+TEST(Gemm, ManyPanelsTaskTails) {
+  const int64_t k = 33, n = 8 * 48 + 5;
+  GemmCase c{.a = {1, k}, .b = {k, n}, .a_dynamic = {true, false}};
+  Inputs in = make_inputs(c, 11);
+  GemmKernel kernel(c, in.a, in.b, nullptr);
+  for (int64_t m : {1, 7, 127, 130, 257}) {
+    c.a = {m, k};
+    in.a = random_tensor(c.dtype, c.a, static_cast<uint32_t>(m));
+    kernel.bind(c, in.a, in.b);
+    expect_matches(c, kernel, in);
+  }
+  c.a = {130, k};
+  in.a = random_tensor(c.dtype, c.a, 12);
+  float* a = in.a.mutable_data<float>();
+  a[129 * k + 3] = std::numeric_limits<float>::quiet_NaN();
+  a[128 * k + 4] = std::numeric_limits<float>::infinity();
+  kernel.bind(c, in.a, in.b);
+  ir::Tensor got = kernel.run();
+  std::vector<double> want = reference(c, in.a, in.b, nullptr);
+  for (int64_t i = 0; i < 130 * n; ++i) {
+    double g = got.get_f64(i), w = want[static_cast<size_t>(i)];
+    if (std::isnan(w)) EXPECT_TRUE(std::isnan(g)) << "element " << i;
+    else if (std::isinf(w)) EXPECT_EQ(g, w) << "element " << i;
+    else EXPECT_NEAR(g, w, 1e-4) << "element " << i;
+  }
+  EXPECT_TRUE(std::isnan(got.get_f64(129 * n)));
+  EXPECT_TRUE(std::isinf(got.get_f64(128 * n + 1)));
+  EXPECT_FALSE(std::isnan(got.get_f64(127 * n)));
+}
+
 // Static shapes pick panel widths from N (64, 32, 16 columns) for a run-time B.
 TEST(Gemm, MatMulRuntimeWeightStaticPanels) {
   for (int64_t n : {64, 32, 100, 128, 20})

@@ -336,6 +336,24 @@ TEST(LowerAttention, SymbolicLengthsAcrossTileBoundaries) {
   }
 }
 
+// The kernel merges its running state once per block of key tiles (4 tiles of 64 keys at head size
+// 64): several blocks, a partial last one, whole blocks masked with -inf (they must add nothing,
+// first or last), a row all finfo.min (uniform), and causal rows ending in different blocks.
+TEST(LowerAttention, SeveralKeyBlocks) {
+  Case c;
+  c.hq = c.hkv = 1, c.sq = 3, c.skv = 600, c.dk = c.dv = 64;
+  EXPECT_TRUE(check(c));
+  Case masked = c;
+  masked.mask_dims = {1, 1, 3, 600};
+  for (int i = 0; i < 3; ++i)
+    for (int t = 0; t < 600; ++t)
+      masked.mask.push_back(i == 0 ? (t < 256 || t >= 520 ? kNegInf : 0.0f) : i == 1 ? kFloatMin : (t < 512 ? kNegInf : 0.0f));
+  EXPECT_TRUE(check(masked));
+  Case causal = c;
+  causal.causal = true, causal.sq = causal.skv = 300;
+  EXPECT_TRUE(check(causal));
+}
+
 // The same attention written in plain ops, compiled without fusion, with an HF finfo.min mask: the
 // fused kernel must give what the unfused graph gives (rows of finfo.min are uniform, not NaN).
 TEST(LowerAttention, MatchesUnfusedPlainOpGraph) {

@@ -63,6 +63,45 @@ TEST(LowerNorm, LayerNormLastAxisWithStatsOutputs) {
   }
 }
 
+// Row sums run in vector lanes (schedule_rowwise): rows whose length is not a multiple of the
+// vector width, few rows (serial) and many (parallel tasks), and a NaN or +inf in one row making
+// exactly that row NaN.
+TEST(LowerNorm, LayerNormLaneSumsTailsAndSpecialValues) {
+  ModelBuilder b(17);
+  Dim n = Dim::symbol("n");
+  const int lens[] = {17, 777};
+  for (int len : lens) {
+    std::string id = std::to_string(len);
+    auto* x = b.input("x" + id, DType::Float32, {n, len});
+    auto* s = b.const_f32("scale" + id, {len}, wave(len, 0.5f, 1));
+    auto* bb = b.const_f32("bias" + id, {len}, wave(len, 0.1f));
+    b.output(b.op("LayerNormalization", {x, s, bb}, "y" + id, DType::Float32, {n, len}));
+  }
+  auto r = compile(b.model(), "ln_lanes");
+  LoadedModel lib(r.so_path);
+  for (int rows : {1, 3, 40}) {
+    std::vector<HostTensor> in;
+    std::vector<std::vector<float>> xs;
+    for (int len : lens) {
+      auto xv = wave(rows * len, 3, 100);  // an offset: the deviations are small against the sum
+      if (rows == 40) xv[7 * len + len - 1] = NAN, xv[9 * len + 3] = INFINITY;
+      xs.push_back(xv);
+      in.push_back(HostTensor::f32({rows, len}, xv));
+    }
+    auto out = lib.run(in);
+    for (size_t i = 0; i < 2; ++i) {
+      int len = lens[i];
+      auto ref = layer_norm_ref(xs[i], rows, len, wave(len, 0.5f, 1), wave(len, 0.1f), 1e-5f);
+      EXPECT_TRUE(all_close(out[i].values<float>(), ref.y, 1e-4, 1e-4)) << "len " << len << " rows " << rows;
+      if (rows == 40) {
+        EXPECT_TRUE(std::isnan(out[i].values<float>()[7 * len])) << "len " << len;
+        EXPECT_TRUE(std::isnan(out[i].values<float>()[9 * len])) << "len " << len;
+        EXPECT_FALSE(std::isnan(out[i].values<float>()[8 * len])) << "len " << len;
+      }
+    }
+  }
+}
+
 TEST(LowerNorm, LayerNormTwoTrailingAxesAndResidualFusion) {
   ModelBuilder b(17);
   auto* x = b.input("x", DType::Float32, {3, 2, 4});

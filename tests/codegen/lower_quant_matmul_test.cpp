@@ -51,16 +51,18 @@ std::vector<float> emulate(const std::vector<float>& a, int64_t m_ext, const Wei
       lo = std::min(lo, std::isfinite(x) ? x : kInf);
       hi = std::max(hi, std::isfinite(x) ? x : kInf);
     }
-    float step = (hi - lo) / 255.0f;
-    float inv = step > 0 && std::isfinite(step) ? 1.0f / step : 0.0f;
+    float step = (hi * 0.5f - lo * 0.5f) / 127.5f;
+    float recip = 1.0f / step;
+    float inv2 = step > 0 && std::isfinite(recip) ? recip * 2.0f : 0.0f;
     for (int64_t n = 0; n < N; ++n) {
       int32_t acc = 0, colsum = 0;
       for (int64_t k = 0; k < K; ++k) {
-        float q = std::min(255.0f, std::max(0.0f, std::nearbyint((a[m * K + k] - lo) * inv)));
+        float q = std::min(255.0f, std::max(0.0f, std::nearbyint((a[m * K + k] * 0.5f - lo * 0.5f) * inv2)));
         acc += static_cast<int32_t>(static_cast<uint8_t>(q)) * wt.q[k * N + n];
         colsum += wt.q[k * N + n];
       }
-      float v = wt.s[n] * (step * static_cast<float>(acc) + lo * static_cast<float>(colsum));
+      float t = std::max(std::fabs(lo), std::fabs(hi)) > 1e30f ? 0x1p-64f : 1.0f;
+      float v = wt.s[n] * ((step * t) * static_cast<float>(acc) + (lo * t) * static_cast<float>(colsum)) * (1.0f / t);
       y[m * N + n] = std::isfinite(hi) ? v : kNaN;
     }
   }
@@ -113,6 +115,31 @@ TEST(LowerQuantMatMul, MatchesTheInt8ArithmeticAndStaysNearFloat) {
     }
     // 8-bit steps on both operands; this data cancels a lot (sin patterns), so a few percent.
     EXPECT_LT(std::sqrt(diff2 / ref2), 0.05) << "int8 result too far from float32 at M=" << m_ext;
+  }
+}
+
+// A finite row whose range is wider than FLT_MAX (hi - lo overflows) is still quantized: no NaN.
+// Each row is scaled so that its true products stay finite; the smaller scales take the ordinary path.
+TEST(LowerQuantMatMul, RowsSpanningMoreThanFltMaxStayFinite) {
+  const float big = std::numeric_limits<float>::max();
+  for (float scale : {1e-10f, 1e-8f, 0.25f, 0.6f, 1.0f}) {
+    std::vector<float> a(2 * K, 0.0f);
+    a[0] = big * scale, a[1] = -0.8f * big * scale, a[2] = 1e30f * scale;  // zeros are not at a rounding tie
+    for (int64_t k = 2; k < K; ++k) a[K + k] = 1e36f * scale * std::sin(0.3f * float(k));
+    a[K + 0] = -0.9f * big * scale, a[K + 1] = 0.7f * big * scale;
+    auto out = compile_and_run(quant_model(), {HostTensor::f32({2, K}, a)}, "quant_matmul_wide");
+    Weights wt = make_weights();
+    std::vector<float> got = out[0].values<float>(), want = emulate(a, 2, wt);
+    int checked = 0;
+    for (int64_t i = 0; i < 2 * N; ++i) {
+      double exact = 0;
+      for (int64_t k = 0; k < K; ++k) exact += double(a[(i / N) * K + k]) * wt.w[k * N + i % N];
+      if (std::fabs(exact) > 0.5 * big) continue;  // the true sum (nearly) overflows float32
+      ++checked;
+      ASSERT_TRUE(std::isfinite(want[i])) << i << " scale " << scale;
+      EXPECT_NEAR(got[i], want[i], 1e-5f * std::fabs(want[i])) << i << " scale " << scale;
+    }
+    EXPECT_GE(checked, 10) << "scale " << scale;
   }
 }
 

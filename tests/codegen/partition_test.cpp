@@ -3,6 +3,7 @@
 // reported all at once.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -88,8 +89,7 @@ TEST(Partition, FusesEpilogueSoftmaxAndViews) {
 // Skip-norm: the residual Add before a norm is never a kernel of its own when it can be fused.
 // Read once by the norm only: inlined into the norm kernel (lower_norm_test checks its values).
 // Its sum also read later (pre-LN residual stream) after a GEMM: the GEMM's epilogue writes the sum
-// once and the norm reads it. Known gap: a multi-use sum of two non-GEMM values (GPT-2's token +
-// position embeddings) is still an Add kernel of its own before the norm kernel.
+// once and the norm reads it. A sum of two non-GEMM values read again after the norm: see below.
 TEST(Partition, ResidualAddBeforeNormJoinsNormOrGemmEpilogue) {
   ModelBuilder b(17);
   Dim t = Dim::symbol("t");
@@ -111,6 +111,50 @@ TEST(Partition, ResidualAddBeforeNormJoinsNormOrGemmEpilogue) {
   EXPECT_NE(text.find("kernel Add LayerNormalization (x, r, g) -> (h1)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("kernel MatMul Add (h1, w, x) -> (s2)\n"), std::string::npos) << text;
   EXPECT_EQ(p.kernels.size(), 4u) << text;  // Add+LN, MatMul+residual, LN, the last Add
+}
+
+// A residual sum of two non-GEMM values (GPT-2's token + position embeddings, x + attn_out) read by
+// the norm and again after it: the norm kernel writes the sum as a second output (2 kernels, not
+// 3), with the same values as the graph. A reader before the norm keeps the sum a kernel of its own
+// (joining would make a path leave the norm kernel and come back).
+TEST(Partition, ResidualSumReadTwiceIsWrittenByTheNormKernel) {
+  auto model = [](bool reader_first) {
+    ModelBuilder b(17);
+    auto* x = b.input("x", DType::Float32, {3, 8});
+    auto* r = b.input("r", DType::Float32, {3, 8});
+    auto* g = b.const_f32("g", {8}, {1.0f, 0.5f, 2.0f, 1.0f, -1.0f, 1.5f, 1.0f, 0.25f});
+    auto* s = b.op("Add", {x, r}, "s", DType::Float32, {3, 8});
+    ir::Value* early = reader_first ? b.op("Neg", {s}, "early", DType::Float32, {3, 8}) : nullptr;
+    auto* h = b.node("LayerNormalization", {s, g}, {{"h", ir::Type::tensor(DType::Float32, ir::Shape{3, 8})}})->output();
+    auto* y = b.op("Add", {h, s}, "y", DType::Float32, {3, 8});  // the next residual reads the sum
+    b.output(early ? b.op("Add", {y, early}, "z", DType::Float32, {3, 8}) : y);
+    return std::move(b.model());
+  };
+  ir::Model m = model(false);
+  codegen::Partition p = codegen::partition_model(m);
+  std::string text = partition_text(p);
+  EXPECT_NE(text.find("kernel Add LayerNormalization (x, r, g) -> (s, h)\n"), std::string::npos) << text;
+  EXPECT_EQ(p.kernels.size(), 2u) << text;
+  std::vector<float> xv(24), rv(24);
+  for (int i = 0; i < 24; ++i) xv[i] = std::sin(0.7f * i) * 3, rv[i] = std::cos(0.3f * i);
+  auto out = compile_and_run(m, {HostTensor::f32({3, 8}, xv), HostTensor::f32({3, 8}, rv)}, "residual_norm")[0].values<float>();
+  const float gv[8] = {1.0f, 0.5f, 2.0f, 1.0f, -1.0f, 1.5f, 1.0f, 0.25f};
+  for (int row = 0; row < 3; ++row) {
+    double mean = 0, var = 0;
+    for (int c = 0; c < 8; ++c) mean += xv[row * 8 + c] + rv[row * 8 + c];
+    mean /= 8;
+    for (int c = 0; c < 8; ++c) var += std::pow(xv[row * 8 + c] + rv[row * 8 + c] - mean, 2);
+    var /= 8;
+    for (int c = 0; c < 8; ++c) {
+      double sum = xv[row * 8 + c] + rv[row * 8 + c];
+      double want = (sum - mean) / std::sqrt(var + 1e-5) * gv[c] + sum;
+      EXPECT_NEAR(out[row * 8 + c], want, 1e-4) << row << "," << c;
+    }
+  }
+  codegen::Partition early = codegen::partition_model(model(true));
+  std::string early_text = partition_text(early);
+  EXPECT_NE(early_text.find("kernel Add (x, r) -> (s)\n"), std::string::npos) << early_text;
+  EXPECT_EQ(early.kernels.size(), 3u) << early_text;  // the sum, LN, then Neg and the Adds
 }
 
 TEST(Partition, UnsupportedOpsAreAllListed) {

@@ -254,6 +254,52 @@ TEST(FuseAttention, CausalMasksBecomeIsCausal) {
   expect_same_values(tri, kPasses);
 }
 
+// masked_fill with a bool causal mask (Where(triu, -inf, scores)) is causal too.
+TEST(FuseAttention, MaskedFillCausalBecomesIsCausal) {
+  std::string g = graph4(R"(
+    %upper = const bool[5,5] {0, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0}
+    %ninf = const f32[] {-inf}
+    %masked: f32[1,2,5,5] = Where(%upper, %ninf, %scores)
+    %p: f32[1,2,5,5] = Softmax(%masked) {axis=-1})");
+  Fused f = run(g);
+  ASSERT_EQ(f.ops, Ops{"Attention"});
+  EXPECT_EQ(f.attention->attr_int("is_causal", 0), 1);
+  expect_same_values(g, kPasses);
+}
+
+// A causal buffer sliced to rows [1, 6) of 6 keys is causal shifted by one row; without a past of
+// that length concatenated to K/V, ONNX's is_causal cannot say it: the mask is kept, and the report
+// says why (a near miss of rule is_causal, named by the mask).
+TEST(FuseAttention, ShiftedCausalMaskIsKeptWithANote) {
+  std::string g = R"(
+  model ir_version=8 opset=[ai.onnx:17]
+  graph main(%q: f32[1,2,5,8], %k: f32[1,2,6,8], %v: f32[1,2,6,8]) {
+    %buf = const f32[6,6] {0, -inf, -inf, -inf, -inf, -inf, 0, 0, -inf, -inf, -inf, -inf, 0, 0, 0, -inf, -inf, -inf, 0, 0, 0, 0, -inf, -inf, 0, 0, 0, 0, 0, -inf, 0, 0, 0, 0, 0, 0}
+    %st = const i64[1] {1}
+    %en = const i64[1] {6}
+    %ax = const i64[1] {0}
+    %causal: f32[5,6] = Slice(%buf, %st, %en, %ax)
+    %kt: f32[1,2,8,6] = Transpose(%k) {perm=[0, 1, 3, 2]}
+    %qk: f32[1,2,5,6] = MatMul(%q, %kt)
+    %masked: f32[1,2,5,6] = Add(%qk, %causal)
+    %p: f32[1,2,5,6] = Softmax(%masked) {axis=-1}
+    %y: f32[1,2,5,8] = MatMul(%p, %v)
+    return %y
+  }
+)";
+  Fused f = run(g);
+  ASSERT_TRUE(f.attention);
+  EXPECT_EQ(f.attention->attr_int("is_causal", 0), 0);
+  EXPECT_EQ(input_names(f.attention).back(), "causal");
+  ASSERT_EQ(f.report.near_misses.size(), 1u);
+  EXPECT_EQ(f.report.near_misses[0].rule, "is_causal");
+  EXPECT_EQ(f.report.near_misses[0].where, "causal");
+  EXPECT_EQ(f.report.near_misses[0].reason,
+            "the causal mask is shifted by 1 rows and K/V are not a past concatenated with new keys (is_causal "
+            "shifts by the past only): kept as attn_mask");
+  expect_same_values(g, kPasses);
+}
+
 // LLaMA's repeat_kv: one key/value head expanded to two; Attention does the repeat (GQA/MQA).
 TEST(FuseAttention, RepeatKvBecomesFewerKvHeads) {
   std::string g = R"(

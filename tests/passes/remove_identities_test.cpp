@@ -55,5 +55,33 @@ TEST(RemoveIdentities, NearMisses) {
   EXPECT_EQ(run_passes(before, {"remove_identities", "dce"}), canonical(before));
 }
 
+// Dropout passes its input through in inference mode and, in training mode, with a constant ratio of
+// 0 (torchvision's Swin); with a ratio known only at run time, or its mask read, it stays.
+TEST(RemoveIdentities, DropoutThatPassesThrough) {
+  std::string before = R"(
+    graph main(%x: f32[4], %r: f32[]) {
+      %zero = const f32[] {0}
+      %yes = const bool[] {1}
+      %a: f32[4] = Dropout(%x, %zero, %yes)
+      %b: f32[4] = Dropout(%a)
+      %c: f32[4] = Dropout(%b, %r, %yes)
+      %d: f32[4], %mask: bool[4] = Dropout(%c, %zero)
+      %e: f32[4] = Neg(%d)
+      return %e: f32[4], %mask: bool[4]
+    }
+  )";
+  std::string after = R"(
+    graph main(%x: f32[4], %r: f32[]) {
+      %zero = const f32[] {0}
+      %yes = const bool[] {1}
+      %c: f32[4] = Dropout(%x, %r, %yes)
+      %d: f32[4], %mask: bool[4] = Dropout(%c, %zero)
+      %e: f32[4] = Neg(%d)
+      return %e: f32[4], %mask: bool[4]
+    }
+  )";
+  EXPECT_EQ(run_passes(before, {"remove_identities", "dce"}), canonical(after));
+}
+
 }  // namespace
 }  // namespace onnxc::testing

@@ -193,6 +193,22 @@ case_huge_element_count() {
   expect_user_error compare "Expand node producing 'ones': a dim of 4294967299 is beyond the 2^31-1 elements per dim"
 }
 
+# Weights beyond 2 GiB (external data): compiled with the table mapped and streamed into the
+# library, not copied into one buffer, and placed where 32-bit code addressing still reaches the
+# rest. Writes ~7 GiB and takes minutes, so it runs only when asked: ONNXC_SCALE_TESTS=1.
+case_big_external_data() {
+  if [[ ${ONNXC_SCALE_TESTS:-0} != 1 ]]; then
+    echo "SKIPPED [$CASE]: set ONNXC_SCALE_TESTS=1 to run it (writes ~7 GiB, takes minutes)"
+    exit 77
+  fi
+  /usr/bin/python3 "$HERE/gen_big_external.py" big || fail "cannot generate the model"
+  run_onnxc compile big/model.onnx -o lib --name big --stats
+  expect_rc 0
+  cat out
+  run_onnxc compare lib/libbig.so big --rtol 0 --atol 0
+  expect_rc 0
+}
+
 declare -F "case_$CASE" >/dev/null || { echo "unknown case $CASE" >&2; exit 2; }
 "case_$CASE"
 echo "PASS [$CASE]"

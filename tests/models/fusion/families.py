@@ -616,3 +616,15 @@ class NadarayaWatson(nn.Module):
         queries = queries.reshape((-1, 1)).repeat(1, keys.shape[1])
         weights = nn.functional.softmax(-((queries - keys) * self.w) ** 2 / 2, dim=1)
         return torch.bmm(weights.unsqueeze(1), values.unsqueeze(-1)).reshape(-1)
+
+
+# ---------------------------------------------------------------- torchvision Swin (the library's own class)
+
+def swin():
+    """torchvision's SwinTransformer itself, tiny: 32x32 images, patches of 4, windows of 4 tokens.
+    Stage 1 (8x8 tokens) has a regular and a shifted-window block, whose mask is added to the
+    scores viewed per image ([B, windows, heads, n, n]); stage 2 (4x4 tokens, one window) drops the
+    shift as torchvision does. Its attention dropout is exported as Dropout(p=0, training=True)."""
+    from torchvision.models.swin_transformer import SwinTransformer
+    return SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2], window_size=[4, 4],
+                           num_classes=10)

@@ -96,12 +96,15 @@ SPECS = [
     dict(name="vit", make=fam.ViT, opsets=[17],
          inputs=lambda r, b, s: [normal(r, b, 3, 32, 32)], names=["pixel_values"], outputs=["logits"],
          dyn={"pixel_values": {0: "batch"}, "logits": {0: "batch"}}, counts=(2, 5, 0, 2), form="sdpa"),
+    dict(name="swin", make=fam.swin, opsets=[14, 17],
+         inputs=lambda r, b, s: [normal(r, b, 3, 32, 32)], names=["pixel_values"], outputs=["logits"],
+         dyn={"pixel_values": {0: "batch"}, "logits": {0: "batch"}}, counts=(4, 11, 0, 4), form="sdpa"),
     dict(name="gru_bahdanau", make=lambda: fam.GruBahdanau(True), opsets=[17],
          inputs=lambda r, b, s: [ids(r, b, s), pad_mask(b, s), ids(r, b, 1)[:, 0], normal(r, b, D)],
          names=["src_ids", "src_mask", "prev_token", "hidden"], outputs=["logits", "weights"],
          dyn={"src_ids": BS, "src_mask": BS, "prev_token": {0: "batch"}, "hidden": {0: "batch"},
               "logits": {0: "batch"}, "weights": BS},
-         counts=(1, 0, 0, 0), form="additive", needs="GRU"),
+         counts=(1, 0, 0, 0), form="additive"),
     dict(name="bahdanau_step", make=lambda: fam.GruBahdanau(False), opsets=[13, 17],
          inputs=lambda r, b, s: [normal(r, b, s, D), pad_mask(b, s), ids(r, b, 1)[:, 0], normal(r, b, D)],
          names=["encoder_outputs", "src_mask", "prev_token", "hidden"], outputs=["logits", "weights"],
@@ -198,6 +201,8 @@ MANIFEST_HEADER = """\
 #   form        which rule fuses the attention: sdpa (scaled dot-product, the `attention` helper's
 #               rule; Luong's general and dot scores are its 1-head, scale-1 case), additive, cosine,
 #               nadaraya_watson (the seeds' forms, passes/fuse_attention_forms.cpp)
+#               A model that also returns the softmax weights (Luong's `align`) fuses with the
+#               weights as Attention's qk_matmul_output (qk_matmul_output_mode=3).
 #   needs       what compiling needs beyond today's lowerings ("-": nothing)
 # `enabled:` lists the rules that have landed; counts that depend on a rule not listed are reported
 # SKIPPED by fusion_test.sh, never passed. The lead adds rules here at integration:

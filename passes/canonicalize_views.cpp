@@ -1,0 +1,84 @@
+// canonicalize, an addend applied through a split view (see canonicalize.h): Swin's shifted-window
+// mask is added to the scores viewed with the window count split out of the batch, then viewed back.
+//
+//   x[B·W, h, n, n] ─ Reshape[B, W, h, n, n] ─ Add(·, m[1, W, 1, n, n]) ─ Reshape[B·W, h, n, n]
+//     ─▶  Add(x, Reshape(Expand(m, [B, W, 1, 1, 1]), [B·W, 1, n, n]))
+//
+// The same pairs of elements are added (the views only renumber them), so every sum keeps its value;
+// the scores then reach the softmax directly and the mask is an ordinary additive mask that
+// broadcasts over heads. Only the two split dims of m are materialized.
+#include "passes/canonicalize.h"
+#include "passes/rewrite.h"
+
+namespace onnxc::passes {
+namespace {
+
+bool is_op(const ir::Value* v, const char* op) {
+  return v && v->producer() && v->producer()->op_type() == op && v->producer()->domain().empty();
+}
+
+// The dim i where `split` is `whole` with dim i split in two (whole[i] == split[i]·split[i+1]), or -1.
+int split_dim(const ir::Shape& whole, const ir::Shape& split) {
+  if (split.size() != whole.size() + 1) return -1;
+  for (size_t i = 0; i < whole.size(); ++i) {
+    bool before = true;
+    for (size_t j = 0; j < i && before; ++j) before = whole[j] == split[j];
+    bool after = true;
+    for (size_t j = i + 1; j < whole.size() && after; ++j) after = whole[j] == split[j + 1];
+    if (before && after && whole[i] == split[i] * split[i + 1]) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+bool merge_split_add(ir::Node& outer) {
+  ir::Graph& g = *outer.graph();
+  ir::Value *sum = outer.input(0), *y = outer.output(0);
+  if (outer.op_type() != "Reshape" || !outer.domain().empty() || !is_op(sum, "Add") || !only_use_is(*sum, outer))
+    return false;
+  ir::Node& add = *sum->producer();
+  for (int side = 0; side < 2; ++side) {
+    ir::Value *view = add.input(side), *m = add.input(1 - side);
+    if (!is_op(view, "Reshape") || !only_use_is(*view, add) || !m) continue;
+    ir::Value* x = view->producer()->input(0);
+    const ir::Shape *xs = shape_of(x), *vs = shape_of(view), *ys = shape_of(y), *ms = shape_of(m);
+    if (!xs || !vs || !ys || !ms || *ys != *xs || ms->size() > vs->size() || m->dtype() != x->dtype()) continue;
+    const int i = split_dim(*xs, *vs);
+    if (i < 0) continue;
+    // m right-aligned to the split rank; dims after the split must be known for the merged view.
+    const size_t r5 = vs->size(), lead = r5 - ms->size();
+    std::vector<int64_t> merged;  // Reshape target: copy (0) before the split, -1 for it, then m's dims
+    bool known = true;
+    for (size_t j = 0; j < r5; ++j) {
+      if (j < static_cast<size_t>(i)) merged.push_back(0);
+      else if (j == static_cast<size_t>(i)) merged.push_back(-1);
+      else if (j > static_cast<size_t>(i) + 1) {
+        const ir::Dim d = j < lead ? ir::Dim(1) : (*ms)[j - lead];
+        known = known && d.is_const();
+        merged.push_back(known ? d.value() : 0);
+      }
+    }
+    if (!known) continue;
+    // Expand m over the two split dims only: [1.., a, b, 1..], a and b read from the view's shape.
+    ir::Value* view_shape = g.insert_node_before(&outer, "Shape", {view}, {g.unique_name(view->name() + "/shape")})->output(0);
+    ir::Node* ab = g.insert_node_before(&outer, "Slice", {view_shape,
+        g.add_initializer(g.unique_name("split_from"), i64_tensor({i})),
+        g.add_initializer(g.unique_name("split_to"), i64_tensor({i + 2}))}, {g.unique_name(m->name() + "/split_dims")});
+    std::vector<ir::Value*> parts;
+    if (i > 0) parts.push_back(g.add_initializer(g.unique_name("ones"), i64_tensor(std::vector<int64_t>(i, 1))));
+    parts.push_back(ab->output(0));
+    if (r5 > static_cast<size_t>(i) + 2)
+      parts.push_back(g.add_initializer(g.unique_name("ones"), i64_tensor(std::vector<int64_t>(r5 - i - 2, 1))));
+    ir::Node* target = g.insert_node_before(&outer, "Concat", parts, {g.unique_name(m->name() + "/expand_to")});
+    target->set_attr_int("axis", 0);
+    ir::Value* wide = g.insert_node_before(&outer, "Expand", {m, target->output(0)}, {g.unique_name(m->name() + "/windows")})->output(0);
+    ir::Value* mask = g.insert_node_before(&outer, "Reshape", {wide,
+        g.add_initializer(g.unique_name("merged_shape"), i64_tensor(merged))}, {g.unique_name(m->name() + "/merged")})->output(0);
+    replace_node(outer, "Add", {x, mask});
+    return true;
+  }
+  return false;
+}
+
+}  // namespace onnxc::passes
