@@ -99,16 +99,18 @@ CompileResult compile_model(const ir::Model& model, const CompileOptions& o) {
   std::vector<BuiltKernel> built;
   bool cuda = target.has_feature(Halide::Target::CUDA);
   for (const auto& k : p.kernels) {
-    // Host steps run in the runtime on the host: nothing to compile (and no CUDA runtime support yet).
+    // Host and control steps run in the runtime on the host: nothing to compile (and no CUDA runtime
+    // support yet: a branch would read its condition from device memory).
     user_check(k.host_op < 0 || !cuda) << k.name << ": ops with data-dependent output sizes are not supported with the "
                                        << "cuda target yet (they run as host steps)";
-    built.push_back(k.host_op >= 0 ? BuiltKernel{} : build_kernel(k, p, ktarget, tname));
+    user_check(k.control == 0 || !cuda) << k.name << ": If is not supported with the cuda target yet";
+    built.push_back(k.is_kernel() ? build_kernel(k, p, ktarget, tname) : BuiltKernel{});
   }
 
   std::vector<int> distinct;  // index into built of each distinct function's first kernel
   std::map<std::string, int> seen;
   for (size_t i = 0; i < built.size(); ++i)
-    if (p.kernels[i].host_op < 0 && seen.emplace(built[i].fn_name, static_cast<int>(i)).second)
+    if (p.kernels[i].is_kernel() && seen.emplace(built[i].fn_name, static_cast<int>(i)).second)
       distinct.push_back(static_cast<int>(i));
 
   KernelCache cache(o.use_cache ? (o.cache_dir.empty() ? KernelCache::default_dir() : o.cache_dir) : "");

@@ -12,12 +12,33 @@
 
 #include "codegen/host_steps.h"
 #include "ir/error.h"
+#include "onnxc/model_abi.h"
 
 namespace onnxc::codegen {
 
 namespace {
 
 bool is_constant_node(const ir::Node& n) { return n.domain().empty() && n.op_type() == "Constant"; }
+
+bool is_if(const ir::Node& n) { return n.domain().empty() && n.op_type() == "If"; }
+
+// Values of enclosing graphs that nodes inside n's subgraphs (nested ones too) read: n needs them as
+// much as its own inputs.
+void outer_reads(const ir::Node& n, std::vector<const ir::Value*>& out) {
+  std::set<const ir::Value*> inner;
+  std::vector<const ir::Value*> reads;
+  std::function<void(const ir::Graph&)> walk = [&](const ir::Graph& g) {
+    for (const ir::Value* v : g.values()) inner.insert(v);
+    for (const ir::Node* c : g.nodes()) {
+      reads.insert(reads.end(), c->inputs().begin(), c->inputs().end());
+      for (const ir::Graph* sg : c->subgraphs()) walk(*sg);
+    }
+    reads.insert(reads.end(), g.outputs().begin(), g.outputs().end());
+  };
+  for (const ir::Graph* g : n.subgraphs()) walk(*g);
+  for (const ir::Value* v : reads)
+    if (v && !inner.count(v)) out.push_back(v);
+}
 
 // The tensor a Constant node makes (value attribute; value_float/int/s forms too).
 std::optional<ir::Tensor> constant_node_value(const ir::Node& n) {
@@ -46,6 +67,7 @@ std::set<const ir::Node*> live_nodes(const ir::Graph& g) {
     size_t n_in = is_view_op(*p) ? std::min<size_t>(1, p->num_inputs()) : p->num_inputs();
     for (size_t i = 0; i < n_in; ++i)
       if (p->input(i)) work.push_back(p->input(i));
+    outer_reads(*p, work);
   }
   return live;
 }
@@ -79,9 +101,17 @@ bool same_shape(const ir::Value* a, const ir::Value* b) {
   return a->shape() && b->shape() && *a->shape() == *b->shape() && a->dtype() == b->dtype();
 }
 
+// What the partitioner of the model's graph and those of its If branches share: the tensor table and
+// kernel list, and the tensor of each value (a branch reads an outer value as the outer tensor).
+struct SharedState {
+  Partition p;
+  std::unordered_map<const ir::Value*, int> ids;
+};
+
 class Partitioner {
  public:
-  explicit Partitioner(const ir::Model& m) : m_(m), g_(*m.graph) {}
+  Partitioner(const ir::Model& m, const ir::Graph& g, SharedState& s, bool in_branch)
+      : m_(m), g_(g), shared_(s), p_(s.p), ids_(s.ids), in_branch_(in_branch) {}
 
   Partition run() {
     auto unsupported = find_unsupported(m_);
@@ -90,21 +120,30 @@ class Partitioner {
       for (size_t i = 0; i < unsupported.size(); ++i) msg += (i ? ", " : "") + unsupported[i];
       user_error << msg;
     }
-    live_ = live_nodes(g_);
-    nodes_ = g_.nodes();
     // A graph input with an initializer (IR < 4 models list weights as inputs) is compiled as the
     // weight it holds: the library's inputs are the values the user must pass.
     for (auto* v : g_.inputs())
       if (!v->is_constant()) p_.inputs.push_back(tensor_of(v, TensorKind::Input));
+    add_kernels();
+    bind_outputs();
+    return std::move(p_);
+  }
+
+  // Appends the kernels of g_'s live nodes, in execution order.
+  void add_kernels() {
+    live_ = live_nodes(g_);
+    nodes_ = g_.nodes();
     for (auto* n : nodes_) {
       if (!live_.count(n)) continue;
       if (is_constant_node(*n)) make_constant(*n);
       else if (is_view_op(*n) && !view_needs_kernel(*n)) make_view(*n);
+      if (n->subgraphs().empty()) continue;
+      std::vector<const ir::Value*> reads;
+      outer_reads(*n, reads);
+      read_by_subgraphs_.insert(reads.begin(), reads.end());
     }
     group_nodes();
     for (size_t g = 0; g < groups_.size(); ++g) build_kernel(groups_[g], group_class_[g]);
-    bind_outputs();
-    return std::move(p_);
   }
 
  private:
@@ -251,9 +290,9 @@ class Partitioner {
   bool only_kernel_uses(const ir::Node& n) const {
     for (const ir::Value* v : n.outputs()) {
       if (!v) continue;
-      if (v->is_graph_output()) return false;
-      for (const auto& u : v->uses())  // a view, a shape-only node or a host step cannot compute it
-        if (live_.count(u.node) && (!group_of_.count(u.node) || is_host_op(*u.node))) return false;
+      if (v->is_graph_output() || read_by_subgraphs_.count(v)) return false;
+      for (const auto& u : v->uses())  // a view, a shape-only node, a host step or an If cannot compute it
+        if (live_.count(u.node) && (!group_of_.count(u.node) || is_host_op(*u.node) || is_if(*u.node))) return false;
     }
     return true;
   }
@@ -324,6 +363,9 @@ class Partitioner {
   }
 
   void build_host_kernel(const ir::Node& n) {
+    // A host step binds symbols from data; in a branch that does not run they would stay unbound.
+    user_check(!in_branch_) << n.describe() << ": ops with data-dependent output sizes inside an If branch are not "
+                            << "supported yet";
     HostStepArgs a = host_step_args(n);
     KernelDesc k;
     k.name = n.describe();
@@ -354,6 +396,7 @@ class Partitioner {
 
   void build_kernel(const std::vector<const ir::Node*>& members, KernelClass kclass) {
     if (members.size() == 1 && is_host_op(*members[0])) return build_host_kernel(*members[0]);
+    if (members.size() == 1 && is_if(*members[0])) return build_if(*members[0]);
     KernelDesc k;
     const ir::Node* root = members.back();
     k.name = root->describe();
@@ -412,6 +455,53 @@ class Partitioner {
     p_.kernels.push_back(std::move(k));
   }
 
+  // If: BRANCH (to the else-range when the condition is false), then-range, JUMP (past the else-range),
+  // else-range. Control only moves forward, so the runtime's liveness over the step list keeps every
+  // tensor a range reads alive across both ranges.
+  void build_if(const ir::Node& n) {
+    user_check(n.input(0) && n.input(0)->dtype() == ir::DType::Bool)
+        << n.describe() << ": the condition must be a bool tensor";
+    size_t branch = add_control(n, ONNXC_STEP_BRANCH, {tensor_of(n.input(0))});
+    add_branch(n, "then_branch");
+    size_t jump = add_control(n, ONNXC_STEP_JUMP, {});
+    p_.kernels[branch].target = static_cast<int>(p_.kernels.size());
+    add_branch(n, "else_branch");
+    p_.kernels[jump].target = static_cast<int>(p_.kernels.size());
+  }
+
+  size_t add_control(const ir::Node& n, int kind, std::vector<int> inputs) {
+    KernelDesc k;
+    k.name = n.describe() + (kind == ONNXC_STEP_BRANCH ? " (branch on its condition)" : " (end of then_branch)");
+    k.kclass = KernelClass::Other;
+    k.graph = std::make_shared<ir::Graph>("control");
+    k.control = kind;
+    k.inputs = std::move(inputs);
+    p_.kernels.push_back(std::move(k));
+    return p_.kernels.size() - 1;
+  }
+
+  // One branch's kernels, then a copy of each of its results into the If's output: both ranges write
+  // the same tensors, so what follows the If reads them whichever range ran. The copies cost a pass over
+  // the outputs; planning a branch's result as the If's output tensor would save it.
+  void add_branch(const ir::Node& n, const std::string& attr) {
+    const ir::Attribute* a = n.attr(attr);
+    user_check(a && a->kind == ir::Attribute::Kind::Graph && a->g) << n.describe() << ": no subgraph attribute '" << attr << "'";
+    const ir::Graph& g = *a->g;
+    user_check(g.inputs().empty() && g.outputs().size() >= n.num_outputs())
+        << n.describe() << ": " << attr << " has " << g.inputs().size() << " inputs and " << g.outputs().size()
+        << " outputs; an If branch takes no inputs and gives one output per If output";
+    Partitioner(m_, g, shared_, true).add_kernels();
+    for (size_t i = 0; i < n.num_outputs(); ++i) {
+      const ir::Value* y = n.output(i);
+      if (!value_live(y)) continue;
+      const ir::Value* r = g.outputs()[i];
+      user_check(r->dtype() == y->dtype() && r->shape() && y->shape() && *r->shape() == *y->shape())
+          << n.describe() << ": output '" << y->name() << "' is " << y->type().str() << " but " << attr << " gives "
+          << r->type().str() << "; an If whose branches give outputs of different shapes is not supported yet";
+      p_.kernels.push_back(copy_kernel(tensor_of(r), tensor_of(y)));
+    }
+  }
+
   // Graph outputs: mark produced tensors as outputs; inputs, weights and views get a copy kernel.
   void bind_outputs() {
     for (const ir::Value* v : g_.outputs()) {
@@ -454,10 +544,13 @@ class Partitioner {
 
   const ir::Model& m_;
   const ir::Graph& g_;
-  Partition p_;
+  SharedState& shared_;
+  Partition& p_;
+  std::unordered_map<const ir::Value*, int>& ids_;
+  bool in_branch_;                                    // g_ is an If branch (at any depth)
   std::set<const ir::Node*> live_;
   std::vector<ir::Node*> nodes_;
-  std::unordered_map<const ir::Value*, int> ids_;
+  std::set<const ir::Value*> read_by_subgraphs_;      // values nodes inside subgraphs read
   std::unordered_map<const ir::Node*, int> group_of_;
   std::unordered_map<const ir::Node*, int> depth_;    // fused producers: depth below their group's root
   std::vector<KernelClass> root_class_;  // by group index, while grouping
@@ -475,17 +568,32 @@ bool is_view_op(const ir::Node& n) {
   return n.domain().empty() && kViews.count(n.op_type());
 }
 
+namespace {
+
+// An If is supported when everything live in its branches is.
+void collect_unsupported(const ir::Graph& g, std::vector<std::string>& r) {
+  auto live = live_nodes(g);
+  for (auto* n : g.nodes()) {
+    if (!live.count(n) || is_constant_node(*n) || is_view_op(*n) || is_host_op(*n)) continue;
+    if (is_if(*n)) {
+      for (const ir::Graph* sg : n->subgraphs()) collect_unsupported(*sg, r);
+    } else if (!find_lowering(n->domain(), n->op_type())) {
+      r.push_back((n->domain().empty() ? "" : n->domain() + ".") + n->op_type() + " (" + n->describe() + ")");
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> find_unsupported(const ir::Model& m) {
   std::vector<std::string> r;
-  auto live = live_nodes(*m.graph);
-  for (auto* n : m.graph->nodes()) {
-    if (!live.count(n) || is_constant_node(*n) || is_view_op(*n) || is_host_op(*n)) continue;
-    if (!find_lowering(n->domain(), n->op_type()))
-      r.push_back((n->domain().empty() ? "" : n->domain() + ".") + n->op_type() + " (" + n->describe() + ")");
-  }
+  collect_unsupported(*m.graph, r);
   return r;
 }
 
-Partition partition_model(const ir::Model& m) { return Partitioner(m).run(); }
+Partition partition_model(const ir::Model& m) {
+  SharedState s;
+  return Partitioner(m, *m.graph, s, false).run();
+}
 
 }  // namespace onnxc::codegen

@@ -40,6 +40,12 @@ struct KernelDesc {
   int host_op = -1;
   std::vector<int64_t> host_scalars;           // int64 attributes, after the tensors
   std::vector<std::pair<int, int>> host_binds; // (index into outputs, axis) of each data dim it binds
+  // A control step of an If (enum onnxc_step_kind BRANCH or JUMP), else 0: no kernel, no graph nodes.
+  // BRANCH reads the bool tensor inputs[0]; both go on at kernel index `target` (kernels.size(): the end).
+  int control = 0;
+  int target = -1;
+  // Compiled to a Halide kernel (not a host op, not a control step).
+  bool is_kernel() const { return host_op < 0 && control == 0; }
 };
 
 struct Partition {
@@ -62,6 +68,8 @@ std::vector<std::string> find_unsupported(const ir::Model& m);
 // Shape / onnxc.SymbolicShape nodes are copied into the kernels that read them. Ops whose output sizes
 // depend on data (NonZero, Compress, Unique, NonMaxSuppression) become host steps of their own. Graph outputs that
 // are inputs, weights or views get a copy kernel; graph inputs with an initializer are weights.
+// An If becomes BRANCH, its then_branch's kernels, copies of their results into the If's outputs, JUMP,
+// the same for else_branch; branch kernels read outer values as the tensors they are (nested Ifs too).
 // Throws UserError for unsupported ops (listing all of them) and for values without a shape.
 Partition partition_model(const ir::Model& m);
 

@@ -35,7 +35,7 @@ class PlanMaker {
     std::set<int> keep(p_.inputs.begin(), p_.inputs.end());
     keep.insert(p_.outputs.begin(), p_.outputs.end());
     for (const auto& k : p_.kernels)
-      if (k.host_op >= 0) {
+      if (!k.is_kernel()) {
         keep.insert(k.inputs.begin(), k.inputs.end());
         keep.insert(k.outputs.begin(), k.outputs.end());
       }
@@ -171,8 +171,8 @@ class PlanMaker {
   void add_steps() {
     std::map<std::string, int> kernel_index;
     for (size_t i = 0; i < built_.size(); ++i) {
-      if (p_.kernels[i].host_op >= 0) {
-        d_.steps.push_back(host_step(i));
+      if (p_.kernels[i].host_op >= 0 || p_.kernels[i].control) {
+        d_.steps.push_back(p_.kernels[i].control ? control_step(i) : host_step(i));
         continue;
       }
       const BuiltKernel& b = built_[i];
@@ -200,6 +200,17 @@ class PlanMaker {
     for (int t : k.outputs) s.args.push_back(new_id_.at(t));
     for (int64_t v : k.host_scalars) s.args.push_back(-(expr_id(ir::Dim(v)) + 1));
     s.binds = host_binds_[i];
+    return s;
+  }
+
+  // A BRANCH (args {condition}) or JUMP; `kernel` is the target step (kernels and steps are one to one).
+  PlanDescription::Step control_step(size_t i) {
+    const KernelDesc& k = p_.kernels[i];
+    PlanDescription::Step s;
+    s.kind = k.control;
+    s.kernel = k.target;
+    s.comment = s.nodes = k.name;
+    for (int t : k.inputs) s.args.push_back(new_id_.at(t));
     return s;
   }
 

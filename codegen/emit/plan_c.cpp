@@ -93,17 +93,20 @@ std::string generate_plan_c(const PlanDescription& d) {
     for (const auto& k : d.kernels) os << "  {\"" << k << "\", " << k << "_argv},\n";
     os << "};\n";
   }
-  for (size_t i = 0; i < d.steps.size(); ++i)
-    os << "static const int32_t args_" << i << "[] = {" << join(d.steps[i].args) << "};  /* "
-       << c_comment(d.steps[i].comment) << " */\n";
+  for (size_t i = 0; i < d.steps.size(); ++i)  // a jump has no args: NULL below (C has no empty arrays)
+    if (!d.steps[i].args.empty())
+      os << "static const int32_t args_" << i << "[] = {" << join(d.steps[i].args) << "};  /* "
+         << c_comment(d.steps[i].comment) << " */\n";
   for (size_t i = 0; i < d.steps.size(); ++i)
     if (!d.steps[i].binds.empty()) os << "static const int32_t binds_" << i << "[] = {" << join(d.steps[i].binds) << "};\n";
   if (!d.steps.empty()) {
     os << "static const onnxc_step steps[] = {\n";
     for (size_t i = 0; i < d.steps.size(); ++i) {
       const auto& st = d.steps[i];
-      os << "  {" << st.kernel << ", " << st.args.size() << ", args_" << i << ", "
-         << (st.kind ? "ONNXC_STEP_HOST" : "ONNXC_STEP_KERNEL") << ", " << st.binds.size() << ", "
+      static const char* const kKinds[] = {"ONNXC_STEP_KERNEL", "ONNXC_STEP_HOST", "ONNXC_STEP_BRANCH", "ONNXC_STEP_JUMP"};
+      os << "  {" << st.kernel << ", " << st.args.size() << ", "
+         << (st.args.empty() ? std::string("NULL") : "args_" + std::to_string(i)) << ", " << kKinds[st.kind] << ", "
+         << st.binds.size() << ", "
          << (st.binds.empty() ? std::string("NULL") : "binds_" + std::to_string(i)) << "},\n";
     }
     os << "};\n";

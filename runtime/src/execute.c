@@ -197,10 +197,29 @@ static onnxc_status run_kernel_step(onnxc_session *s, const onnxc_plan *p, uint3
   return ONNXC_OK;
 }
 
+/* The step after control step k: its target, or k + 1 when a branch's condition holds. */
+static onnxc_status next_after_control(onnxc_session *s, uint32_t k, uint32_t *next) {
+  const onnxc_step *step = &s->model->desc->steps[k];
+  *next = (uint32_t)step->kernel;
+  if (step->kind == ONNXC_STEP_JUMP) return ONNXC_OK;
+  int32_t cond = step->args[0];
+  if (s->run_bytes[cond] == 0) {
+    return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, "step %u (branch) reads its condition " ONNXC_TENSOR_FMT ", which is empty", k,
+                      cond, s->model->desc->tensors[cond].name);
+  }
+  if (*(const uint8_t *)s->buffers[cond].host) *next = k + 1;
+  return ONNXC_OK;
+}
+
 static onnxc_status run_steps(onnxc_session *s, const onnxc_plan *p) {
   const onnxc_model_desc *d = s->model->desc;
-  for (uint32_t k = 0; k < d->n_steps; k++) {
+  for (uint32_t k = 0, next = 1; k < d->n_steps; k = next, next = k + 1) {
     const onnxc_step *step = &d->steps[k];
+    if (step->kind == ONNXC_STEP_BRANCH || step->kind == ONNXC_STEP_JUMP) {
+      onnxc_status st = next_after_control(s, k, &next);
+      if (st != ONNXC_OK) return st;
+      continue;
+    }
     bool host = step->kind == ONNXC_STEP_HOST;
     if (!host && nothing_to_write(s, k)) continue;
     uint64_t t0[2] = {0, 0}, t1[2];

@@ -153,6 +153,20 @@ static onnxc_status check_host_step(const onnxc_model_desc *d, const char *m, ui
   return ONNXC_OK;
 }
 
+/* A control step: a forward target (past the step, at most the end), BRANCH's one bool condition tensor,
+ * no binds, a host library. */
+static onnxc_status check_control_step(const onnxc_model_desc *d, const char *m, uint32_t k) {
+  const onnxc_step *s = &d->steps[k];
+  const char *kind = s->kind == ONNXC_STEP_BRANCH ? "branch" : "jump";
+  if (d->uses_cuda) return onnxc_fail(ONNXC_ERR_UNSUPPORTED, "model '%s': step %u is a %s, but control steps are not supported in CUDA libraries", m, k, kind);
+  if (s->kernel <= (int32_t)k || (uint32_t)s->kernel > d->n_steps) FAIL("model '%s': %s step %u goes to step %d; a target must lie after the step and at most at %u (the end)", m, kind, k, s->kernel, d->n_steps);
+  if (s->n_binds != 0) FAIL("model '%s': %s step %u binds %d symbols; only host steps bind", m, kind, k, s->n_binds);
+  int32_t n_args = s->kind == ONNXC_STEP_BRANCH ? 1 : 0;
+  if (s->n_args != n_args) FAIL("model '%s': %s step %u has %d args, not %d", m, kind, k, s->n_args, n_args);
+  if (n_args && (s->args[0] < 0 || d->tensors[s->args[0]].dtype != 9)) FAIL("model '%s': branch step %u's condition must be a bool tensor", m, k);
+  return ONNXC_OK;
+}
+
 static onnxc_status check_steps(const onnxc_model_desc *d, const char *m) {
   if (d->n_kernels > 0 && !d->kernels) FAIL("model '%s': %u kernels but the kernel table is NULL", m, d->n_kernels);
   for (uint32_t k = 0; k < d->n_kernels; k++) {
@@ -161,7 +175,7 @@ static onnxc_status check_steps(const onnxc_model_desc *d, const char *m) {
   if (d->n_steps > 0 && !d->steps) FAIL("model '%s': %u steps but the step list is NULL", m, d->n_steps);
   for (uint32_t k = 0; k < d->n_steps; k++) {
     const onnxc_step *s = &d->steps[k];
-    if (s->kind != ONNXC_STEP_KERNEL && s->kind != ONNXC_STEP_HOST) FAIL("model '%s': step %u has unknown kind %d", m, k, s->kind);
+    if (s->kind < ONNXC_STEP_KERNEL || s->kind > ONNXC_STEP_JUMP) FAIL("model '%s': step %u has unknown kind %d", m, k, s->kind);
     if (s->kind == ONNXC_STEP_KERNEL && (s->kernel < 0 || (uint32_t)s->kernel >= d->n_kernels)) FAIL("model '%s': step %u calls kernel %d, out of range (%u kernels)", m, k, s->kernel, d->n_kernels);
     if (s->kind == ONNXC_STEP_KERNEL && s->n_binds != 0) FAIL("model '%s': kernel step %u binds %d symbols; only host steps bind", m, k, s->n_binds);
     if (s->n_args < 0 || (s->n_args > 0 && !s->args)) FAIL("model '%s': step %u has %d args and args %s", m, k, s->n_args, s->args ? "set" : "NULL");
@@ -170,8 +184,8 @@ static onnxc_status check_steps(const onnxc_model_desc *d, const char *m) {
       if (a >= (int64_t)d->n_tensors) FAIL("model '%s': step %u arg %d is tensor %lld, out of range (%u tensors)", m, k, i, (long long)a, d->n_tensors);
       if (a < 0 && -a - 1 >= (int64_t)d->n_exprs) FAIL("model '%s': step %u arg %d is scalar expression %lld, out of range (%u expressions)", m, k, i, (long long)(-a - 1), d->n_exprs);
     }
-    if (s->kind == ONNXC_STEP_HOST) {
-      onnxc_status st = check_host_step(d, m, k);
+    if (s->kind == ONNXC_STEP_HOST || s->kind == ONNXC_STEP_BRANCH || s->kind == ONNXC_STEP_JUMP) {
+      onnxc_status st = s->kind == ONNXC_STEP_HOST ? check_host_step(d, m, k) : check_control_step(d, m, k);
       if (st != ONNXC_OK) return st;
     }
     if (d->step_info) {
@@ -190,16 +204,21 @@ static void mark_symbols(const onnxc_expr_table *table, uint32_t e, bool *used) 
   }
 }
 
-/* A symbol bound from data: by one host step only, and no input dim uses it. */
+/* A symbol bound from data: by one host step only, outside every range a control step may skip (a
+ * skipped step would leave it unbound for the steps after the ranges), and no input dim uses it. */
 static onnxc_status check_data_binds(const onnxc_model_desc *d, const onnxc_expr_table *table, const char *m, bool *bound) {
+  int32_t skippable_until = -1; /* steps before this one may be skipped by a control step seen so far */
   for (uint32_t k = 0; k < d->n_steps; k++) {
     const onnxc_step *s = &d->steps[k];
     for (int32_t i = 0; s->kind == ONNXC_STEP_HOST && i < s->n_binds; i++) {
       int32_t y = s->binds[i];
       if (y < 0) continue;
+      if ((int32_t)k < skippable_until) FAIL("model '%s': step %u binds symbol '%s' inside a range a control step may skip", m, k, d->symbols[y]);
       if (bound[y]) FAIL("model '%s': symbol '%s' is bound twice (again by step %u)", m, d->symbols[y], k);
       bound[y] = true;
     }
+    bool control = s->kind == ONNXC_STEP_BRANCH || s->kind == ONNXC_STEP_JUMP;
+    if (control && s->kernel > skippable_until) skippable_until = s->kernel;
   }
   bool *in_inputs = calloc((size_t)d->n_symbols + 1, sizeof *in_inputs);
   if (!in_inputs) return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "model '%s': out of memory while validating", m);

@@ -108,9 +108,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<int32_t> args = ids(8);
     s.n_args = static_cast<int32_t>(args.size());
     s.args = keep(args);
-    // ABI v2: host steps (real host ops over fuzzed shapes) binding fuzzed symbols, and bad kinds.
-    s.kind = in.below(3) == 0 ? ONNXC_STEP_HOST : in.below(32) == 0 ? static_cast<int32_t>(in.below(4)) : ONNXC_STEP_KERNEL;
+    // ABI v2: host steps (real host ops over fuzzed shapes) binding fuzzed symbols, and bad kinds; v3:
+    // branches and jumps to fuzzed targets (backward, past the end, forward over host steps).
+    s.kind = in.below(3) == 0 ? ONNXC_STEP_HOST : in.below(32) == 0 ? static_cast<int32_t>(in.below(6)) - 1 : ONNXC_STEP_KERNEL;
+    if (s.kind == ONNXC_STEP_KERNEL && in.below(4) == 0) s.kind = in.below(2) ? ONNXC_STEP_BRANCH : ONNXC_STEP_JUMP;
     if (s.kind == ONNXC_STEP_HOST) s.kernel = static_cast<int32_t>(in.below(6));  // every host op, and one unknown
+    if (s.kind == ONNXC_STEP_BRANCH || s.kind == ONNXC_STEP_JUMP) s.kernel = static_cast<int32_t>(in.below(8)) - 1;
     std::vector<int32_t> binds(in.below(3));
     for (int32_t& b : binds) b = static_cast<int32_t>(in.below(7)) - 2;
     s.n_binds = static_cast<int32_t>(binds.size());

@@ -52,8 +52,10 @@ extern "C" {
 #endif
 
 /* Version 2 added step kinds (kernel, host op) and symbols bound from data (onnxc_step's kind, n_binds,
- * binds). A library of another version is refused at load with a message, before any other field is read. */
-#define ONNXC_ABI_VERSION 2
+ * binds). Version 3 added control steps (BRANCH, JUMP: an ONNX If), which a version 2 runtime would
+ * misread as kernel calls. A library of another version is refused at load with a message, before any
+ * other field is read. */
+#define ONNXC_ABI_VERSION 3
 
 /* Shape expressions are integer programs in reverse Polish notation over int64. Expression i is
  * expr_code[expr_start[i] .. expr_start[i + 1]). CONST and SYM take one immediate word. Division
@@ -98,7 +100,9 @@ typedef struct onnxc_kernel_desc {
 
 enum onnxc_step_kind {
   ONNXC_STEP_KERNEL = 0, /* call kernels[kernel] (a Halide argv entry point) */
-  ONNXC_STEP_HOST = 1    /* run host op `kernel` (enum onnxc_host_op), implemented in the runtime in C */
+  ONNXC_STEP_HOST = 1,   /* run host op `kernel` (enum onnxc_host_op), implemented in the runtime in C */
+  ONNXC_STEP_BRANCH = 2, /* args {cond}: when bool tensor cond's first element is 0, go on at step `kernel` */
+  ONNXC_STEP_JUMP = 3    /* no args: go on at step `kernel` */
 };
 
 /* Host ops: what no kernel over shapes known before the step can express, because an output's size
@@ -127,13 +131,22 @@ enum onnxc_host_op {
  * binds[i] to data dim i (binds[i] = -1: that dim's size is already known: the op only checks that its
  * output has it). A bound symbol is listed by exactly one step and is no input dim. Everything that
  * uses it (tensor dims, scalars) is touched only from that step on (its outputs) or after it: the
- * runtime evaluates those shapes when the step binds the symbol, not before the run. Steps run in order. */
+ * runtime evaluates those shapes when the step binds the symbol, not before the run. Steps run in order.
+ *
+ * Control steps (an ONNX If): BRANCH reads its condition on the host and either falls through into the
+ * then-range or goes on at step `kernel`; the then-range ends with a JUMP past the else-range. Targets
+ * lie strictly after the step and at most at n_steps (the end): control only moves forward, so a plan
+ * is still a straight line whose skipped ranges are never entered. Liveness is computed over that line,
+ * so a tensor used in either range stays alive across both, which is what a skipped range needs. Both
+ * ranges write the If's outputs (a copy step each). A step inside a range that writes no tensor first
+ * touched there always runs (the empty-output skip above counts first touches only). Control steps bind
+ * no symbols and are host-only: a CUDA library has none. */
 typedef struct onnxc_step {
-  int32_t kernel;        /* KERNEL: index into kernels; HOST: enum onnxc_host_op */
+  int32_t kernel;        /* KERNEL: index into kernels; HOST: enum onnxc_host_op; BRANCH, JUMP: target step */
   int32_t n_args;
   const int32_t *args;
   int32_t kind;          /* enum onnxc_step_kind; 0 (KERNEL) when left out of an initializer */
-  int32_t n_binds;       /* HOST: how many data dims the op binds (its count above); KERNEL: 0 */
+  int32_t n_binds;       /* HOST: how many data dims the op binds (its count above); other kinds: 0 */
   const int32_t *binds;  /* n_binds symbol ids, or -1 */
 } onnxc_step;
 

@@ -162,7 +162,8 @@ class GreedyDecode(nn.Module):
 
 def tensor_pb(array, name, path):
     with open(path, "wb") as f:
-        f.write(numpy_helper.from_array(np.ascontiguousarray(array), name).SerializeToString())
+        # np.array, not np.ascontiguousarray: that one makes a 0-d scalar rank 1.
+        f.write(numpy_helper.from_array(np.array(array, order="C"), name).SerializeToString())
 
 
 def write_sets(d, model, make_inputs, in_names, out_names, seed):
@@ -223,7 +224,7 @@ def make_control_flow(out_dir):
     os.makedirs(d, exist_ok=True)
 
     def if_inputs(rng, b, s):
-        flag = np.array(1 if s % 2 else -1, dtype=np.int64)  # both branches across the data sets
+        flag = np.array(1 if b % 2 else -1, dtype=np.int64)  # batches 2, 1, 3: both branches run
         return [rng.standard_normal((b, s, EMB)).astype(np.float32), flag]
 
     ops = export(lstm_if, (torch.randn(2, 5, EMB), torch.tensor(1)), os.path.join(d, "model.onnx"),
