@@ -8,6 +8,7 @@
 #include "passes/canonicalize.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
+#include "passes/fold_constant_if.h"
 #include "passes/fold_matmul_batch.h"
 #include "passes/fuse_attention.h"
 #include "passes/fuse_attention_forms.h"
@@ -43,6 +44,8 @@ const std::vector<PassInfo>& pass_registry() {
        fn(simplify_shapes)},
       {"simplify_constant_of_shape", "ConstantOfShape -> a broadcast scalar, else Expand(scalar, shape)",
        fn(simplify_constant_of_shape), /*needs_shapes=*/true},
+      {"fold_constant_if", "If with a constant condition -> the nodes of the branch it takes",
+       fn(fold_constant_if)},
       {"remove_identities", "drop ops that return their input (Identity, same-dtype Cast, x*1, x/1, x-0, no-op Reshape)",
        fn(remove_identities), /*needs_shapes=*/true},
       {"cse", "merge identical nodes and equal small constants",
