@@ -42,10 +42,6 @@ int64_t single_axis(const ir::Node& n, int64_t rank) {
   return a >= 0 && a < rank ? a : -1;
 }
 
-bool is_op(const ir::Value* v, const char* op) {
-  return v && v->producer() && v->producer()->op_type() == op && v->producer()->domain().empty();
-}
-
 // Inserts new nodes before the weighted sum, each typed at once (the fusion that follows reads
 // shapes; a later inference would type them too), and makes axis constants once each.
 struct Builder {
@@ -102,7 +98,7 @@ ir::Value* scores_row(ir::Node& squeeze, int64_t r, Builder& b) {
   int64_t axis = single_axis(squeeze, r + 1);
   if (rank_of(y) != r + 1 || axis < 0 || !dim_is_one(y, axis)) return nullptr;
   if (axis == r - 1) return y;
-  if (axis != r || !is_op(y, "MatMul")) return nullptr;
+  if (axis != r || !produced_by_op(y, "MatMul")) return nullptr;
   ir::Value *k = y->producer()->input(0), *u = y->producer()->input(1);
   // A per-row query, not a weight vector shared by the batch (Bahdanau's vᵀ·tanh(...)).
   if (rank_of(k) != r + 1 || rank_of(u) != r + 1 || u->is_constant() || !dim_is_one(u, r)) return nullptr;
@@ -113,7 +109,7 @@ ir::Value* scores_row(ir::Node& squeeze, int64_t r, Builder& b) {
     return b.add("Transpose", {v}, y->name() + suffix, [&](ir::Node& n) { n.set_attr_ints("perm", perm); });
   };
   // q as the row Unsqueeze(q, r-1) when u is Unsqueeze(q, r), else uᵀ.
-  bool unsqueezed = is_op(u, "Unsqueeze") && single_axis(*u->producer(), r + 1) == r;
+  bool unsqueezed = produced_by_op(u, "Unsqueeze") && single_axis(*u->producer(), r + 1) == r;
   ir::Value* q_row = unsqueezed ? b.add("Unsqueeze", {u->producer()->input(0), b.axis(r - 1)}, y->name() + "_q_row")
                                 : transpose(u, "_q_row");
   return b.add("MatMul", {q_row, transpose(k, "_kt")}, y->name() + "_row");
@@ -202,7 +198,7 @@ bool rewrite_chain(ir::Node& unsq, ir::Node& matmul, const ir::OpsetMap& opsets)
 bool attention_rows(ir::Graph& g, const ir::OpsetMap& opsets) {
   bool changed = false;
   for (ir::Node* n : g.nodes()) {
-    if (n->op_type() != "MatMul" || !n->domain().empty() || !is_op(n->input(0), "Unsqueeze")) continue;
+    if (n->op_type() != "MatMul" || !n->domain().empty() || !produced_by_op(n->input(0), "Unsqueeze")) continue;
     changed |= rewrite_chain(*n->input(0)->producer(), *n, opsets);
   }
   return changed;

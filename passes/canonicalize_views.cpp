@@ -13,10 +13,6 @@
 namespace onnxc::passes {
 namespace {
 
-bool is_op(const ir::Value* v, const char* op) {
-  return v && v->producer() && v->producer()->op_type() == op && v->producer()->domain().empty();
-}
-
 // The dim i where `split` is `whole` with dim i split in two (whole[i] == split[i]·split[i+1]), or -1.
 int split_dim(const ir::Shape& whole, const ir::Shape& split) {
   if (split.size() != whole.size() + 1) return -1;
@@ -35,12 +31,12 @@ int split_dim(const ir::Shape& whole, const ir::Shape& split) {
 bool merge_split_add(ir::Node& outer) {
   ir::Graph& g = *outer.graph();
   ir::Value *sum = outer.input(0), *y = outer.output(0);
-  if (outer.op_type() != "Reshape" || !outer.domain().empty() || !is_op(sum, "Add") || !only_use_is(*sum, outer))
+  if (outer.op_type() != "Reshape" || !outer.domain().empty() || !produced_by_op(sum, "Add") || !only_use_is(*sum, outer))
     return false;
   ir::Node& add = *sum->producer();
   for (int side = 0; side < 2; ++side) {
     ir::Value *view = add.input(side), *m = add.input(1 - side);
-    if (!is_op(view, "Reshape") || !only_use_is(*view, add) || !m) continue;
+    if (!produced_by_op(view, "Reshape") || !only_use_is(*view, add) || !m) continue;
     ir::Value* x = view->producer()->input(0);
     const ir::Shape *xs = shape_of(x), *vs = shape_of(view), *ys = shape_of(y), *ms = shape_of(m);
     if (!xs || !vs || !ys || !ms || *ys != *xs || ms->size() > vs->size() || m->dtype() != x->dtype()) continue;

@@ -35,6 +35,11 @@ bool is_used(const ir::Value& v);
 // then `v` may be replaced for n's sake alone.
 bool only_use_is(const ir::Value& v, const ir::Node& n);
 
+// Whether `v` is the output of a default-domain node of type `op`.
+inline bool produced_by_op(const ir::Value* v, const char* op) {
+  return v && v->producer() && v->producer()->op_type() == op && v->producer()->domain().empty();
+}
+
 // The inferred shape of `v`, or null when `v` is null or its shape is unknown.
 inline const ir::Shape* shape_of(const ir::Value* v) { return v && v->shape() ? &*v->shape() : nullptr; }
 
