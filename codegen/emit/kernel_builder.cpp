@@ -219,7 +219,7 @@ class Builder {
         t = define("const" + std::to_string(i), t.shape, t.dtype, [&](const Index&) { return lit; });
       } else {
         Halide::ImageParam ip(ty, t.rank(), "in" + std::to_string(i));
-        for (int d = 0; d < t.rank(); ++d) ip.dim(d).set_min(0);
+        constrain_dense(ip, t.shape);
         image_params_.push_back({ip, k_.inputs[i]});
         t.func = ip;
         input_funcs_.insert(t.func.name());
@@ -239,13 +239,13 @@ class Builder {
     int id = static_cast<int>(p_.tensors.size()) - 1;
     Halide::ImageParam ip(halide_type(w.dtype), static_cast<int>(w.shape.size()),
                           "w" + std::to_string(image_params_.size()));
-    for (int d = 0; d < ip.dimensions(); ++d) ip.dim(d).set_min(0);
     image_params_.push_back({ip, id});
     HTensor t;
     t.func = ip;
     input_funcs_.insert(t.func.name());
     t.dtype = w.dtype;
     t.shape = dims(w.shape);
+    constrain_dense(ip, t.shape);
     return t;
   }
 
@@ -306,7 +306,7 @@ class Builder {
         f = t.func;
       }
       used.insert(f.name());
-      for (int d = 0; d < f.dimensions(); ++d) f.output_buffer().dim(d).set_min(0);
+      constrain_dense(f.output_buffer(), dims(*v->shape()));
       f.compute_root();
       // Each lowering's schedule runs once, on the first output it covers; an output computed
       // from the anchor by a node without one (an epilogue) takes the anchor's. An output the

@@ -174,4 +174,22 @@ Halide::Expr tanh_ieee(const Halide::Expr& x) {
   return Halide::reinterpret(x.type(), Halide::reinterpret(u, r) | sign);
 }
 
+// Every buffer the runtime passes a kernel is dense, starting at 0, with the extents of the kernel's
+// IR shape (execute.c builds them so). Saying so lets the simplifier make strides constants where
+// the shape is static: a GEMM's eight rows of A become one pointer and eight immediate offsets
+// instead of row addresses computed in vector registers and moved out one by one. Halide checks
+// the constraints on entry, so a caller passing anything else gets an error, not a wrong result.
+void constrain_dense(const Halide::OutputImageParam& p, const std::vector<Halide::Expr>& onnx_shape) {
+  const int r = p.dimensions();
+  internal_check(static_cast<int>(onnx_shape.size()) == r) << "buffer " << p.name() << ": rank mismatch";
+  Halide::Expr stride = 1;
+  for (int d = 0; d < r; ++d) {
+    Halide::Expr extent = onnx_shape[static_cast<size_t>(r - 1 - d)];
+    p.dim(d).set_min(0).set_stride(stride);
+    // A run-time extent given as the buffer's own (the test harness) needs no constraint.
+    if (!Halide::Internal::equal(extent, p.dim(d).extent())) p.dim(d).set_extent(extent);
+    stride = Halide::Internal::simplify(stride * extent);
+  }
+}
+
 }  // namespace onnxc::codegen

@@ -68,6 +68,10 @@ Halide::Expr tanh_ieee(const Halide::Expr& x);
 // Type used for accumulating a reduction of `t`: f32 for f16/bf16, else t itself.
 Halide::Type accumulator_type(Halide::Type t);
 
+// Declares buffer `p` dense, starting at 0, with extents `onnx_shape` (ONNX order): what the
+// runtime passes every kernel. Static extents then make strides constants.
+void constrain_dense(const Halide::OutputImageParam& p, const std::vector<Halide::Expr>& onnx_shape);
+
 // The index space of a row-wise op (softmax, norms, reductions) over input `x`: `reduced` are the
 // ONNX axes a row spans. Per-row statistics are Funcs over stat_vars (the other dims, Halide order);
 // `r` walks a row and `ridx` is the element index with the reduced dims taken from r.

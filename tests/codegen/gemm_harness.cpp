@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "codegen/emit/strict_float.h"
+#include "codegen/lower/lower_util.h"
 #include "ir/error.h"
 
 namespace onnxc::codegen::testing {
@@ -160,12 +161,11 @@ HTensor GemmKernel::add_param(const std::string& name, const ir::Tensor& data, s
   ImageParam p(type, rank, name);
   std::vector<int> extents(data.dims().rbegin(), data.dims().rend());
   p.set(Buffer<>(type, const_cast<void*>(keep_.back().raw()), extents));
-  // Declared as kernel emission declares its ImageParams: min 0, extents and strides at run time.
-  for (int d = 0; d < rank; ++d) p.dim(d).set_min(0);
   params_.push_back(p);
   HTensor h{Func(p), {}, data.dtype()};
   dynamic.resize(rank, false);
   for (int d = 0; d < rank; ++d) h.shape.push_back(dynamic[d] ? p.dim(rank - 1 - d).extent() : i32(data.dims()[d]));
+  constrain_dense(p, h.shape);  // as kernel emission declares its ImageParams
   return h;
 }
 
