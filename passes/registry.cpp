@@ -16,6 +16,7 @@
 #include "passes/fusion.h"
 #include "passes/legalize_symbolic_shapes.h"
 #include "passes/pass.h"
+#include "passes/conv_as_matmul.h"
 #include "passes/quantize_dynamic_int8.h"
 #include "passes/remove_identities.h"
 #include "passes/simplify_constant_of_shape.h"
@@ -52,6 +53,8 @@ const std::vector<PassInfo>& pass_registry() {
        fn([](ir::Model& m) { return eliminate_common_subexpressions(m); })},
       {"fold_matmul_batch", "MatMul of a batched A by a 2-D B -> one 2-D product between Reshape views",
        fn(fold_matmul_batch), /*needs_shapes=*/true},
+      {"conv_as_matmul", "Conv whose windows tile the input (kernel = stride, no pads) -> one MatMul over the patches",
+       fn(conv_as_matmul), /*needs_shapes=*/true},
       {"quantize_dynamic_int8",
        "float32 MatMul/Gemm by a constant weight -> onnxc.DynamicQuantMatMul (int8; --quantize dynamic-int8)",
        fn(quantize_dynamic_int8), /*needs_shapes=*/true},
