@@ -84,7 +84,11 @@ class SymbolNames {
 // the simplifier (x * 0.5 instead of a load).
 bool baked(const ir::Value* v) { return v->is_constant() && v->constant().numel() == 1; }
 
-std::string walk_canonical(const KernelDesc& k, const std::string& target, SymbolNames& names) {
+// `code_constants`: the constant inputs whose values a lowering read (ConstInputs); the others
+// only feed kernel data and are keyed by dtype and shape alone. Null: every constant is keyed by
+// its data.
+std::string walk_canonical(const KernelDesc& k, const std::string& target, SymbolNames& names,
+                           const std::set<const ir::Value*>* code_constants = nullptr) {
   std::ostringstream os;
   os << "target " << target << "\n";
   std::map<const ir::Value*, int> local;
@@ -92,7 +96,8 @@ std::string walk_canonical(const KernelDesc& k, const std::string& target, Symbo
   for (const ir::Value* v : k.graph->inputs()) {
     local[v] = static_cast<int>(local.size());
     os << "in " << ir::dtype_name(v->dtype()) << names.shape(*v->shape());
-    if (v->is_constant()) os << (baked(v) ? " baked " : " const ") << hex64(v->constant().fingerprint());
+    if (v->is_constant() && !baked(v) && code_constants && !code_constants->count(v)) os << " weight";
+    else if (v->is_constant()) os << (baked(v) ? " baked " : " const ") << hex64(v->constant().fingerprint());
     os << "\n";
   }
   for (const ir::Node* n : k.graph->nodes()) {
@@ -161,16 +166,9 @@ namespace {
 class Builder {
  public:
   Builder(const KernelDesc& k, Partition& p, const Halide::Target& t, const std::string& tname)
-      : k_(k), p_(p), target_(t) {
+      : k_(k), p_(p), target_(t), target_name_(tname) {
     SymbolNames names;
-    out_.canonical = walk_canonical(k, tname, names);
-    for (const ir::Node* n : k.graph->nodes()) {
-      if (n->domain() != "onnxc" || n->op_type() != "DynamicQuantMatMul") continue;
-      Halide::Target dot = with_dot_products(t);
-      if (dot != t) out_.compile_target = dot, out_.canonical += "compile target " + dot.to_string() + "\n";
-      break;
-    }
-    out_.fn_name = "onnxc_k_" + hex64(fnv1a(out_.canonical));
+    walk_canonical(k, tname, names);  // for the order of the symbols
     for (size_t i = 0; i < names.order().size(); ++i) {
       Halide::Param<int64_t> prm("s" + std::to_string(i));
       params_.push_back(prm);
@@ -190,10 +188,25 @@ class Builder {
     keep_ieee_semantics(outs, reassociable_);
     out_.pipeline = Halide::Pipeline(outs);
     collect_args();
+    name_kernel();
     return std::move(out_);
   }
 
  private:
+  // The canonical text and function name, once the lowerings have said which constants' values
+  // shaped the code (the others are keyed by dtype and shape: see ConstInputs).
+  void name_kernel() {
+    SymbolNames names;
+    out_.canonical = walk_canonical(k_, target_name_, names, &code_constants_);
+    for (const ir::Node* n : k_.graph->nodes()) {
+      if (n->domain() != "onnxc" || n->op_type() != "DynamicQuantMatMul") continue;
+      Halide::Target dot = with_dot_products(target_);
+      if (dot != target_) out_.compile_target = dot, out_.canonical += "compile target " + dot.to_string() + "\n";
+      break;
+    }
+    out_.fn_name = "onnxc_k_" + hex64(fnv1a(out_.canonical));
+  }
+
   Halide::Expr dim(const ir::Dim& d) { return dim_to_expr(d, symbols_); }
   std::vector<Halide::Expr> dims(const ir::Shape& s) {
     std::vector<Halide::Expr> r;
@@ -270,6 +283,8 @@ class Builder {
     } catch (const Halide::CompileError& e) {
       user_error << n.describe() << ": " << e.what();
     }
+    for (size_t i = 0; i < n.num_inputs(); ++i)
+      if (ctx.const_in.read(i)) code_constants_.insert(n.input(i));
     for (const Halide::Func& f : ctx.reassociable) reassociable_.insert(f.name());
     for (size_t i = 0; i < n.num_outputs(); ++i) {
       const ir::Value* v = n.output(i);
@@ -371,6 +386,8 @@ class Builder {
   const KernelDesc& k_;
   Partition& p_;
   Halide::Target target_;
+  std::string target_name_;
+  std::set<const ir::Value*> code_constants_;  // constant inputs a lowering read (ConstInputs)
   Halide::Target sched_target_ = target_;  // the target schedules are chosen for
   BuiltKernel out_;
   std::vector<Halide::Param<int64_t>> params_;

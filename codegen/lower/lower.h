@@ -34,10 +34,40 @@ Halide::Type halide_type(ir::DType t);
 // scheduled it itself.
 enum class KernelClass { Elementwise, Reduction, MatMul, Softmax, Norm, Attention, DataMovement, Other };
 
+// The constant data of a node's inputs (nullptr where an input is computed at run time). Reading
+// one through operator[] marks it: its values may shape the kernel's code, so they key the kernel
+// cache. data(i) reads without marking, for values that only become kernel data (a weight repacked
+// through add_constant): kernels that differ only in such weights, like a transformer's layers,
+// then share one compiled function.
+class ConstInputs {
+ public:
+  ConstInputs() = default;
+  ConstInputs(std::vector<const ir::Tensor*> t) : t_(std::move(t)), read_(t_.size(), false) {}  // NOLINT: implicit
+  void push_back(const ir::Tensor* t) {
+    t_.push_back(t);
+    read_.push_back(false);
+  }
+  void assign(size_t n, const ir::Tensor* t) {
+    t_.assign(n, t);
+    read_.assign(n, false);
+  }
+  size_t size() const { return t_.size(); }
+  const ir::Tensor* operator[](size_t i) const {
+    read_.at(i) = true;
+    return t_[i];
+  }
+  const ir::Tensor* data(size_t i) const { return i < t_.size() ? t_[i] : nullptr; }
+  bool read(size_t i) const { return read_.at(i); }
+
+ private:
+  std::vector<const ir::Tensor*> t_;
+  mutable std::vector<bool> read_;
+};
+
 struct LowerContext {
   const ir::Node& node;
   std::vector<HTensor> in;                         // aligned with node inputs; undefined when omitted
-  std::vector<const ir::Tensor*> const_in;         // constant data of input i, or nullptr
+  ConstInputs const_in;                            // constant data of input i, or nullptr
   std::vector<std::vector<Halide::Expr>> out_shape;  // inferred output extents, ONNX order
   Halide::Target target;
   int64_t opset = 0;                               // opset of the node's domain

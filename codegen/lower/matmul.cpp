@@ -155,7 +155,7 @@ std::vector<HTensor> lower_matmul(LowerContext& ctx) {
   user_check(p.a.rank() >= 1 && p.b.rank() >= 1) << ctx.node.describe() << ": MatMul operands must have rank >= 1";
   p.a_vec = p.a.rank() == 1;
   p.b_vec = p.b.rank() == 1;
-  p.b_const = ctx.const_in.size() > 1 ? ctx.const_in[1] : nullptr;
+  p.b_const = ctx.const_in.data(1);
   p.out_shape = ctx.out_shape.at(0);
   Built b = build_product(ctx, p);
   return {finish(ctx, p, b, [](Expr acc, Var, Var) { return acc; })};
@@ -169,7 +169,7 @@ std::vector<HTensor> lower_gemm(LowerContext& ctx) {
   user_check(p.a.rank() == 2 && p.b.rank() == 2) << node.describe() << ": Gemm operands must be matrices";
   p.trans_a = node.attr_int("transA", 0) != 0;
   p.trans_b = node.attr_int("transB", 0) != 0;
-  p.b_const = ctx.const_in.size() > 1 ? ctx.const_in[1] : nullptr;
+  p.b_const = ctx.const_in.data(1);
   p.out_shape = ctx.out_shape.at(0);
   const float alpha = node.attr_float("alpha", 1.0f);
   const float beta = node.attr_float("beta", 1.0f);

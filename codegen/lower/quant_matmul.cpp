@@ -22,8 +22,8 @@ constexpr int kMaxLanes = 16;  // partial maxima per row: one zmm of floats
 std::vector<HTensor> lower_dynamic_quant_matmul(LowerContext& ctx) {
   const ir::Node& node = ctx.node;
   const HTensor& a = ctx.in.at(0);
-  const ir::Tensor* qb = ctx.const_in.size() > 1 ? ctx.const_in[1] : nullptr;
-  const ir::Tensor* sb = ctx.const_in.size() > 2 ? ctx.const_in[2] : nullptr;
+  const ir::Tensor* qb = ctx.const_in.data(1);
+  const ir::Tensor* sb = ctx.const_in.data(2);
   user_check(!ctx.target.has_gpu_feature()) << node.describe() << ": int8 quantization is for CPU targets (VNNI)";
   user_check(a.rank() == 2 && a.dtype == ir::DType::Float32) << node.describe() << ": A must be a float32 matrix";
   user_check(qb && qb->dtype() == ir::DType::Int8 && qb->rank() == 2)

@@ -96,6 +96,53 @@ TEST(Library, CacheAndParallelJobsGiveTheSameLibrary) {
   for (const auto& d : {o.cache_dir, fs::path(first.so_path).parent_path().string(), o.out_dir}) fs::remove_all(d);
 }
 
+// Two layers that differ only in their weights (a transformer's twelve, say) share one compiled
+// function, each call reading its own weights; constants whose values shape the code (Pad's pads)
+// keep kernels apart even when every shape is the same.
+TEST(Library, KernelsDifferingOnlyInWeightsShareOneFunction) {
+  const int64_t d = 16;  // wide enough for the packed-panel GEMM, whose packing reads the weights
+  ModelBuilder b(17);
+  Dim n = Dim::symbol("n");
+  ir::Value* h = b.input("x", DType::Float32, {n, d});
+  std::vector<std::vector<float>> w(2, std::vector<float>(d * d)), bias(2, std::vector<float>(d));
+  for (int l = 0; l < 2; ++l) {
+    for (int64_t i = 0; i < d * d; ++i) w[l][i] = static_cast<float>((i * (l + 3)) % 7) - 3.0f;
+    for (int64_t i = 0; i < d; ++i) bias[l][i] = static_cast<float>(l) - 0.25f * static_cast<float>(i % 5);
+    std::string s = std::to_string(l);
+    auto* mm = b.op("MatMul", {h, b.const_f32("w" + s, {d, d}, w[l])}, "mm" + s, DType::Float32, {n, d});
+    auto* add = b.op("Add", {mm, b.const_f32("b" + s, {d}, bias[l])}, "add" + s, DType::Float32, {n, d});
+    h = b.op("Relu", {add}, "h" + s, DType::Float32, {n, d});
+  }
+  b.output(h);
+  ir::Value* v = b.input("v", DType::Float32, {3});
+  b.output(b.op("Pad", {v, b.const_i64("front", {1, 0})}, "front_pad", DType::Float32, {4}));
+  b.output(b.op("Pad", {v, b.const_i64("back", {0, 1})}, "back_pad", DType::Float32, {4}));
+  auto r = compile(b.model(), "shared_weights");
+  EXPECT_EQ(r.kernels, 4);
+  EXPECT_EQ(r.distinct_kernels, 3);  // the two layers share one; the two Pads do not
+
+  std::vector<float> x(2 * d), want;
+  for (int64_t i = 0; i < 2 * d; ++i) x[i] = 0.125f * static_cast<float>(i % 9) - 0.5f;
+  std::vector<float> cur = x;
+  for (int l = 0; l < 2; ++l) {
+    std::vector<float> next(2 * d);
+    for (int64_t row = 0; row < 2; ++row)
+      for (int64_t col = 0; col < d; ++col) {
+        float acc = 0;
+        for (int64_t k = 0; k < d; ++k) acc += cur[row * d + k] * w[l][k * d + col];
+        next[row * d + col] = std::max(acc + bias[l][col], 0.0f);
+      }
+    cur = next;
+  }
+  LoadedModel lib(r.so_path);
+  auto out = lib.run({HostTensor::f32({2, d}, x), HostTensor::f32({3}, {1, 2, 3})});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_TRUE(all_close(out[0].values<float>(), cur, 1e-5, 1e-5));
+  EXPECT_TRUE(all_close(out[1].values<float>(), {0, 1, 2, 3}));
+  EXPECT_TRUE(all_close(out[2].values<float>(), {1, 2, 3, 0}));
+  fs::remove_all(fs::path(r.so_path).parent_path());
+}
+
 // CUDA kernels compile (PTX embedded, Halide's CUDA runtime linked) on a machine without a GPU.
 TEST(Library, CudaTargetCompilesWithoutGpu) {
   ModelBuilder b(17);
