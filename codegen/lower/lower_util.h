@@ -69,7 +69,7 @@ Halide::Expr tanh_ieee(const Halide::Expr& x);
 Halide::Type accumulator_type(Halide::Type t);
 
 // Declares buffer `p` dense, starting at 0, with extents `onnx_shape` (ONNX order): what the
-// runtime passes every kernel. Static extents then make strides constants.
+// runtime passes every kernel (extents are not constrained). Static extents make strides constants.
 void constrain_dense(const Halide::OutputImageParam& p, const std::vector<Halide::Expr>& onnx_shape);
 
 // The index space of a row-wise op (softmax, norms, reductions) over input `x`: `reduced` are the
