@@ -2,6 +2,8 @@
 #include "passes/quantize_dynamic_int8.h"
 
 #include <cmath>
+#include <set>
+#include <string>
 
 #include "passes/rewrite.h"
 
@@ -37,13 +39,28 @@ bool quantize_weight(const ir::Tensor& w, bool transposed, ir::Tensor& q, ir::Te
   return true;
 }
 
+// Whether `a` is an attention output (the heads' contexts side by side), seen through views: the
+// fused Attention node, or the materialized softmax(..)·V product.
+bool is_attention_context(const ir::Value* a) {
+  static const std::set<std::string> views = {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+  for (int depth = 0; depth < 8 && a && a->producer(); ++depth) {
+    const ir::Node* p = a->producer();
+    if (p->op_type() == "Attention" || p->op_type() == "MultiHeadAttention") return true;
+    if (p->domain().empty() && p->op_type() == "MatMul") return produced_by_op(p->input(0), "Softmax");
+    if (!p->domain().empty() || !views.count(p->op_type())) return false;
+    a = p->input(0);
+  }
+  return false;
+}
+
 bool quantize_node(ir::Graph& g, ir::Node* n) {
   const bool gemm = n->op_type() == "Gemm";
   if (!n->domain().empty() || (!gemm && n->op_type() != "MatMul") || n->num_inputs() < 2) return false;
   ir::Value *a = n->input(0), *w = n->input(1), *y = n->output(0);
   const ir::Shape* as = shape_of(a);
   if (!as || as->size() != 2 || a->dtype() != ir::DType::Float32 || !w->is_constant() ||
-      w->dtype() != ir::DType::Float32 || w->constant().rank() != 2 || y->is_graph_output())
+      w->dtype() != ir::DType::Float32 || w->constant().rank() != 2 || y->is_graph_output() ||
+      is_attention_context(a))
     return false;
   bool trans_b = false;
   ir::Value* bias = nullptr;

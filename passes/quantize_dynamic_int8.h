@@ -14,7 +14,12 @@ namespace onnxc::passes {
 //
 // with s_w[n] = max_k |W[k, n]| / 127 (1 for a zero column). Left as they are: A of rank other
 // than 2 (fold_matmul_batch runs first and makes the usual [seq, batch, K] activations 2-D), a
-// weight holding NaN or ±inf, y a graph output (its name is the user's). Changes values: the error
+// weight holding NaN or ±inf, y a graph output (its name is the user's), and A an attention output
+// (a fused Attention, or softmax(..)·V, through views): its row holds every head's context, each a
+// weighted average of that head's values, so one row range set by the widest head leaves the
+// others few of the 256 levels. Measured on the bench's random-weight BERT and GPT-2 (the output
+// projection is ~8% of their product FLOPs): final error 3.75% -> 2.94% and 2.25% -> 1.91%; no
+// other single product kept in float32 did as much. Changes values: the error
 // against float32 is what `onnxc compare` reports; softmax, norms and everything else stay float32.
 bool quantize_dynamic_int8(ir::Model& model);
 

@@ -76,5 +76,24 @@ TEST(QuantizeDynamicInt8, NearMissesStayFloat) {
   EXPECT_EQ(out, run_passes(text, {"infer_shapes", "dce"}));
 }
 
+TEST(QuantizeDynamicInt8, AttentionContextStaysFloat) {
+  // The heads' contexts (softmax·V, seen through a Transpose and a Reshape) feed the output
+  // projection, which stays float32; the projection of the plain input beside it is quantized.
+  std::string text = "    graph main(%x: f32[m,16], %s: f32[2,m,m], %v: f32[2,m,8]) {\n" + weight("w", false) +
+                     weight("wo", false) +
+                     "      %shape = const i64[2] {-1, 16}\n"
+                     "      %p: f32[2,m,m] = Softmax(%s) {axis=-1}\n"
+                     "      %ctx: f32[2,m,8] = MatMul(%p, %v)\n"
+                     "      %t: f32[m,2,8] = Transpose(%ctx) {perm=[1, 0, 2]}\n"
+                     "      %rows: f32[m,16] = Reshape(%t, %shape)\n"
+                     "      %out: f32[m,16] = MatMul(%rows, %wo)\n"
+                     "      %in: f32[m,16] = MatMul(%x, %w)\n"
+                     "      %sum: f32[m,16] = Add(%out, %in)\n"
+                     "      return %sum\n    }\n";
+  std::string out = run_passes(text, {"quantize_dynamic_int8", "infer_shapes", "dce"});
+  EXPECT_TRUE(has(out, "= MatMul(%rows, %wo)")) << out;
+  EXPECT_TRUE(has(out, "onnxc.DynamicQuantMatMul(%x, %w/int8")) << out;
+}
+
 }  // namespace
 }  // namespace onnxc::testing
