@@ -7,6 +7,8 @@ namespace onnxc::passes {
 std::vector<std::string> default_pipeline() {
   return {
       "infer_shapes",  // types and symbolic shape values for everything below
+      // A Gradient names the values it differentiates: written out before anything renames them.
+      "lower_gradient",
       // Shape chains collapse in rounds: folding makes constants, simplify_shapes turns known shape
       // values into constants or onnxc.SymbolicShape, which lets more nodes fold; ConstantOfShape
       // becomes a scalar or an Expand; an If on a constant becomes its branch; ops that return their

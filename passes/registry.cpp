@@ -17,6 +17,7 @@
 #include "passes/legalize_symbolic_shapes.h"
 #include "passes/pass.h"
 #include "passes/conv_as_matmul.h"
+#include "passes/lower_gradient.h"
 #include "passes/quantize_dynamic_int8.h"
 #include "passes/remove_identities.h"
 #include "passes/simplify_constant_of_shape.h"
@@ -53,6 +54,8 @@ const std::vector<PassInfo>& pass_registry() {
        fn([](ir::Model& m) { return eliminate_common_subexpressions(m); })},
       {"fold_matmul_batch", "MatMul of a batched A by a 2-D B -> one 2-D product between Reshape views",
        fn(fold_matmul_batch), /*needs_shapes=*/true},
+      {"lower_gradient", "Gradient (ai.onnx.preview.training) of elementwise Add/Sub/Mul/Div/Neg -> its derivative in plain ops",
+       fn(lower_gradient), /*needs_shapes=*/true},
       {"conv_as_matmul", "Conv whose windows tile the input (kernel = stride, no pads) -> one MatMul over the patches",
        fn(conv_as_matmul), /*needs_shapes=*/true},
       {"quantize_dynamic_int8",
