@@ -36,7 +36,8 @@ class PlanMaker {
     keep.insert(p_.outputs.begin(), p_.outputs.end());
     for (const auto& k : p_.kernels)
       if (!k.is_kernel()) {
-        keep.insert(k.inputs.begin(), k.inputs.end());
+        for (int t : k.inputs)
+          if (t >= 0) keep.insert(t);  // a LOOP's trip count may be an expression instead (-1)
         keep.insert(k.outputs.begin(), k.outputs.end());
       }
     for (const auto& b : built_)
@@ -203,14 +204,16 @@ class PlanMaker {
     return s;
   }
 
-  // A BRANCH (args {condition}) or JUMP; `kernel` is the target step (kernels and steps are one to one).
+  // A BRANCH (args {condition}), JUMP, LOOP (args {iteration count, trip count, condition}; the trip
+  // count a scalar when it is a shape expression) or NEXT; `kernel` is the target step (kernels and
+  // steps are one to one).
   PlanDescription::Step control_step(size_t i) {
     const KernelDesc& k = p_.kernels[i];
     PlanDescription::Step s;
     s.kind = k.control;
     s.kernel = k.target;
     s.comment = s.nodes = k.name;
-    for (int t : k.inputs) s.args.push_back(new_id_.at(t));
+    for (int t : k.inputs) s.args.push_back(t >= 0 ? new_id_.at(t) : -(expr_id(*k.trip) + 1));
     return s;
   }
 

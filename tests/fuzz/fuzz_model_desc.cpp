@@ -109,11 +109,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     s.n_args = static_cast<int32_t>(args.size());
     s.args = keep(args);
     // ABI v2: host steps (real host ops over fuzzed shapes) binding fuzzed symbols, and bad kinds; v3:
-    // branches and jumps to fuzzed targets (backward, past the end, forward over host steps).
-    s.kind = in.below(3) == 0 ? ONNXC_STEP_HOST : in.below(32) == 0 ? static_cast<int32_t>(in.below(6)) - 1 : ONNXC_STEP_KERNEL;
-    if (s.kind == ONNXC_STEP_KERNEL && in.below(4) == 0) s.kind = in.below(2) ? ONNXC_STEP_BRANCH : ONNXC_STEP_JUMP;
-    if (s.kind == ONNXC_STEP_HOST) s.kernel = static_cast<int32_t>(in.below(6));  // every host op, and one unknown
-    if (s.kind == ONNXC_STEP_BRANCH || s.kind == ONNXC_STEP_JUMP) s.kernel = static_cast<int32_t>(in.below(8)) - 1;
+    // branches and jumps to fuzzed targets (backward, past the end, forward over host steps); v4: loop
+    // heads and nexts to fuzzed targets (crossing, unpaired, jumps into bodies) and the scan host ops.
+    s.kind = in.below(3) == 0 ? ONNXC_STEP_HOST : in.below(32) == 0 ? static_cast<int32_t>(in.below(8)) - 1 : ONNXC_STEP_KERNEL;
+    if (s.kind == ONNXC_STEP_KERNEL && in.below(4) == 0) s.kind = ONNXC_STEP_BRANCH + static_cast<int32_t>(in.below(4));
+    static const int32_t kHostOps[] = {0, 1, 2, 3, 4, 5, ONNXC_HOST_SCAN_SLICE, ONNXC_HOST_SCAN_APPEND, ONNXC_HOST_SCAN_COLLECT};
+    if (s.kind == ONNXC_STEP_HOST) s.kernel = kHostOps[in.below(9)];  // every host op, and one unknown
+    if (s.kind >= ONNXC_STEP_BRANCH && s.kind <= ONNXC_STEP_NEXT) s.kernel = static_cast<int32_t>(in.below(8)) - 1;
     std::vector<int32_t> binds(in.below(3));
     for (int32_t& b : binds) b = static_cast<int32_t>(in.below(7)) - 2;
     s.n_binds = static_cast<int32_t>(binds.size());
