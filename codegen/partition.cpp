@@ -122,7 +122,10 @@ class Partitioner : public LoopScope {
   // LoopScope: what Loop and Scan lowering (codegen/partition_loop.cpp) uses.
   Partition& plan() override { return p_; }
   int tensor_of(const ir::Value* v) override { return tensor_of(v, TensorKind::Intermediate); }
-  void bind(const ir::Value* v, int t) override { ids_[v] = t; }
+  void bind(const ir::Value* v, int t) override {
+    ids_[v] = t;
+    if (v->is_graph_output()) p_.tensors[t].name = v->name();  // the library's output keeps the model's name
+  }
   void add_body(const ir::Graph& body) override { Partitioner(m_, body, shared_, true).add_kernels(); }
   bool nested() const override { return in_branch_; }
   bool input_symbol(const std::string& name) const override {

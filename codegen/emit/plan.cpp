@@ -83,7 +83,13 @@ class PlanMaker {
     using K = ir::Dim::Kind;
     switch (d.kind()) {
       case K::Const: code.insert(code.end(), {0, d.value()}); return;
-      case K::Sym: code.insert(code.end(), {1, sym_index_.at(d.name())}); return;
+      case K::Sym:
+        user_check(sym_index_.count(d.name()))
+            << "a kernel uses the size '" << d.name() << "', which no graph input dim or host step binds: sizes "
+            << "that only data decides inside a kernel are not supported (e.g. a Slice with run-time starts in a loop "
+            << "body)";
+        code.insert(code.end(), {1, sym_index_.at(d.name())});
+        return;
       default: break;
     }
     static const std::map<K, int64_t> op = {{K::Add, 2}, {K::Mul, 4}, {K::FloorDiv, 5}, {K::CeilDiv, 6},

@@ -193,7 +193,10 @@ std::string load_error(DescBuilder &b, onnxc_status want = ONNXC_ERR_LOAD_FAILED
 TEST(LoopSteps, DescriptorChecks) {
   DescBuilder b = loop_model();
   b.steps[9].kernel = 2;  // back to a kernel step: a loop only the model's data could not end
-  EXPECT_EQ(load_error(b), "model 'loop': next step 9 goes back to step 2, which is not a loop step whose exit is step 10");
+  EXPECT_EQ(load_error(b), "model 'loop': loop step 3 exits to step 10, but step 9 is not its next step");
+  b = loop_model();  // a second way back to the same loop
+  b.steps[11] = onnxc_step{3, 0, nullptr, ONNXC_STEP_NEXT, 0, nullptr};
+  EXPECT_EQ(load_error(b), "model 'loop': next step 11 goes back to step 3, which is not a loop step whose exit is step 12");
   b = loop_model();
   b.steps[3].kernel = 9;  // the step before the exit must be the loop's NEXT
   EXPECT_EQ(load_error(b), "model 'loop': loop step 3 exits to step 9, but step 8 is not its next step");
