@@ -1,6 +1,6 @@
 // Loop and Scan end to end: hand-built models compiled to a library (LOOP .. NEXT ranges, scan host
 // steps) and run through the runtime's C API over 0, 1 and many iterations, ended by the trip count or
-// by the condition, nested, and Scan with reversed inputs and a scan output on another axis; each
+// by the condition, nested, with an If inside, and Scan with reversed inputs and a scan output on another axis; each
 // result against the same computation written out as plain loops. And the shapes loops refuse.
 #include <gtest/gtest.h>
 
@@ -187,6 +187,49 @@ TEST(Loop, NestedLoops) {
     auto out = s.run({scalar_i64(mm), scalar_i64(kk), HostTensor::f32({2}, xv)});
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].values<float>(), acc) << "M=" << mm << " K=" << kk;
+  }
+}
+
+// acc = x; Loop(M): { acc = If(i < k, then: acc + x, else: acc - x) }: an If inside a loop body, its
+// branches reading a carried value and an outer value, its condition from the iteration count.
+TEST(Loop, IfInsideABody) {
+  ModelBuilder b(17);
+  Dim n = Dim::symbol("n");
+  auto* m = b.input("M", DType::Int64, {});
+  auto* k = b.input("k", DType::Int64, {});
+  auto* x = b.input("x", DType::Float32, {n});
+  Body body(b.model().graph.get(), "body");
+  auto* i = body.in("i", i64({}));
+  auto* c = body.in("c", boolean());
+  auto* acc = body.in("acc", f32({n}));
+  Body then_b(body.g.get(), "then"), else_b(body.g.get(), "else");
+  then_b.g->add_output(then_b.op("Add", {acc, x}, "plus", f32({n})));
+  else_b.g->add_output(else_b.op("Sub", {acc, x}, "minus", f32({n})));
+  ir::Node* branch = body.g->add_node("If", {body.op("Less", {i, k}, "early", boolean())}, {"acc_next"});
+  branch->set_name("branch");
+  branch->output()->set_type(f32({n}));
+  for (auto [name, br] : {std::pair{"then_branch", &then_b}, std::pair{"else_branch", &else_b}}) {
+    ir::Attribute a;
+    a.name = name;
+    a.kind = ir::Attribute::Kind::Graph;
+    a.g = br->g;
+    branch->set_attr(a);
+  }
+  body.g->add_output(c);
+  body.g->add_output(branch->output());
+  ir::Node* loop = b.node("Loop", {m, nullptr, x}, {{"y", f32({n})}});
+  set_body(loop, body);
+  b.output(loop->output(0));
+  auto r = compile(std::move(b.model()), "loop_if");
+  Session s(r.so_path);
+  ASSERT_NE(s.s, nullptr);
+  for (auto [mm, kk] : {std::pair<int64_t, int64_t>{0, 1}, {3, 1}, {4, 9}, {5, 0}}) {
+    std::vector<float> xv = {2, -1}, acc = xv;
+    for (int64_t it = 0; it < mm; ++it)
+      for (size_t j = 0; j < acc.size(); ++j) acc[j] += it < kk ? xv[j] : -xv[j];
+    auto out = s.run({scalar_i64(mm), scalar_i64(kk), HostTensor::f32({2}, xv)});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].values<float>(), acc) << "M=" << mm << " k=" << kk;
   }
 }
 
