@@ -233,8 +233,9 @@ TEST(Loop, IfInsideABody) {
   }
 }
 
-// s, z = Scan(s0, X) over T steps, X read last row first, z stacked along axis 1: s = s + x_t, z_t = s.
-TEST(Scan, ReversedInputAndAScanOutputOnAxisOne) {
+// s, z, x_again = Scan(s0, X) over T steps, X read last row first, z stacked along axis 1: s = s + x_t,
+// z_t = s; x_again stacks each x_t last-first, which gives X back.
+TEST(Scan, ReversedInputAndOutputsOnAxisOneAndReversed) {
   ModelBuilder b(17);
   Dim n = Dim::symbol("n"), t = Dim::symbol("t");
   auto* s0 = b.input("s0", DType::Float32, {n});
@@ -245,13 +246,16 @@ TEST(Scan, ReversedInputAndAScanOutputOnAxisOne) {
   auto* next = body.op("Add", {s, xt}, "s_next", f32({n}));
   body.g->add_output(next);
   body.g->add_output(body.op("Identity", {next}, "z_t", f32({n})));
-  ir::Node* scan = b.node("Scan", {s0, xs}, {{"s_final", f32({n})}, {"z", f32({n, t})}});
+  body.g->add_output(body.op("Identity", {xt}, "x_t", f32({n})));
+  ir::Node* scan = b.node("Scan", {s0, xs}, {{"s_final", f32({n})}, {"z", f32({n, t})}, {"x_again", f32({t, n})}});
   set_body(scan, body);
   scan->set_attr_int("num_scan_inputs", 1);
   set_ints(scan, "scan_input_directions", {1});
-  set_ints(scan, "scan_output_axes", {1});
+  set_ints(scan, "scan_output_axes", {1, 0});
+  set_ints(scan, "scan_output_directions", {0, 1});  // read backwards, stacked backwards: X again
   b.output(scan->output(0));
   b.output(scan->output(1));
+  b.output(scan->output(2));
   auto r = compile(std::move(b.model()), "scan_reverse_axis1");
   Session sess(r.so_path);
   ASSERT_NE(sess.s, nullptr);
@@ -268,10 +272,56 @@ TEST(Scan, ReversedInputAndAScanOutputOnAxisOne) {
       }
     }
     auto out = sess.run({HostTensor::f32({width}, s_ref), HostTensor::f32({steps, width}, x)});
-    ASSERT_EQ(out.size(), 2u);
+    ASSERT_EQ(out.size(), 3u);
     EXPECT_EQ(out[0].values<float>(), st) << steps << " steps";
     EXPECT_EQ(out[1].values<float>(), z) << steps << " steps";
     EXPECT_EQ(out[1].dims, (std::vector<int64_t>{width, steps}));
+    EXPECT_EQ(out[2].values<float>(), x) << steps << " steps";
+    EXPECT_EQ(out[2].dims, (std::vector<int64_t>{steps, width}));
+  }
+}
+
+// Scan-8: s_final, Y = Scan(s0 [b, 2], X [b, t, 2]) with the batch axis first and X read backwards:
+// per batch entry s = s + x_t, y_t = s * x_t; batches of 3, 1 and 2 entries, 4, 1 and 0 steps.
+TEST(Scan, Opset8BatchAxisAsAnOuterLoop) {
+  ModelBuilder b(8);
+  Dim bd = Dim::symbol("b"), t = Dim::symbol("t");
+  auto* s0 = b.input("s0", DType::Float32, {bd, 2});
+  auto* xs = b.input("X", DType::Float32, {bd, t, 2});
+  Body body(b.model().graph.get(), "body");
+  auto* s = body.in("s", f32({2}));
+  auto* xt = body.in("xt", f32({2}));
+  auto* next = body.op("Add", {s, xt}, "s_next", f32({2}));
+  body.g->add_output(next);
+  body.g->add_output(body.op("Mul", {next, xt}, "y_t", f32({2})));
+  ir::Node* scan = b.node("Scan", {nullptr, s0, xs}, {{"s_final", f32({bd, 2})}, {"Y", f32({bd, t, 2})}});
+  set_body(scan, body);
+  scan->set_attr_int("num_scan_inputs", 1);
+  set_ints(scan, "directions", {1});
+  b.output(scan->output(0));
+  b.output(scan->output(1));
+  auto r = compile(std::move(b.model()), "scan8_batch");
+  Session sess(r.so_path);
+  ASSERT_NE(sess.s, nullptr);
+  for (auto [batch, steps] : {std::pair<int64_t, int64_t>{3, 4}, {1, 1}, {2, 0}}) {
+    std::vector<float> s0v, x, sf, y(static_cast<size_t>(batch * steps * 2));
+    for (int64_t i = 0; i < batch * 2; ++i) s0v.push_back(float(i) - 1.5f);
+    for (int64_t i = 0; i < batch * steps * 2; ++i) x.push_back(float(i % 5) - 2);
+    for (int64_t bb = 0; bb < batch; ++bb) {
+      float st[2] = {s0v[size_t(bb * 2)], s0v[size_t(bb * 2 + 1)]};
+      for (int64_t it = 0; it < steps; ++it)
+        for (int64_t j = 0; j < 2; ++j) {
+          float xv = x[size_t((bb * steps + steps - 1 - it) * 2 + j)];
+          st[j] += xv;
+          y[size_t((bb * steps + it) * 2 + j)] = st[j] * xv;
+        }
+      sf.insert(sf.end(), st, st + 2);
+    }
+    auto out = sess.run({HostTensor::f32({batch, 2}, s0v), HostTensor::f32({batch, steps, 2}, x)});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].values<float>(), sf) << batch << "x" << steps;
+    EXPECT_EQ(out[1].values<float>(), y) << batch << "x" << steps;
+    EXPECT_EQ(out[1].dims, (std::vector<int64_t>{batch, steps, 2}));
   }
 }
 #endif
