@@ -11,9 +11,8 @@
 #include <unordered_map>
 
 #include "codegen/host_steps.h"
-#include "codegen/partition_loop.h"
+#include "codegen/partition_control.h"
 #include "ir/error.h"
-#include "onnxc/model_abi.h"
 
 namespace onnxc::codegen {
 
@@ -114,12 +113,12 @@ struct SharedState {
   std::unordered_map<const ir::Value*, int> ids;
 };
 
-class Partitioner : public LoopScope {
+class Partitioner : public ControlScope {
  public:
   Partitioner(const ir::Model& m, const ir::Graph& g, SharedState& s, bool in_branch)
       : m_(m), g_(g), shared_(s), p_(s.p), ids_(s.ids), in_branch_(in_branch) {}
 
-  // LoopScope: what Loop and Scan lowering (codegen/partition_loop.cpp) uses.
+  // ControlScope: what If, Loop and Scan lowering (codegen/partition_control.cpp) uses.
   Partition& plan() override { return p_; }
   int tensor_of(const ir::Value* v) override { return tensor_of(v, TensorKind::Intermediate); }
   void bind(const ir::Value* v, int t) override {
@@ -420,7 +419,7 @@ class Partitioner : public LoopScope {
 
   void build_kernel(const std::vector<const ir::Node*>& members, KernelClass kclass) {
     if (members.size() == 1 && is_host_op(*members[0])) return build_host_kernel(*members[0]);
-    if (members.size() == 1 && is_if(*members[0])) return build_if(*members[0]);
+    if (members.size() == 1 && is_if(*members[0])) return build_if(*this, *members[0]);
     if (members.size() == 1 && is_control_flow(*members[0]) && members[0]->op_type() == "Loop")
       return build_loop(*this, *members[0]);
     if (members.size() == 1 && is_control_flow(*members[0]) && members[0]->op_type() == "Scan")
@@ -481,53 +480,6 @@ class Partitioner : public LoopScope {
       }
     }
     p_.kernels.push_back(std::move(k));
-  }
-
-  // If: BRANCH (to the else-range when the condition is false), then-range, JUMP (past the else-range),
-  // else-range. Control only moves forward, so the runtime's liveness over the step list keeps every
-  // tensor a range reads alive across both ranges.
-  void build_if(const ir::Node& n) {
-    user_check(n.input(0) && n.input(0)->dtype() == ir::DType::Bool)
-        << n.describe() << ": the condition must be a bool tensor";
-    size_t branch = add_control(n, ONNXC_STEP_BRANCH, {tensor_of(n.input(0))});
-    add_branch(n, "then_branch");
-    size_t jump = add_control(n, ONNXC_STEP_JUMP, {});
-    p_.kernels[branch].target = static_cast<int>(p_.kernels.size());
-    add_branch(n, "else_branch");
-    p_.kernels[jump].target = static_cast<int>(p_.kernels.size());
-  }
-
-  size_t add_control(const ir::Node& n, int kind, std::vector<int> inputs) {
-    KernelDesc k;
-    k.name = n.describe() + (kind == ONNXC_STEP_BRANCH ? " (branch on its condition)" : " (end of then_branch)");
-    k.kclass = KernelClass::Other;
-    k.graph = std::make_shared<ir::Graph>("control");
-    k.control = kind;
-    k.inputs = std::move(inputs);
-    p_.kernels.push_back(std::move(k));
-    return p_.kernels.size() - 1;
-  }
-
-  // One branch's kernels, then a copy of each of its results into the If's output: both ranges write
-  // the same tensors, so what follows the If reads them whichever range ran. The copies cost a pass over
-  // the outputs; planning a branch's result as the If's output tensor would save it.
-  void add_branch(const ir::Node& n, const std::string& attr) {
-    const ir::Attribute* a = n.attr(attr);
-    user_check(a && a->kind == ir::Attribute::Kind::Graph && a->g) << n.describe() << ": no subgraph attribute '" << attr << "'";
-    const ir::Graph& g = *a->g;
-    user_check(g.inputs().empty() && g.outputs().size() >= n.num_outputs())
-        << n.describe() << ": " << attr << " has " << g.inputs().size() << " inputs and " << g.outputs().size()
-        << " outputs; an If branch takes no inputs and gives one output per If output";
-    Partitioner(m_, g, shared_, true).add_kernels();
-    for (size_t i = 0; i < n.num_outputs(); ++i) {
-      const ir::Value* y = n.output(i);
-      if (!value_live(y)) continue;
-      const ir::Value* r = g.outputs()[i];
-      user_check(r->dtype() == y->dtype() && r->shape() && y->shape() && *r->shape() == *y->shape())
-          << n.describe() << ": output '" << y->name() << "' is " << y->type().str() << " but " << attr << " gives "
-          << r->type().str() << "; an If whose branches give outputs of different shapes is not supported yet";
-      p_.kernels.push_back(copy_kernel(tensor_of(r), tensor_of(y)));
-    }
   }
 
   // Graph outputs: mark produced tensors as outputs; inputs, weights and views get a copy kernel.

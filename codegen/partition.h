@@ -73,7 +73,7 @@ std::vector<std::string> find_unsupported(const ir::Model& m);
 // are inputs, weights or views get a copy kernel; graph inputs with an initializer are weights.
 // An If becomes BRANCH, its then_branch's kernels, copies of their results into the If's outputs, JUMP,
 // the same for else_branch; branch kernels read outer values as the tensors they are (nested Ifs too).
-// Loop and Scan become LOOP .. NEXT ranges (codegen/partition_loop.h).
+// Loop and Scan become LOOP .. NEXT ranges (codegen/partition_control.h).
 // Throws UserError for unsupported ops (listing all of them) and for values without a shape.
 Partition partition_model(const ir::Model& m);
 

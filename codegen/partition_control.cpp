@@ -1,8 +1,9 @@
-// Loop and Scan lowered to LOOP .. NEXT step ranges (runtime/include/onnxc/model_abi.h): the runtime
-// counts iterations and tests the trip count and condition; body kernels read the carried values as
-// tensors of their own, which copies refresh at the end of each iteration; scan inputs are sliced and
-// scan outputs gathered by host steps, since a condition may end the loop at any count.
-#include "codegen/partition_loop.h"
+// If lowered to BRANCH / JUMP ranges; Loop and Scan to LOOP .. NEXT ranges (runtime/include/onnxc/
+// model_abi.h): the runtime counts iterations and tests the trip count and condition; body kernels read
+// the carried values as tensors of their own, which copies refresh at the end of each iteration; scan
+// inputs are sliced and scan outputs gathered by host steps, since a condition may end the loop at any
+// count.
+#include "codegen/partition_control.h"
 
 #include <limits>
 #include <set>
@@ -40,10 +41,21 @@ void check_carried(const ir::Node& n, const std::vector<const ir::Value*>& forms
              << "); carried values whose shape changes (a value that grows) are not supported";
 }
 
+// A control step of node n (enum onnxc_step_kind), its target set later.
+KernelDesc control_step(const ir::Node& n, int kind, const std::string& what, std::vector<int> inputs = {}) {
+  KernelDesc k;
+  k.name = n.describe() + " (" + what + ")";
+  k.kclass = KernelClass::Other;
+  k.graph = std::make_shared<ir::Graph>("control");
+  k.control = kind;
+  k.inputs = std::move(inputs);
+  return k;
+}
+
 // Emits one loop's steps into the scope's kernel list.
 class LoopEmitter {
  public:
-  LoopEmitter(LoopScope& s, const ir::Node& n) : s_(s), p_(s.plan()), n_(n) {}
+  LoopEmitter(ControlScope& s, const ir::Node& n) : s_(s), p_(s.plan()), n_(n) {}
 
   int push(KernelDesc k) {
     p_.kernels.push_back(std::move(k));
@@ -83,22 +95,13 @@ class LoopEmitter {
 
   // LOOP {iter, trip, cond}; trip < 0: the trip count is the expression trip_dim.
   int head(int iter, int trip, std::optional<ir::Dim> trip_dim, int cond) {
-    KernelDesc k;
-    k.name = n_.describe() + " (loop head)";
-    k.kclass = KernelClass::Other;
-    k.graph = std::make_shared<ir::Graph>("control");
-    k.control = ONNXC_STEP_LOOP;
-    k.inputs = {iter, trip, cond};
+    KernelDesc k = control_step(n_, ONNXC_STEP_LOOP, "loop head", {iter, trip, cond});
     k.trip = std::move(trip_dim);
     return push(std::move(k));
   }
 
   void tail(int head) {
-    KernelDesc k;
-    k.name = n_.describe() + " (end of body)";
-    k.kclass = KernelClass::Other;
-    k.graph = std::make_shared<ir::Graph>("control");
-    k.control = ONNXC_STEP_NEXT;
+    KernelDesc k = control_step(n_, ONNXC_STEP_NEXT, "end of body");
     k.target = head;
     p_.kernels[head].target = push(std::move(k)) + 1;
   }
@@ -140,7 +143,7 @@ class LoopEmitter {
     host(ONNXC_HOST_SCAN_COLLECT, "stack a scan output", {}, {y}, {append_step, axis, reverse ? 1 : 0}, {{0, static_cast<int>(axis)}});
   }
 
-  LoopScope& s_;
+  ControlScope& s_;
   Partition& p_;
   const ir::Node& n_;
 };
@@ -153,9 +156,44 @@ int64_t norm_axis(const ir::Node& n, int64_t axis, size_t rank, const char* what
   return axis < 0 ? axis + r : axis;
 }
 
+// One branch's kernels, then a copy of each of its results into the If's output: both ranges write
+// the same tensors, so what follows the If reads them whichever range ran. The copies cost a pass over
+// the outputs; planning a branch's result as the If's output tensor would save it.
+void add_branch(ControlScope& s, const ir::Node& n, const std::string& attr) {
+  const ir::Attribute* a = n.attr(attr);
+  user_check(a && a->kind == ir::Attribute::Kind::Graph && a->g) << n.describe() << ": no subgraph attribute '" << attr << "'";
+  const ir::Graph& g = *a->g;
+  user_check(g.inputs().empty() && g.outputs().size() >= n.num_outputs())
+      << n.describe() << ": " << attr << " has " << g.inputs().size() << " inputs and " << g.outputs().size()
+      << " outputs; an If branch takes no inputs and gives one output per If output";
+  s.add_body(g);
+  for (size_t i = 0; i < n.num_outputs(); ++i) {
+    const ir::Value* y = n.output(i);
+    if (!live(y)) continue;
+    const ir::Value* r = g.outputs()[i];
+    user_check(r->dtype() == y->dtype() && r->shape() && y->shape() && *r->shape() == *y->shape())
+        << n.describe() << ": output '" << y->name() << "' is " << y->type().str() << " but " << attr << " gives "
+        << r->type().str() << "; an If whose branches give outputs of different shapes is not supported yet";
+    s.plan().kernels.push_back(s.copy_kernel(s.tensor_of(r), s.tensor_of(y)));
+  }
+}
+
 }  // namespace
 
-void build_loop(LoopScope& s, const ir::Node& n) {
+void build_if(ControlScope& s, const ir::Node& n) {
+  user_check(n.input(0) && n.input(0)->dtype() == ir::DType::Bool) << n.describe() << ": the condition must be a bool tensor";
+  auto& kernels = s.plan().kernels;
+  kernels.push_back(control_step(n, ONNXC_STEP_BRANCH, "branch on its condition", {s.tensor_of(n.input(0))}));
+  size_t branch = kernels.size() - 1;
+  add_branch(s, n, "then_branch");
+  kernels.push_back(control_step(n, ONNXC_STEP_JUMP, "end of then_branch"));
+  size_t jump = kernels.size() - 1;
+  kernels[branch].target = static_cast<int>(kernels.size());
+  add_branch(s, n, "else_branch");
+  kernels[jump].target = static_cast<int>(kernels.size());
+}
+
+void build_loop(ControlScope& s, const ir::Node& n) {
   const ir::Graph& body = body_of(n);
   size_t n_carried = n.num_inputs() >= 2 ? n.num_inputs() - 2 : 0;
   user_check(body.inputs().size() == 2 + n_carried && body.outputs().size() >= 1 + n_carried)
@@ -210,7 +248,7 @@ struct ScanLoop {
   ir::Dim length = ir::Dim(0);
 };
 
-void emit_scan_loop(LoopScope& s, const ir::Node& n, const ir::Graph& body, const ScanLoop& l) {
+void emit_scan_loop(ControlScope& s, const ir::Node& n, const ir::Graph& body, const ScanLoop& l) {
   LoopEmitter e(s, n);
   size_t n_state = l.init.size();
   std::vector<int> carried;
@@ -250,7 +288,7 @@ std::vector<int64_t> attr_or(const ir::Node& n, const std::string& name, size_t 
 
 }  // namespace
 
-void build_scan(LoopScope& s, const ir::Node& n, int64_t opset) {
+void build_scan(ControlScope& s, const ir::Node& n, int64_t opset) {
   const ir::Graph& body = body_of(n);
   bool v8 = opset < 9;
   size_t first = v8 ? 1 : 0;
