@@ -103,7 +103,7 @@ CompileResult compile_model(const ir::Model& model, const CompileOptions& o) {
     // support yet: a branch would read its condition from device memory).
     user_check(k.host_op < 0 || !cuda) << k.name << ": ops with data-dependent output sizes are not supported with the "
                                        << "cuda target yet (they run as host steps)";
-    user_check(k.control == 0 || !cuda) << k.name << ": If is not supported with the cuda target yet";
+    user_check(k.control == 0 || !cuda) << k.name << ": control flow (If, Loop, Scan) is not supported with the cuda target yet";
     built.push_back(k.is_kernel() ? build_kernel(k, p, ktarget, tname) : BuiltKernel{});
   }
 

@@ -11,8 +11,8 @@
 #include <unordered_map>
 
 #include "codegen/host_steps.h"
+#include "codegen/partition_control.h"
 #include "ir/error.h"
-#include "onnxc/model_abi.h"
 
 namespace onnxc::codegen {
 
@@ -21,6 +21,11 @@ namespace {
 bool is_constant_node(const ir::Node& n) { return n.domain().empty() && n.op_type() == "Constant"; }
 
 bool is_if(const ir::Node& n) { return n.domain().empty() && n.op_type() == "If"; }
+
+// Nodes with subgraphs that become control steps: If, Loop, Scan.
+bool is_control_flow(const ir::Node& n) {
+  return n.domain().empty() && (n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan");
+}
 
 // Values of enclosing graphs that nodes inside n's subgraphs (nested ones too) read: n needs them as
 // much as its own inputs.
@@ -108,10 +113,27 @@ struct SharedState {
   std::unordered_map<const ir::Value*, int> ids;
 };
 
-class Partitioner {
+class Partitioner : public ControlScope {
  public:
   Partitioner(const ir::Model& m, const ir::Graph& g, SharedState& s, bool in_branch)
       : m_(m), g_(g), shared_(s), p_(s.p), ids_(s.ids), in_branch_(in_branch) {}
+
+  // ControlScope: what If, Loop and Scan lowering (codegen/partition_control.cpp) uses.
+  Partition& plan() override { return p_; }
+  int tensor_of(const ir::Value* v) override { return tensor_of(v, TensorKind::Intermediate); }
+  void bind(const ir::Value* v, int t) override {
+    ids_[v] = t;
+    if (v->is_graph_output()) p_.tensors[t].name = v->name();  // the library's output keeps the model's name
+  }
+  void add_body(const ir::Graph& body) override { Partitioner(m_, body, shared_, true).add_kernels(); }
+  bool nested() const override { return in_branch_; }
+  bool input_symbol(const std::string& name) const override {
+    std::set<std::string> syms;
+    for (const ir::Value* v : m_.graph->inputs())
+      if (v->shape())
+        for (const auto& d : *v->shape()) d.collect_symbols(syms);
+    return syms.count(name) > 0;
+  }
 
   Partition run() {
     auto unsupported = find_unsupported(m_);
@@ -165,7 +187,7 @@ class Partitioner {
   }
 
   // The tensor id of a value, creating it (as `kind`, or Weight for constants) on first sight.
-  int tensor_of(const ir::Value* v, TensorKind kind = TensorKind::Intermediate) {
+  int tensor_of(const ir::Value* v, TensorKind kind) {
     auto it = ids_.find(v);
     if (it != ids_.end()) return it->second;
     PlanTensor t;
@@ -292,7 +314,8 @@ class Partitioner {
       if (!v) continue;
       if (v->is_graph_output() || read_by_subgraphs_.count(v)) return false;
       for (const auto& u : v->uses())  // a view, a shape-only node, a host step or an If cannot compute it
-        if (live_.count(u.node) && (!group_of_.count(u.node) || is_host_op(*u.node) || is_if(*u.node))) return false;
+        if (live_.count(u.node) && (!group_of_.count(u.node) || is_host_op(*u.node) || is_control_flow(*u.node)))
+          return false;
     }
     return true;
   }
@@ -364,8 +387,8 @@ class Partitioner {
 
   void build_host_kernel(const ir::Node& n) {
     // A host step binds symbols from data; in a branch that does not run they would stay unbound.
-    user_check(!in_branch_) << n.describe() << ": ops with data-dependent output sizes inside an If branch are not "
-                            << "supported yet";
+    user_check(!in_branch_) << n.describe() << ": ops with data-dependent output sizes inside an If branch or a loop "
+                            << "body are not supported yet";
     HostStepArgs a = host_step_args(n);
     KernelDesc k;
     k.name = n.describe();
@@ -396,7 +419,11 @@ class Partitioner {
 
   void build_kernel(const std::vector<const ir::Node*>& members, KernelClass kclass) {
     if (members.size() == 1 && is_host_op(*members[0])) return build_host_kernel(*members[0]);
-    if (members.size() == 1 && is_if(*members[0])) return build_if(*members[0]);
+    if (members.size() == 1 && is_if(*members[0])) return build_if(*this, *members[0]);
+    if (members.size() == 1 && is_control_flow(*members[0]) && members[0]->op_type() == "Loop")
+      return build_loop(*this, *members[0]);
+    if (members.size() == 1 && is_control_flow(*members[0]) && members[0]->op_type() == "Scan")
+      return build_scan(*this, *members[0], m_.opset(""));
     KernelDesc k;
     const ir::Node* root = members.back();
     k.name = root->describe();
@@ -455,53 +482,6 @@ class Partitioner {
     p_.kernels.push_back(std::move(k));
   }
 
-  // If: BRANCH (to the else-range when the condition is false), then-range, JUMP (past the else-range),
-  // else-range. Control only moves forward, so the runtime's liveness over the step list keeps every
-  // tensor a range reads alive across both ranges.
-  void build_if(const ir::Node& n) {
-    user_check(n.input(0) && n.input(0)->dtype() == ir::DType::Bool)
-        << n.describe() << ": the condition must be a bool tensor";
-    size_t branch = add_control(n, ONNXC_STEP_BRANCH, {tensor_of(n.input(0))});
-    add_branch(n, "then_branch");
-    size_t jump = add_control(n, ONNXC_STEP_JUMP, {});
-    p_.kernels[branch].target = static_cast<int>(p_.kernels.size());
-    add_branch(n, "else_branch");
-    p_.kernels[jump].target = static_cast<int>(p_.kernels.size());
-  }
-
-  size_t add_control(const ir::Node& n, int kind, std::vector<int> inputs) {
-    KernelDesc k;
-    k.name = n.describe() + (kind == ONNXC_STEP_BRANCH ? " (branch on its condition)" : " (end of then_branch)");
-    k.kclass = KernelClass::Other;
-    k.graph = std::make_shared<ir::Graph>("control");
-    k.control = kind;
-    k.inputs = std::move(inputs);
-    p_.kernels.push_back(std::move(k));
-    return p_.kernels.size() - 1;
-  }
-
-  // One branch's kernels, then a copy of each of its results into the If's output: both ranges write
-  // the same tensors, so what follows the If reads them whichever range ran. The copies cost a pass over
-  // the outputs; planning a branch's result as the If's output tensor would save it.
-  void add_branch(const ir::Node& n, const std::string& attr) {
-    const ir::Attribute* a = n.attr(attr);
-    user_check(a && a->kind == ir::Attribute::Kind::Graph && a->g) << n.describe() << ": no subgraph attribute '" << attr << "'";
-    const ir::Graph& g = *a->g;
-    user_check(g.inputs().empty() && g.outputs().size() >= n.num_outputs())
-        << n.describe() << ": " << attr << " has " << g.inputs().size() << " inputs and " << g.outputs().size()
-        << " outputs; an If branch takes no inputs and gives one output per If output";
-    Partitioner(m_, g, shared_, true).add_kernels();
-    for (size_t i = 0; i < n.num_outputs(); ++i) {
-      const ir::Value* y = n.output(i);
-      if (!value_live(y)) continue;
-      const ir::Value* r = g.outputs()[i];
-      user_check(r->dtype() == y->dtype() && r->shape() && y->shape() && *r->shape() == *y->shape())
-          << n.describe() << ": output '" << y->name() << "' is " << y->type().str() << " but " << attr << " gives "
-          << r->type().str() << "; an If whose branches give outputs of different shapes is not supported yet";
-      p_.kernels.push_back(copy_kernel(tensor_of(r), tensor_of(y)));
-    }
-  }
-
   // Graph outputs: mark produced tensors as outputs; inputs, weights and views get a copy kernel.
   void bind_outputs() {
     for (const ir::Value* v : g_.outputs()) {
@@ -524,7 +504,7 @@ class Partitioner {
     }
   }
 
-  KernelDesc copy_kernel(int src, int dst) {
+  KernelDesc copy_kernel(int src, int dst) override {
     const PlanTensor& s = p_.tensors[src];
     const PlanTensor& d = p_.tensors[dst];
     KernelDesc k;
@@ -547,7 +527,7 @@ class Partitioner {
   SharedState& shared_;
   Partition& p_;
   std::unordered_map<const ir::Value*, int>& ids_;
-  bool in_branch_;                                    // g_ is an If branch (at any depth)
+  bool in_branch_;                                    // g_ is an If branch or a loop body (at any depth)
   std::set<const ir::Node*> live_;
   std::vector<ir::Node*> nodes_;
   std::set<const ir::Value*> read_by_subgraphs_;      // values nodes inside subgraphs read
@@ -575,7 +555,7 @@ void collect_unsupported(const ir::Graph& g, std::vector<std::string>& r) {
   auto live = live_nodes(g);
   for (auto* n : g.nodes()) {
     if (!live.count(n) || is_constant_node(*n) || is_view_op(*n) || is_host_op(*n)) continue;
-    if (is_if(*n)) {
+    if (is_control_flow(*n)) {
       for (const ir::Graph* sg : n->subgraphs()) collect_unsupported(*sg, r);
     } else if (!find_lowering(n->domain(), n->op_type())) {
       r.push_back((n->domain().empty() ? "" : n->domain() + ".") + n->op_type() + " (" + n->describe() + ")");

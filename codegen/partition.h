@@ -40,10 +40,13 @@ struct KernelDesc {
   int host_op = -1;
   std::vector<int64_t> host_scalars;           // int64 attributes, after the tensors
   std::vector<std::pair<int, int>> host_binds; // (index into outputs, axis) of each data dim it binds
-  // A control step of an If (enum onnxc_step_kind BRANCH or JUMP), else 0: no kernel, no graph nodes.
-  // BRANCH reads the bool tensor inputs[0]; both go on at kernel index `target` (kernels.size(): the end).
+  // A control step (enum onnxc_step_kind BRANCH, JUMP, LOOP, NEXT), else 0: no kernel, no graph nodes.
+  // BRANCH reads the bool tensor inputs[0]; each goes on at kernel index `target` (kernels.size(): the
+  // end). LOOP reads inputs {iteration count, trip count, condition}; inputs[1] is -1 when the trip
+  // count is the shape expression `trip` (a Scan's length). NEXT's target is its LOOP.
   int control = 0;
   int target = -1;
+  std::optional<ir::Dim> trip;
   // Compiled to a Halide kernel (not a host op, not a control step).
   bool is_kernel() const { return host_op < 0 && control == 0; }
 };
@@ -70,6 +73,7 @@ std::vector<std::string> find_unsupported(const ir::Model& m);
 // are inputs, weights or views get a copy kernel; graph inputs with an initializer are weights.
 // An If becomes BRANCH, its then_branch's kernels, copies of their results into the If's outputs, JUMP,
 // the same for else_branch; branch kernels read outer values as the tensors they are (nested Ifs too).
+// Loop and Scan become LOOP .. NEXT ranges (codegen/partition_control.h).
 // Throws UserError for unsupported ops (listing all of them) and for values without a shape.
 Partition partition_model(const ir::Model& m);
 

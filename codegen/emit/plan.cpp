@@ -36,7 +36,8 @@ class PlanMaker {
     keep.insert(p_.outputs.begin(), p_.outputs.end());
     for (const auto& k : p_.kernels)
       if (!k.is_kernel()) {
-        keep.insert(k.inputs.begin(), k.inputs.end());
+        for (int t : k.inputs)
+          if (t >= 0) keep.insert(t);  // a LOOP's trip count may be an expression instead (-1)
         keep.insert(k.outputs.begin(), k.outputs.end());
       }
     for (const auto& b : built_)
@@ -82,7 +83,13 @@ class PlanMaker {
     using K = ir::Dim::Kind;
     switch (d.kind()) {
       case K::Const: code.insert(code.end(), {0, d.value()}); return;
-      case K::Sym: code.insert(code.end(), {1, sym_index_.at(d.name())}); return;
+      case K::Sym:
+        user_check(sym_index_.count(d.name()))
+            << "a kernel uses the size '" << d.name() << "', which no graph input dim or host step binds: sizes "
+            << "that only data decides inside a kernel are not supported (e.g. a Slice with run-time starts in a loop "
+            << "body)";
+        code.insert(code.end(), {1, sym_index_.at(d.name())});
+        return;
       default: break;
     }
     static const std::map<K, int64_t> op = {{K::Add, 2}, {K::Mul, 4}, {K::FloorDiv, 5}, {K::CeilDiv, 6},
@@ -203,14 +210,16 @@ class PlanMaker {
     return s;
   }
 
-  // A BRANCH (args {condition}) or JUMP; `kernel` is the target step (kernels and steps are one to one).
+  // A BRANCH (args {condition}), JUMP, LOOP (args {iteration count, trip count, condition}; the trip
+  // count a scalar when it is a shape expression) or NEXT; `kernel` is the target step (kernels and
+  // steps are one to one).
   PlanDescription::Step control_step(size_t i) {
     const KernelDesc& k = p_.kernels[i];
     PlanDescription::Step s;
     s.kind = k.control;
     s.kernel = k.target;
     s.comment = s.nodes = k.name;
-    for (int t : k.inputs) s.args.push_back(new_id_.at(t));
+    for (int t : k.inputs) s.args.push_back(t >= 0 ? new_id_.at(t) : -(expr_id(*k.trip) + 1));
     return s;
   }
 

@@ -103,7 +103,8 @@ std::string generate_plan_c(const PlanDescription& d) {
     os << "static const onnxc_step steps[] = {\n";
     for (size_t i = 0; i < d.steps.size(); ++i) {
       const auto& st = d.steps[i];
-      static const char* const kKinds[] = {"ONNXC_STEP_KERNEL", "ONNXC_STEP_HOST", "ONNXC_STEP_BRANCH", "ONNXC_STEP_JUMP"};
+      static const char* const kKinds[] = {"ONNXC_STEP_KERNEL", "ONNXC_STEP_HOST", "ONNXC_STEP_BRANCH", "ONNXC_STEP_JUMP",
+                                                   "ONNXC_STEP_LOOP", "ONNXC_STEP_NEXT"};
       os << "  {" << st.kernel << ", " << st.args.size() << ", "
          << (st.args.empty() ? std::string("NULL") : "args_" + std::to_string(i)) << ", " << kKinds[st.kind] << ", "
          << st.binds.size() << ", "

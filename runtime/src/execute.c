@@ -9,6 +9,7 @@
 #include "dtype.h"
 #include "host_ops.h"
 #include "kernel_errors.h"
+#include "loops.h"
 #include "session.h"
 
 /* Dims and type of tensor t, dense row-major: Halide's dim 0 is the last ONNX axis. */
@@ -211,12 +212,17 @@ static onnxc_status next_after_control(onnxc_session *s, uint32_t k, uint32_t *n
   return ONNXC_OK;
 }
 
+/* Steps in order, except where control steps move on elsewhere; `prev` tells a LOOP step whether it is
+ * entered afresh or from its NEXT. */
 static onnxc_status run_steps(onnxc_session *s, const onnxc_plan *p) {
   const onnxc_model_desc *d = s->model->desc;
-  for (uint32_t k = 0, next = 1; k < d->n_steps; k = next, next = k + 1) {
+  onnxc_loops_reset(s->loops, d->n_steps);
+  int64_t prev = -1;
+  for (uint32_t k = 0, next = 1; k < d->n_steps; prev = k, k = next, next = k + 1) {
     const onnxc_step *step = &d->steps[k];
-    if (step->kind == ONNXC_STEP_BRANCH || step->kind == ONNXC_STEP_JUMP) {
-      onnxc_status st = next_after_control(s, k, &next);
+    if (step->kind == ONNXC_STEP_BRANCH || step->kind == ONNXC_STEP_JUMP || step->kind == ONNXC_STEP_LOOP ||
+        step->kind == ONNXC_STEP_NEXT) {
+      onnxc_status st = step->kind >= ONNXC_STEP_LOOP ? onnxc_run_loop_step(s, k, prev, &next) : next_after_control(s, k, &next);
       if (st != ONNXC_OK) return st;
       continue;
     }

@@ -9,6 +9,7 @@
 #include "dtype.h"
 #include "error.h"
 #include "host_ops.h"
+#include "loops.h"
 #include "model.h"
 
 enum { DT_FLOAT = 1, DT_BOOL = 9, DT_INT64 = 7, DT_FLOAT16 = 10, DT_DOUBLE = 11, DT_BFLOAT16 = 16 };
@@ -272,6 +273,9 @@ const onnxc_host_op_info *onnxc_host_op_lookup(int32_t op) {
     case ONNXC_HOST_UNIQUE: return &onnxc_host_unique;
     case ONNXC_HOST_NMS: return &kNms;
     case ONNXC_HOST_REDUCE_SUM: return &onnxc_host_reduce_sum;
+    case ONNXC_HOST_SCAN_SLICE: return &onnxc_host_scan_slice;
+    case ONNXC_HOST_SCAN_APPEND: return &onnxc_host_scan_append;
+    case ONNXC_HOST_SCAN_COLLECT: return &onnxc_host_scan_collect;
     default: return NULL;
   }
 }

@@ -7,6 +7,7 @@
 #include "error.h"
 #include "host_ops.h"
 #include "known_at.h"
+#include "loops.h"
 #include "model.h"
 
 #define FAIL(...) return onnxc_fail(ONNXC_ERR_LOAD_FAILED, __VA_ARGS__)
@@ -175,7 +176,7 @@ static onnxc_status check_steps(const onnxc_model_desc *d, const char *m) {
   if (d->n_steps > 0 && !d->steps) FAIL("model '%s': %u steps but the step list is NULL", m, d->n_steps);
   for (uint32_t k = 0; k < d->n_steps; k++) {
     const onnxc_step *s = &d->steps[k];
-    if (s->kind < ONNXC_STEP_KERNEL || s->kind > ONNXC_STEP_JUMP) FAIL("model '%s': step %u has unknown kind %d", m, k, s->kind);
+    if (s->kind < ONNXC_STEP_KERNEL || s->kind > ONNXC_STEP_NEXT) FAIL("model '%s': step %u has unknown kind %d", m, k, s->kind);
     if (s->kind == ONNXC_STEP_KERNEL && (s->kernel < 0 || (uint32_t)s->kernel >= d->n_kernels)) FAIL("model '%s': step %u calls kernel %d, out of range (%u kernels)", m, k, s->kernel, d->n_kernels);
     if (s->kind == ONNXC_STEP_KERNEL && s->n_binds != 0) FAIL("model '%s': kernel step %u binds %d symbols; only host steps bind", m, k, s->n_binds);
     if (s->n_args < 0 || (s->n_args > 0 && !s->args)) FAIL("model '%s': step %u has %d args and args %s", m, k, s->n_args, s->args ? "set" : "NULL");
@@ -184,8 +185,10 @@ static onnxc_status check_steps(const onnxc_model_desc *d, const char *m) {
       if (a >= (int64_t)d->n_tensors) FAIL("model '%s': step %u arg %d is tensor %lld, out of range (%u tensors)", m, k, i, (long long)a, d->n_tensors);
       if (a < 0 && -a - 1 >= (int64_t)d->n_exprs) FAIL("model '%s': step %u arg %d is scalar expression %lld, out of range (%u expressions)", m, k, i, (long long)(-a - 1), d->n_exprs);
     }
-    if (s->kind == ONNXC_STEP_HOST || s->kind == ONNXC_STEP_BRANCH || s->kind == ONNXC_STEP_JUMP) {
-      onnxc_status st = s->kind == ONNXC_STEP_HOST ? check_host_step(d, m, k) : check_control_step(d, m, k);
+    if (s->kind != ONNXC_STEP_KERNEL) {
+      onnxc_status st = s->kind == ONNXC_STEP_HOST ? check_host_step(d, m, k)
+                        : s->kind >= ONNXC_STEP_LOOP ? onnxc_check_loop_step(d, m, k)
+                                                     : check_control_step(d, m, k);
       if (st != ONNXC_OK) return st;
     }
     if (d->step_info) {
@@ -205,7 +208,8 @@ static void mark_symbols(const onnxc_expr_table *table, uint32_t e, bool *used) 
 }
 
 /* A symbol bound from data: by one host step only, outside every range a control step may skip (a
- * skipped step would leave it unbound for the steps after the ranges), and no input dim uses it. */
+ * skipped step would leave it unbound for the steps after the ranges; a loop body may also run many
+ * times), and no input dim uses it. */
 static onnxc_status check_data_binds(const onnxc_model_desc *d, const onnxc_expr_table *table, const char *m, bool *bound) {
   int32_t skippable_until = -1; /* steps before this one may be skipped by a control step seen so far */
   for (uint32_t k = 0; k < d->n_steps; k++) {
@@ -217,7 +221,7 @@ static onnxc_status check_data_binds(const onnxc_model_desc *d, const onnxc_expr
       if (bound[y]) FAIL("model '%s': symbol '%s' is bound twice (again by step %u)", m, d->symbols[y], k);
       bound[y] = true;
     }
-    bool control = s->kind == ONNXC_STEP_BRANCH || s->kind == ONNXC_STEP_JUMP;
+    bool control = s->kind == ONNXC_STEP_BRANCH || s->kind == ONNXC_STEP_JUMP || s->kind == ONNXC_STEP_LOOP;
     if (control && s->kernel > skippable_until) skippable_until = s->kernel;
   }
   bool *in_inputs = calloc((size_t)d->n_symbols + 1, sizeof *in_inputs);
@@ -335,6 +339,7 @@ onnxc_status onnxc_validate_desc(const onnxc_model_desc *d) {
   if (st == ONNXC_OK) st = check_io(d, m, "output", d->n_outputs, d->outputs);
   if (st == ONNXC_OK) st = check_inputs_listed(d, m);
   if (st == ONNXC_OK) st = check_steps(d, m);
+  if (st == ONNXC_OK) st = onnxc_check_loop_structure(d, &table, m);
   if (st == ONNXC_OK) st = check_symbols_bound(d, &table, m);
   if (st == ONNXC_OK) st = check_known_in_time(d, &table, m);
   if (st == ONNXC_OK && d->uses_cuda && (!d->copy_to_host || !d->device_free)) {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "handles.h"
+#include "loops.h"
 #include "session.h"
 
 #define DEFAULT_CACHED_PLANS 8
@@ -36,6 +37,7 @@ static void destroy(onnxc_session *s) {
   onnxc_free_blocks(s);
   free(s->blocks);
   free(s->block_bytes);
+  onnxc_loops_free(s->loops, s->model->desc->n_steps);
   free(s->arena);
   onnxc_model_release(s->model);
   free(s);
@@ -74,9 +76,10 @@ static bool allocate(onnxc_session *s) {
   s->run_bytes = calloc(tensors, sizeof *s->run_bytes);
   s->blocks = calloc((size_t)d->n_steps + 1, sizeof *s->blocks);
   s->block_bytes = calloc((size_t)d->n_steps + 1, sizeof *s->block_bytes);
+  s->loops = onnxc_loops_new(d->n_steps);
   s->arena = aligned_alloc(ONNXC_ARENA_ALIGNMENT, ONNXC_ARENA_ALIGNMENT); /* non-NULL even when unused */
   return s->plans && s->bound && s->input_data && s->input_dims && s->symbols && s->symbol_input && s->symbol_axis &&
-         s->buffers && s->dims && s->scalars && s->args && s->device_bytes && s->run_dims && s->run_bytes && s->blocks && s->block_bytes && s->arena;
+         s->buffers && s->dims && s->scalars && s->args && s->device_bytes && s->run_dims && s->run_bytes && s->blocks && s->block_bytes && s->loops && s->arena;
 }
 
 static onnxc_status create(onnxc_model *model, const onnxc_session_options *options, onnxc_session **out) {

@@ -50,6 +50,7 @@ struct onnxc_session {
   uint64_t *run_bytes;       /* n_tensors */
   uint8_t **blocks;          /* n_steps: host step k's block for the tensors its binds size; kept, reused */
   uint64_t *block_bytes;     /* n_steps: their capacities */
+  struct onnxc_loop_state *loops; /* loops.h: iteration counts, gathered scan outputs */
 
   onnxc_plan **plans;        /* options.max_cached_plans slots */
   uint64_t clock;

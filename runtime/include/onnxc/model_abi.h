@@ -53,9 +53,9 @@ extern "C" {
 
 /* Version 2 added step kinds (kernel, host op) and symbols bound from data (onnxc_step's kind, n_binds,
  * binds). Version 3 added control steps (BRANCH, JUMP: an ONNX If), which a version 2 runtime would
- * misread as kernel calls. A library of another version is refused at load with a message, before any
- * other field is read. */
-#define ONNXC_ABI_VERSION 3
+ * misread as kernel calls. Version 4 added loops (LOOP, NEXT and the scan host ops: ONNX Loop and Scan).
+ * A library of another version is refused at load with a message, before any other field is read. */
+#define ONNXC_ABI_VERSION 4
 
 /* Shape expressions are integer programs in reverse Polish notation over int64. Expression i is
  * expr_code[expr_start[i] .. expr_start[i + 1]). CONST and SYM take one immediate word. Division
@@ -102,7 +102,9 @@ enum onnxc_step_kind {
   ONNXC_STEP_KERNEL = 0, /* call kernels[kernel] (a Halide argv entry point) */
   ONNXC_STEP_HOST = 1,   /* run host op `kernel` (enum onnxc_host_op), implemented in the runtime in C */
   ONNXC_STEP_BRANCH = 2, /* args {cond}: when bool tensor cond's first element is 0, go on at step `kernel` */
-  ONNXC_STEP_JUMP = 3    /* no args: go on at step `kernel` */
+  ONNXC_STEP_JUMP = 3,   /* no args: go on at step `kernel` */
+  ONNXC_STEP_LOOP = 4,   /* args {iter, trip, cond}: the head of a loop; leaves it for step `kernel` (below) */
+  ONNXC_STEP_NEXT = 5    /* no args: the end of a loop's body: back to its LOOP step `kernel` */
 };
 
 /* Host ops: what no kernel over shapes known before the step can express, because an output's size
@@ -114,13 +116,24 @@ enum onnxc_step_kind {
  *  UNIQUE       args {X, Y, indices, inverse, counts, axis (-1: flattened), sorted}   binds {unique count}
  *  NMS          args {boxes, scores, max_per_class (int64 [0] or [1]), iou_threshold (float32 [0] or [1]),
  *                     score_threshold (float32 [0] or [1]), Y, center_point_box}      binds {selected}
- *  REDUCE_SUM   args {X, axes (int64 [k]), Y, keepdims, noop_with_empty_axes}   binds {each dim of Y}  */
+ *  REDUCE_SUM   args {X, axes (int64 [k]), Y, keepdims, noop_with_empty_axes}   binds {each dim of Y}
+ * Loop host ops (numbered from 16): what a loop body does with whole slices.
+ *  SCAN_SLICE   args {X, iter (int64, 1 element), Y, axis, reverse}     binds {}
+ *               Y = X's slice iter (reverse: dim - 1 - iter) along axis, that axis removed.
+ *  SCAN_APPEND  args {X}                                                 binds {}
+ *               appends X's bytes to the session's list for this step (one item per iteration).
+ *  SCAN_COLLECT args {Y, append step, axis, reverse}                     binds {item count}
+ *               Y = the items SCAN_APPEND step `append step` gathered since the last collect, stacked
+ *               along a new axis `axis` (reverse: last item first); empties the list.  */
 enum onnxc_host_op {
   ONNXC_HOST_NONZERO = 0,
   ONNXC_HOST_COMPRESS = 1,
   ONNXC_HOST_UNIQUE = 2,
   ONNXC_HOST_NMS = 3,
-  ONNXC_HOST_REDUCE_SUM = 4
+  ONNXC_HOST_REDUCE_SUM = 4,
+  ONNXC_HOST_SCAN_SLICE = 16,
+  ONNXC_HOST_SCAN_APPEND = 17,
+  ONNXC_HOST_SCAN_COLLECT = 18
 };
 
 /* One step of the plan. KERNEL: call kernels[kernel] with args. An arg >= 0 is a tensor id (passed as a
@@ -140,9 +153,19 @@ enum onnxc_host_op {
  * so a tensor used in either range stays alive across both, which is what a skipped range needs. Both
  * ranges write the If's outputs (a copy step each). A step inside a range that writes no tensor first
  * touched there always runs (the empty-output skip above counts first touches only). Control steps bind
- * no symbols and are host-only: a CUDA library has none. */
+ * no symbols and are host-only: a CUDA library has none.
+ *
+ * Loops (an ONNX Loop or Scan): LOOP at step h with target t heads the range h+1 .. t-2 (the body),
+ * and step t-1 is the NEXT that goes back to h; no other step goes backward. The runtime keeps the
+ * iteration count itself: arriving at h from an earlier step starts it at 0, arriving from its NEXT
+ * adds 1. LOOP writes the count into `iter` (an int64 arena tensor of one element) and enters the body
+ * when count < trip and cond's first element is not 0, else goes on at t. trip is an int64 tensor of
+ * one element, a scalar, or an int64 tensor of 0 elements (no limit). Loop ranges nest (they never
+ * cross), and no forward jump enters or leaves a body except LOOP's own exit. Liveness: a tensor that
+ * any step of a body touches is live over the whole range h .. t-1 (the next iteration reads it again).
+ * Symbols bound inside a body (or a branch) are refused, as for If: they would be bound many times. */
 typedef struct onnxc_step {
-  int32_t kernel;        /* KERNEL: index into kernels; HOST: enum onnxc_host_op; BRANCH, JUMP: target step */
+  int32_t kernel;        /* KERNEL: index into kernels; HOST: enum onnxc_host_op; control steps: target step */
   int32_t n_args;
   const int32_t *args;
   int32_t kind;          /* enum onnxc_step_kind; 0 (KERNEL) when left out of an initializer */

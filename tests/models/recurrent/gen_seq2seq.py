@@ -10,8 +10,9 @@ attention under the source padding mask. Batch-first and sequence-first encoders
 Each model returns the decoder outputs and the attention weights of every step.
 
 The control-flow models are torch.jit.script exports: an `If` on an input scalar around two LSTM
-branches, and a `Loop` that greedily decodes a few steps. They exist so that the day `If`/`Loop`
-compile, their tests turn from SKIPPED into real checks (tests/models/recurrent/check_model.sh).
+branches, and a `Loop` that greedily decodes a few steps (its tokens a sequence, as torch exports a
+list; gru_greedy_loop_scan is the same Loop with the tokens as a scan output, tensors only). A model
+that needs what onnxc cannot compile yet is reported SKIPPED (tests/models/recurrent/check_model.sh).
 
 Every model gets test_data_set_K folders (ONNX backend layout) at three (batch, source length)
 shapes, with the torch module's own fp32 outputs as the reference.
@@ -251,6 +252,53 @@ def make_control_flow(out_dir):
     print(f"gru_greedy_loop: ops {ops}")
 
 
+def make_greedy_scan(out_dir):
+    """gru_greedy_loop with its tokens as the Loop's scan output instead of a sequence.
+
+    torch 1.13 exports a scripted list append as SequenceInsert into a loop-carried sequence, then
+    ConcatFromSequence. The same Loop written with tensors only: the body emits each step's token as
+    a scan output (stacked [steps, batch] by the Loop) and a Transpose makes it [batch, steps]. The
+    body, weights and test data (torch's outputs) are the export's own, so the check is against torch.
+    """
+    src, d = os.path.join(out_dir, "gru_greedy_loop"), os.path.join(out_dir, "gru_greedy_loop_scan")
+    m = onnx.load(os.path.join(src, "model.onnx"))
+    g = m.graph
+    loop = next(n for n in g.node if n.op_type == "Loop")
+    body = next(a.g for a in loop.attribute if a.name == "body")
+    insert = next(n for n in body.node if n.op_type == "SequenceInsert")
+    seq_in = next(i for i in body.input if i.name == insert.input[0])
+    body.input.remove(seq_in)
+    body.node.remove(insert)
+    token = onnx.helper.make_node("Identity", [insert.input[1]], ["token_row"], name="token_row")
+    body.node.append(token)
+    seq_out = next(o for o in body.output if o.name == insert.output[0])
+    body.output.remove(seq_out)
+    body.output.append(onnx.helper.make_tensor_value_info("token_row", onnx.TensorProto.INT64, ["batch"]))
+    empty = next(n for n in g.node if n.op_type == "SequenceEmpty")
+    concat = next(n for n in g.node if n.op_type == "ConcatFromSequence")
+    del loop.input[-1]
+    loop.output[-1] = "token_rows"
+    g.node.remove(empty)
+    idx = list(g.node).index(concat)
+    g.node.remove(concat)
+    g.node.insert(idx, onnx.helper.make_node("Transpose", ["token_rows"], [concat.output[0]], name="tokens_batch_first",
+                                             perm=[1, 0]))
+    for o in g.output:  # torch's names for dims it could not infer ("steps", "Looph_dim_1") are no symbols
+        for dim in o.type.tensor_type.shape.dim:
+            if dim.dim_param != "batch":
+                dim.ClearField("dim_param")
+    onnx.checker.check_model(m, full_check=True)
+    os.makedirs(d, exist_ok=True)
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for k in range(len(SHAPES)):
+        sd, dd = os.path.join(src, f"test_data_set_{k}"), os.path.join(d, f"test_data_set_{k}")
+        os.makedirs(dd, exist_ok=True)
+        for f in sorted(os.listdir(sd)):
+            with open(os.path.join(sd, f), "rb") as a, open(os.path.join(dd, f), "wb") as b:
+                b.write(a.read())
+    print(f"gru_greedy_loop_scan: ops {sorted({n.op_type for n in g.node})}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
@@ -261,6 +309,7 @@ def main():
     for i, (cell, attention, batch_first) in enumerate(specs):
         make_seq2seq(args.out, cell, attention, batch_first, seed=200 + i)
     make_control_flow(args.out)
+    make_greedy_scan(args.out)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,233 @@
+// ABI v4 loops through the public API, on a hand-written descriptor whose kernels are plain C++
+// functions: LOOP / body / NEXT with a trip count and a condition read per run, a carried value, a scan
+// output gathered and stacked after the loop (its length bound from data), an outer tensor the body
+// reads on every iteration, and the descriptor checks that keep backward jumps to their own loops.
+#include <HalideRuntime.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "desc_builder.h"
+#include "onnxc/runtime.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+
+template <typename T>
+T *data(void *arg) {
+  return reinterpret_cast<T *>(static_cast<halide_buffer_t *>(arg)->host);
+}
+int32_t extent(void *arg) { return static_cast<halide_buffer_t *>(arg)->dim[0].extent; }
+
+int add(void **args) {  // {a, b, y}: y = a + b
+  for (int32_t i = 0; i < extent(args[0]); ++i) data<float>(args[2])[i] = data<float>(args[0])[i] + data<float>(args[1])[i];
+  return 0;
+}
+int add_one(void **args) {  // {x, y}: y = x + 1
+  for (int32_t i = 0; i < extent(args[0]); ++i) data<float>(args[1])[i] = data<float>(args[0])[i] + 1;
+  return 0;
+}
+int copy(void **args) {  // {x, y}: y = x
+  for (int32_t i = 0; i < extent(args[0]); ++i) data<float>(args[1])[i] = data<float>(args[0])[i];
+  return 0;
+}
+int positive(void **args) {  // {stop, cond}: cond = stop > 0
+  *data<uint8_t>(args[1]) = *data<int64_t>(args[0]) > 0;
+  return 0;
+}
+int keep_going(void **args) {  // {iter, stop, cond}: cond = iter + 1 < stop
+  *data<uint8_t>(args[2]) = *data<int64_t>(args[0]) + 1 < *data<int64_t>(args[1]);
+  return 0;
+}
+
+enum { E_N, E_COUNT, E_C7, E_C0 };
+const char *const kSymbols[] = {"n", "count"};
+const uint32_t kExprStart[] = {0, 2, 4, 6, 8};
+const int64_t kExprCode[] = {ONNXC_EXPR_SYM, 0, ONNXC_EXPR_SYM, 1, ONNXC_EXPR_CONST, 7, ONNXC_EXPR_CONST, 0};
+const int32_t kDimsN[] = {E_N}, kDimsScan[] = {E_COUNT, E_N};
+enum { T_TRIP, T_STOP, T_X, T_XP1, T_ITER, T_COND, T_ACC, T_TMP, T_NEXT, T_Y, T_SCAN };
+enum { K_ADD, K_ADD_ONE, K_COPY, K_POSITIVE, K_KEEP_GOING };
+constexpr int32_t kScalar7 = -(E_C7 + 1), kScalar0 = -(E_C0 + 1);
+
+// acc = x; xp1 = x + 1; loop (at most trip times, while iter + 1 < stop, entered when stop > 0):
+// acc = (acc + xp1) + 1, each new acc a scan row. y = acc. xp1 is read only at the start of the body,
+// so only the loop's liveness keeps later body tensors (tmp, next) out of its bytes.
+DescBuilder loop_model() {
+  static const onnxc_tensor_desc tensors[] = {{"trip", 7, ONNXC_TENSOR_INPUT, 0, nullptr, -1, 0, 0},
+                                              {"stop", 7, ONNXC_TENSOR_INPUT, 0, nullptr, -1, 0, 0},
+                                              {"x", 1, ONNXC_TENSOR_INPUT, 1, kDimsN, -1, 0, 0},
+                                              {"xp1", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0},
+                                              {"iter", 7, ONNXC_TENSOR_INTERMEDIATE, 0, nullptr, -1, 0, 0},
+                                              {"cond", 9, ONNXC_TENSOR_INTERMEDIATE, 0, nullptr, -1, 0, 0},
+                                              {"acc", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0},
+                                              {"tmp", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0},
+                                              {"next", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0},
+                                              {"y", 1, ONNXC_TENSOR_OUTPUT, 1, kDimsN, -1, 0, 0},
+                                              {"scan", 1, ONNXC_TENSOR_OUTPUT, 2, kDimsScan, -1, 0, 0}};
+  static const onnxc_kernel_desc kernels[] = {
+      {"add", add}, {"add_one", add_one}, {"copy", copy}, {"positive", positive}, {"keep_going", keep_going}};
+  static const int32_t inputs[] = {T_TRIP, T_STOP, T_X}, outputs[] = {T_Y, T_SCAN};
+  static const int32_t a0[] = {T_STOP, T_COND}, a1[] = {T_X, T_XP1}, a2[] = {T_X, T_ACC}, a3[] = {T_ITER, T_TRIP, T_COND},
+                       a4[] = {T_ACC, T_XP1, T_TMP}, a5[] = {T_TMP, T_NEXT}, a6[] = {T_ITER, T_STOP, T_COND},
+                       a7[] = {T_NEXT}, a8[] = {T_NEXT, T_ACC}, a10[] = {T_SCAN, kScalar7, kScalar0, kScalar0},
+                       a11[] = {T_ACC, T_Y}, b10[] = {1};
+  static const onnxc_step steps[] = {{K_POSITIVE, 2, a0, ONNXC_STEP_KERNEL, 0, nullptr},
+                                     {K_ADD_ONE, 2, a1, ONNXC_STEP_KERNEL, 0, nullptr},
+                                     {K_COPY, 2, a2, ONNXC_STEP_KERNEL, 0, nullptr},
+                                     {10, 3, a3, ONNXC_STEP_LOOP, 0, nullptr},  // done: to step 10
+                                     {K_ADD, 3, a4, ONNXC_STEP_KERNEL, 0, nullptr},
+                                     {K_ADD_ONE, 2, a5, ONNXC_STEP_KERNEL, 0, nullptr},
+                                     {K_KEEP_GOING, 3, a6, ONNXC_STEP_KERNEL, 0, nullptr},
+                                     {ONNXC_HOST_SCAN_APPEND, 1, a7, ONNXC_STEP_HOST, 0, nullptr},
+                                     {K_COPY, 2, a8, ONNXC_STEP_KERNEL, 0, nullptr},
+                                     {3, 0, nullptr, ONNXC_STEP_NEXT, 0, nullptr},
+                                     {ONNXC_HOST_SCAN_COLLECT, 4, a10, ONNXC_STEP_HOST, 1, b10},
+                                     {K_COPY, 2, a11, ONNXC_STEP_KERNEL, 0, nullptr}};
+  static onnxc_model_desc d;
+  d = onnxc_model_desc{};
+  d.abi_version = ONNXC_ABI_VERSION;
+  d.name = "loop";
+  d.target = "host";
+  d.producer = "test";
+  d.n_symbols = 2;
+  d.symbols = kSymbols;
+  d.n_exprs = 4;
+  d.expr_start = kExprStart;
+  d.expr_code = kExprCode;
+  d.n_tensors = 11;
+  d.tensors = tensors;
+  d.n_inputs = 3;
+  d.inputs = inputs;
+  d.n_outputs = 2;
+  d.outputs = outputs;
+  d.n_kernels = 5;
+  d.kernels = kernels;
+  d.n_steps = 12;
+  d.steps = steps;
+  return DescBuilder(d);
+}
+
+struct Result {
+  std::vector<float> y;
+  std::vector<int64_t> scan_dims;
+  std::vector<float> scan;
+};
+
+struct Loaded {
+  explicit Loaded(const onnxc_model_desc *d) {
+    EXPECT_EQ(onnxc_model_from_desc(d, &model), ONNXC_OK) << onnxc_last_error();
+    if (model) {
+      EXPECT_EQ(onnxc_session_create(model, nullptr, &session), ONNXC_OK) << onnxc_last_error();
+    }
+  }
+  ~Loaded() {
+    onnxc_session_free(session);
+    onnxc_model_free(model);
+  }
+  Result run(int64_t trip, int64_t stop, std::vector<float> x) {
+    int64_t n = static_cast<int64_t>(x.size());
+    float none = 0;
+    onnxc_tensor tt{7, 0, nullptr, &trip}, ts{7, 0, nullptr, &stop}, tx{1, 1, &n, x.empty() ? &none : x.data()};
+    EXPECT_EQ(onnxc_session_set_input(session, 0, &tt), ONNXC_OK) << onnxc_session_last_error(session);
+    EXPECT_EQ(onnxc_session_set_input(session, 1, &ts), ONNXC_OK) << onnxc_session_last_error(session);
+    EXPECT_EQ(onnxc_session_set_input(session, 2, &tx), ONNXC_OK) << onnxc_session_last_error(session);
+    EXPECT_EQ(onnxc_session_run(session), ONNXC_OK) << onnxc_session_last_error(session);
+    Result r;
+    onnxc_tensor y, scan;
+    if (onnxc_session_get_output(session, 0, &y) != ONNXC_OK || onnxc_session_get_output(session, 1, &scan) != ONNXC_OK) return r;
+    r.y.assign(static_cast<const float *>(y.data), static_cast<const float *>(y.data) + y.dims[0]);
+    r.scan_dims.assign(scan.dims, scan.dims + scan.rank);
+    r.scan.assign(static_cast<const float *>(scan.data), static_cast<const float *>(scan.data) + scan.dims[0] * scan.dims[1]);
+    return r;
+  }
+  onnxc_model *model = nullptr;
+  onnxc_session *session = nullptr;
+};
+
+// What the model computes, written out as plain loops.
+Result expected(int64_t trip, int64_t stop, const std::vector<float> &x) {
+  Result r;
+  int64_t k = 0;
+  bool cond = stop > 0;
+  std::vector<float> acc = x;
+  while (k < trip && cond) {
+    for (size_t i = 0; i < acc.size(); ++i) acc[i] = acc[i] + (x[i] + 1) + 1;
+    r.scan.insert(r.scan.end(), acc.begin(), acc.end());
+    cond = k + 1 < stop;
+    ++k;
+  }
+  r.y = acc;
+  r.scan_dims = {k, static_cast<int64_t>(x.size())};
+  return r;
+}
+
+void expect_same(const Result &got, const Result &want) {
+  EXPECT_EQ(got.y, want.y);
+  EXPECT_EQ(got.scan_dims, want.scan_dims);
+  EXPECT_EQ(got.scan, want.scan);
+}
+
+TEST(LoopSteps, TripCountConditionCarriedValueAndScanOutput) {
+  DescBuilder b = loop_model();
+  Loaded m(b.get());
+  ASSERT_NE(m.session, nullptr);
+  expect_same(m.run(0, 100, {1, 2}), expected(0, 100, {1, 2}));  // no iteration: y = x, scan [0, 2]
+  expect_same(m.run(1, 100, {1, 2}), expected(1, 100, {1, 2}));
+  expect_same(m.run(5, 100, {1, 2, 3}), expected(5, 100, {1, 2, 3}));  // ended by the trip count
+  expect_same(m.run(100, 3, {1, 2, 3}), expected(100, 3, {1, 2, 3}));  // ended by the condition
+  expect_same(m.run(100, 0, {4}), expected(100, 0, {4}));              // condition false on entry
+  expect_same(m.run(4, 100, {}), expected(4, 100, {}));                // empty values, four iterations
+  EXPECT_EQ(expected(5, 100, {1}).y, (std::vector<float>{1 + 5 * 3}));  // the reference itself
+}
+
+std::string load_error(DescBuilder &b, onnxc_status want = ONNXC_ERR_LOAD_FAILED) {
+  onnxc_model *model = nullptr;
+  EXPECT_EQ(onnxc_model_from_desc(b.get(), &model), want);
+  onnxc_model_free(model);
+  return onnxc_last_error();
+}
+
+TEST(LoopSteps, DescriptorChecks) {
+  DescBuilder b = loop_model();
+  b.steps[9].kernel = 2;  // back to a kernel step: a loop only the model's data could not end
+  EXPECT_EQ(load_error(b), "model 'loop': loop step 3 exits to step 10, but step 9 is not its next step");
+  b = loop_model();  // a second way back to the same loop
+  b.steps[11] = onnxc_step{3, 0, nullptr, ONNXC_STEP_NEXT, 0, nullptr};
+  EXPECT_EQ(load_error(b), "model 'loop': next step 11 goes back to step 3, which is not a loop step whose exit is step 12");
+  b = loop_model();
+  b.steps[3].kernel = 9;  // the step before the exit must be the loop's NEXT
+  EXPECT_EQ(load_error(b), "model 'loop': loop step 3 exits to step 9, but step 8 is not its next step");
+  b = loop_model();
+  b.steps[3].kernel = 13;
+  EXPECT_EQ(load_error(b), "model 'loop': loop step 3 exits to step 13; the exit must lie after a body and at most at 12 (the end)");
+  b = loop_model();
+  b.set_args(3, {T_X, T_TRIP, T_COND});
+  EXPECT_EQ(load_error(b), "model 'loop': loop step 3's iteration count must be an int64 intermediate tensor");
+  b = loop_model();
+  b.set_args(3, {T_ITER, T_TRIP, T_X});
+  EXPECT_EQ(load_error(b), "model 'loop': loop step 3's condition must be a bool tensor");
+  b = loop_model();  // a jump from before the loop into its body
+  b.steps[0] = onnxc_step{5, 0, nullptr, ONNXC_STEP_JUMP, 0, nullptr};
+  EXPECT_EQ(load_error(b), "model 'loop': step 0 goes to step 5 across the edge of the loop body at steps 3..9");
+  b = loop_model();  // a collect that names a kernel step as its append step
+  b.set_args(10, {T_SCAN, -(b.add_expr({ONNXC_EXPR_CONST, 6}) + 1), kScalar0, kScalar0});
+  EXPECT_EQ(load_error(b), "model 'loop': step 10 (ScanCollect) must name an earlier ScanAppend step as a constant");
+  b = loop_model();
+  b.d.uses_cuda = 1;
+  EXPECT_THAT(load_error(b, ONNXC_ERR_UNSUPPORTED), HasSubstr("not supported in CUDA libraries"));
+}
+
+// A symbol bound inside a body would be bound once per iteration: refused like one inside an If range.
+TEST(LoopSteps, NoSymbolBoundInsideABody) {
+  DescBuilder b = loop_model();
+  b.steps[8] = b.steps[10];  // the collect moves into the body, right after its append
+  b.set_args(8, {T_SCAN, -(b.add_expr({ONNXC_EXPR_CONST, 7}) + 1), kScalar0, kScalar0});
+  b.steps[10] = onnxc_step{K_COPY, 0, nullptr, ONNXC_STEP_KERNEL, 0, nullptr};
+  b.set_args(10, {T_NEXT, T_ACC});
+  EXPECT_EQ(load_error(b), "model 'loop': step 8 binds symbol 'count' inside a range a control step may skip");
+}
+
+}  // namespace
