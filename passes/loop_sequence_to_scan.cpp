@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
+#include <string>
 
 #include "passes/rewrite.h"
 
@@ -13,6 +15,21 @@ namespace onnxc::passes {
 namespace {
 
 bool is(const ir::Node& n, const char* op) { return n.domain().empty() && n.op_type() == op; }
+
+// Whether `v` has the same shape in every iteration: each dim a number or a function of the main
+// graph's input dims. A scan output needs that; a list may hold tensors of other shapes (a Slice to
+// the iteration count), which ConcatFromSequence joins and a scan would not.
+bool loop_invariant_shape(const ir::Value& v, const ir::Graph& main) {
+  if (!v.shape()) return false;
+  std::set<std::string> inputs, used;
+  for (const ir::Value* in : main.inputs())
+    for (const ir::Dim& d : in->shape() ? *in->shape() : ir::Shape{}) d.collect_symbols(inputs);
+  for (const ir::Dim& d : *v.shape()) {
+    if (d.has_unknown()) return false;
+    d.collect_symbols(used);
+  }
+  return std::includes(inputs.begin(), inputs.end(), used.begin(), used.end());
+}
 
 // The SequenceInsert that appends to carried value k of `loop` when that value is a collected
 // sequence as loop_sequence_to_scan.h describes; else null.
@@ -24,13 +41,15 @@ ir::Node* appending_insert(const ir::Node& loop, const ir::Graph& body, size_t k
   if (ins->graph() != &body || !is(*ins, "SequenceInsert") || ins->input(0) != in || ins->input(2)) return nullptr;
   const ir::Value* out = ins->output(0);
   if (!out->uses().empty() || std::count(body.outputs().begin(), body.outputs().end(), out) != 1 ||
-      body.outputs()[1 + k] != out || !ins->input(1) || !ins->input(1)->shape())
+      body.outputs()[1 + k] != out || !ins->input(1))
     return nullptr;
+  const ir::Graph* main = &body;
+  while (main->parent()) main = main->parent();
+  if (!loop_invariant_shape(*ins->input(1), *main)) return nullptr;
   const ir::Value* fin = loop.output(k);
   if (fin && fin->is_graph_output()) return nullptr;
   for (const ir::Use& u : fin ? fin->uses() : std::vector<ir::Use>{})
-    if (u.node->graph() != loop.graph() || !is(*u.node, "ConcatFromSequence") || u.node->attr_int("new_axis", 0) == 0)
-      return nullptr;
+    if (u.node->graph() != loop.graph() || !is(*u.node, "ConcatFromSequence")) return nullptr;
   return ins;
 }
 
@@ -52,20 +71,40 @@ std::shared_ptr<ir::Graph> body_without(const ir::Graph& body, size_t k, const i
   return nb;
 }
 
-// ConcatFromSequence(new_axis=1, axis a) of the collected values, from their scan output [T, ...]:
-// the scan itself when a is 0, else a Transpose moving axis 0 to a.
-void stack_from_scan(ir::Node& concat, ir::Value* scan, int64_t elem_rank) {
+// ConcatFromSequence of the collected values, from their scan output S = [T, d0, ..., d(r-1)].
+// Stacked along a (new_axis=1): S itself when a is 0, else S with axis 0 moved to a. Joined along an
+// existing axis a (new_axis=0): the same move to a, then T and d(a) merged by a Reshape whose target
+// is S's own shape with those two dims replaced by -1.
+void join_from_scan(ir::Node& concat, ir::Value* scan, int64_t elem_rank) {
   ir::Graph& g = *concat.graph();
+  bool stack = concat.attr_int("new_axis", 0) != 0;
   int64_t rank = elem_rank + 1, a = concat.attr_int("axis", 0);
-  if (a < 0) a += rank;
+  if (a < 0) a += stack ? rank : elem_rank;
   ir::Value* out = concat.output(0);
+  std::string base = out->name();
   ir::Value* v = scan;
-  if (a > 0 && a < rank) {
+  if (a > 0) {
     std::vector<int64_t> perm;
     for (int64_t j = 0; j < rank; ++j) perm.push_back(j < a ? j + 1 : j == a ? 0 : j);
-    ir::Node* t = g.insert_node_before(&concat, "Transpose", {scan}, {g.unique_name(out->name() + "_stack")});
+    ir::Node* t = g.insert_node_before(&concat, "Transpose", {scan}, {g.unique_name(base + "_stack")});
     t->set_attr_ints("perm", perm);
     v = t->output(0);
+  }
+  if (!stack) {
+    ir::Value* shape = g.insert_node_before(&concat, "Shape", {scan}, {g.unique_name(base + "_shape")})->output(0);
+    std::vector<ir::Value*> parts;
+    auto dims = [&](int64_t from, int64_t to) {  // S's dims [from, to) as a 1-D i64 tensor
+      if (from >= to) return;
+      auto c = [&](int64_t x) { return g.add_initializer(g.unique_name(base + "_at"), i64_tensor({x})); };
+      parts.push_back(
+          g.insert_node_before(&concat, "Slice", {shape, c(from), c(to)}, {g.unique_name(base + "_dims")})->output(0));
+    };
+    dims(1, a + 1);
+    parts.push_back(g.add_initializer(g.unique_name(base + "_joined"), i64_tensor({-1})));
+    dims(a + 2, rank);
+    ir::Node* target = g.insert_node_before(&concat, "Concat", parts, {g.unique_name(base + "_target")});
+    target->set_attr_int("axis", 0);
+    v = g.insert_node_before(&concat, "Reshape", {v, target->output(0)}, {g.unique_name(base + "_join")})->output(0);
   }
   ir::Node* id = g.insert_node_before(&concat, "Identity", {v}, {out->name()});
   replace_all_uses_everywhere(out, id->output(0));
@@ -88,8 +127,8 @@ bool rewrite(ir::Node& loop) {
     int64_t elem_rank = static_cast<int64_t>(ins->input(1)->shape()->size());
     if (loop.output(k))
       for (const ir::Use& u : loop.output(k)->uses()) {
-        int64_t axis = u.node->attr_int("axis", 0);
-        if (axis < -(elem_rank + 1) || axis > elem_rank) return false;  // inference reports it
+        int64_t axis = u.node->attr_int("axis", 0), r = elem_rank + (u.node->attr_int("new_axis", 0) != 0);
+        if (axis < -r || axis >= r) return false;  // inference reports it
       }
     ir::Graph& g = *loop.graph();
     std::vector<ir::Value*> inputs;
@@ -111,7 +150,7 @@ bool rewrite(ir::Node& loop) {
     if (ir::Value* fin = loop.output(k)) {
       std::vector<ir::Node*> readers;
       for (const ir::Use& u : fin->uses()) readers.push_back(u.node);
-      for (ir::Node* r : readers) stack_from_scan(*r, scan, elem_rank);
+      for (ir::Node* r : readers) join_from_scan(*r, scan, elem_rank);
     }
     for (size_t i = 0, j = 0; i < loop.num_outputs(); ++i) {
       if (i == k) continue;

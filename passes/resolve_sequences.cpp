@@ -40,6 +40,7 @@ bool is(const ir::Node& n, const char* op) { return n.domain().empty() && n.op_t
 // A constant scalar (or one-element) integer input, or nullopt.
 std::optional<int64_t> const_int(const ir::Value* v) {
   if (!v || !v->is_constant() || v->constant().numel() != 1) return std::nullopt;
+  if (v->dtype() != ir::DType::Int64 && v->dtype() != ir::DType::Int32) return std::nullopt;
   return v->constant().get_i64(0);
 }
 
@@ -190,7 +191,13 @@ class Resolver {
       return false;
     }
     if (sizes && sizes->is_constant() && sizes->constant().rank() == 1) {
-      for (int64_t i = 0; i < sizes->constant().numel(); ++i) parts.push_back(sizes->constant().get_i64(i));
+      int64_t total = 0;
+      for (int64_t i = 0; i < sizes->constant().numel(); ++i) {
+        parts.push_back(sizes->constant().get_i64(i));
+        if (parts.back() < 0) return false;  // an invalid model: inference and codegen refuse it
+        total += parts.back();
+      }
+      if (dim && total != *dim) return false;
     } else if (dim) {
       std::optional<int64_t> step = sizes ? const_int(sizes) : std::optional<int64_t>(1);
       if (!step || *step <= 0) return false;

@@ -1,6 +1,6 @@
 // loop_sequence_to_scan: a list a Loop collects (SequenceEmpty, SequenceInsert per iteration,
-// ConcatFromSequence new_axis=1 after) becomes a scan output (+ Transpose when stacked along an axis
-// other than 0); near-misses (the list is a graph output, or read by position) stay. The reference
+// ConcatFromSequence after) becomes a scan output (+ Transpose, + Reshape for a join along an existing
+// axis); near-misses (the list is a graph output, iterations of different shapes) stay. The reference
 // evaluator has no Loop, so values are checked elsewhere: the committed PyTorch export
 // tests/models/recurrent/gru_greedy_loop (its ctest compares with torch once Loop compiles, and
 // `onnxc optimize` of it runs in ONNX Runtime: see the README).
@@ -63,8 +63,8 @@ std::vector<std::string> ops(const ir::Graph& g) {
   return r;
 }
 
-const ir::Node* find(const ir::Graph& g, const std::string& op) {
-  for (const ir::Node* n : g.nodes())
+ir::Node* find(const ir::Graph& g, const std::string& op) {
+  for (ir::Node* n : g.nodes())
     if (n->op_type() == op) return n;
   return nullptr;
 }
@@ -108,11 +108,37 @@ TEST(LoopSequenceToScan, ListAtTheInterfaceStays) {
   EXPECT_FALSE(passes::find_pass("loop_sequence_to_scan")->make()->run(*m));
 }
 
-// Near-miss: ConcatFromSequence without new_axis joins along an existing axis, which a scan output
-// (a new axis 0) is not without a reshape; left alone.
-TEST(LoopSequenceToScan, ConcatWithoutNewAxisStays) {
+// ConcatFromSequence without new_axis joins along an existing axis: the scan with its loop axis moved
+// next to that axis, then a Reshape merging the two (target: the scan's shape with -1 there).
+TEST(LoopSequenceToScan, ConcatAlongAnExistingAxisIsAScanTransposeAndReshape) {
+  auto m = collecting_loop(-1, 0, false);  // elements [2, 3] joined along axis 1: [2, 3T]
+  passes::run_pipeline(*m, passes::default_pipeline(), passes::PipelineOptions{});
+  const ir::Node* t = find(*m->graph, "Transpose");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->attr_ints("perm"), (std::vector<int64_t>{1, 0, 2}));
+  const ir::Node* r = find(*m->graph, "Reshape");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->input(0), t->output(0));
+  EXPECT_EQ(find(*m->graph, "ConcatFromSequence"), nullptr);
+  const ir::Value* out = m->graph->outputs()[1];
+  EXPECT_EQ(out->name(), "stacked");
+  ASSERT_TRUE(out->shape());
+  ASSERT_EQ(out->shape()->size(), 2u);
+  EXPECT_EQ(out->shape()->at(0), ir::Dim(2));
+}
+
+// Near-miss: the collected tensor's size follows the iteration count (Range(0, i)), so iterations
+// differ in shape: a list can hold that, a scan output cannot.
+TEST(LoopSequenceToScan, ShapeThatChangesPerIterationStays) {
   auto m = collecting_loop(0, 0, false);
-  EXPECT_FALSE(passes::find_pass("loop_sequence_to_scan")->make()->run(*m));
+  ir::Graph& body = *find(*m->graph, "Loop")->attr("body")->g;
+  ir::Node* ins = find(body, "SequenceInsert");
+  ir::Value* zero = body.add_initializer("zero", ir::Tensor::scalar<int64_t>(DType::Int64, 0));
+  ir::Value* step = body.add_initializer("step", ir::Tensor::scalar<int64_t>(DType::Int64, 1));
+  ir::Node* range = body.insert_node_before(ins, "Range", {zero, body.inputs()[0], step}, {"upto_i"});
+  ins->set_input(1, range->output(0));
+  passes::run_pipeline(*m, passes::default_pipeline(), passes::PipelineOptions{});
+  EXPECT_NE(find(*m->graph, "ConcatFromSequence"), nullptr);
 }
 
 #ifdef ONNXC_HAVE_FRONTEND

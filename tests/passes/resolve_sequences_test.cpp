@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "fusion_util.h"
+#include "passes/pass.h"
 #include "passes/pipeline.h"
 
 namespace onnxc::testing {
@@ -161,6 +162,18 @@ TEST(ResolveSequences, LengthOfARunTimeSplit) {
   EXPECT_EQ(optimize_and_count_sequence_ops(*b.m), 0u);
   ASSERT_TRUE(b.g().outputs()[0]->is_constant());
   EXPECT_EQ(b.g().outputs()[0]->constant().get_i64(0), 3);
+}
+
+// Near-miss: split sizes that do not add up to the axis (an invalid model) are left for inference
+// and codegen to refuse by name; the pass builds no Split from them.
+TEST(ResolveSequences, SplitSizesThatDoNotAddUpStay) {
+  Built b(13);
+  ir::Value* x = b.in("X", {3, 4});
+  ir::Value* sizes = b.g().add_initializer("sizes", ir::Tensor::from_vector<int64_t>(DType::Int64, {2}, {1, 1}));
+  ir::Node* s = b.node("SplitToSequence", {x, sizes}, "s");
+  b.g().add_output(b.node("SequenceAt", {s->output(0), b.i64("p", 0)}, "out")->output(0));
+  EXPECT_FALSE(passes::find_pass("resolve_sequences")->make()->run(*b.m));
+  for (const ir::Node* n : b.g().nodes()) EXPECT_NE(n->op_type(), "Split");
 }
 
 // Near-miss: the position is a run-time input, so which element is read is not known.
