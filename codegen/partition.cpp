@@ -567,6 +567,15 @@ void collect_unsupported(const ir::Graph& g, std::vector<std::string>& r) {
 
 std::vector<std::string> find_unsupported(const ir::Model& m) {
   std::vector<std::string> r;
+  // A sequence or optional still at the interface after passes/resolve_sequences is a run-time value,
+  // which the artifact does not carry: name it rather than report a missing shape.
+  auto interface = [&r](const std::vector<ir::Value*>& vs, const char* what) {
+    for (const ir::Value* v : vs)
+      if (!v->type().is_tensor() && !v->is_constant())
+        r.push_back(std::string(what) + " '" + v->name() + "' of type " + v->type().str() + " (only tensors)");
+  };
+  interface(m.graph->inputs(), "graph input");
+  interface(m.graph->outputs(), "graph output");
   collect_unsupported(*m.graph, r);
   return r;
 }

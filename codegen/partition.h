@@ -61,7 +61,8 @@ struct Partition {
 // Ops that are views of their first input (same bytes, another shape); they never get a kernel.
 bool is_view_op(const ir::Node& n);
 
-// Live nodes (those graph outputs depend on) that have no lowering: one "OpType (node)" entry each.
+// Live nodes (those graph outputs depend on) that have no lowering: one "OpType (node)" entry each;
+// first, graph inputs and outputs that are no tensors (sequences, optionals).
 std::vector<std::string> find_unsupported(const ir::Model& m);
 
 // Partitions a model whose values all have inferred dtypes and shapes. Kernels: one per node, except

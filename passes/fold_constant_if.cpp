@@ -28,26 +28,11 @@ bool inline_branch(ir::Node& iff) {
   if (!branch) return false;
   ir::Graph& g = *iff.graph();
   std::map<const ir::Value*, ir::Value*> moved;  // branch value -> its copy here
+  copy_graph_nodes(*branch, g, &iff, moved, /*keep_types=*/true);
   auto here = [&](ir::Value* v) -> ir::Value* {
     auto it = moved.find(v);
     return it == moved.end() ? v : it->second;  // outer-scope values are used as they are
   };
-  for (ir::Value* c : branch->initializers())
-    moved[c] = g.add_initializer(g.unique_name(c->name()), c->constant());
-  for (const ir::Node* b : branch->nodes()) {
-    std::vector<ir::Value*> inputs;
-    for (ir::Value* v : b->inputs()) inputs.push_back(v ? here(v) : nullptr);
-    std::vector<std::string> names;
-    for (const ir::Value* o : b->outputs()) names.push_back(o ? g.unique_name(o->name()) : "");
-    ir::Node* copy = g.insert_node_before(&iff, b->op_type(), inputs, names, b->domain());
-    copy->set_name(b->name());
-    for (const ir::Attribute& a : b->attributes()) copy->set_attr(a);
-    for (size_t i = 0; i < b->num_outputs(); ++i)
-      if (b->output(i)) {
-        copy->output(i)->set_type(b->output(i)->type());
-        moved[b->output(i)] = copy->output(i);
-      }
-  }
   // The If's outputs keep their names on Identity nodes (a graph maps a name to its newest value).
   for (size_t i = 0; i < iff.num_outputs(); ++i) {
     ir::Value* out = iff.output(i);

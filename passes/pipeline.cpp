@@ -11,12 +11,14 @@ std::vector<std::string> default_pipeline() {
       "lower_gradient",
       // Shape chains collapse in rounds: folding makes constants, simplify_shapes turns known shape
       // values into constants or onnxc.SymbolicShape, which lets more nodes fold; ConstantOfShape
-      // becomes a scalar or an Expand; an If on a constant becomes its branch; ops that return their
-      // input go; CSE merges the copies
-      // exporters emit per layer, and DCE drops what no longer has a use.
+      // becomes a scalar or an Expand; an If on a constant becomes its branch; sequences built and
+      // read at compile-time positions become the tensors they hold, and a list a Loop collects
+      // becomes a scan output; ops that return their input go; CSE merges the copies exporters emit
+      // per layer, and DCE drops what no longer has a use.
       // canonicalize raises the model to one internal opset and gives each idiom one spelling, so the
       // fusions below each match one core form.
-      "fixpoint(constant_folding, fold_constant_if, simplify_shapes, simplify_constant_of_shape, remove_identities, "
+      "fixpoint(constant_folding, fold_constant_if, resolve_sequences, loop_sequence_to_scan, simplify_shapes, "
+      "simplify_constant_of_shape, remove_identities, "
       "canonicalize, cse, dce)",
       // Fusions, largest first: attention contains no norm, norms contain no GELU, so the order only
       // matters for the report.

@@ -15,11 +15,13 @@
 #include "passes/fuse_norms.h"
 #include "passes/fusion.h"
 #include "passes/legalize_symbolic_shapes.h"
+#include "passes/loop_sequence_to_scan.h"
 #include "passes/pass.h"
 #include "passes/conv_as_matmul.h"
 #include "passes/lower_gradient.h"
 #include "passes/quantize_dynamic_int8.h"
 #include "passes/remove_identities.h"
+#include "passes/resolve_sequences.h"
 #include "passes/simplify_constant_of_shape.h"
 #include "passes/simplify_shapes.h"
 
@@ -48,6 +50,13 @@ const std::vector<PassInfo>& pass_registry() {
        fn(simplify_constant_of_shape), /*needs_shapes=*/true},
       {"fold_constant_if", "If with a constant condition -> the nodes of the branch it takes",
        fn(fold_constant_if)},
+      {"resolve_sequences",
+       "sequences/optionals with compile-time contents -> tensors (SequenceAt -> element, ConcatFromSequence -> "
+       "Concat, SplitToSequence -> Split, SequenceMap -> body per element)",
+       fn(resolve_sequences), /*needs_shapes=*/true},
+      {"loop_sequence_to_scan",
+       "a Loop-carried sequence appended to per iteration and stacked after the loop -> a scan output",
+       fn(loop_sequence_to_scan), /*needs_shapes=*/true},
       {"remove_identities", "drop ops that return their input (Identity, same-dtype Cast, x*1, x/1, x-0, no-op Reshape)",
        fn(remove_identities), /*needs_shapes=*/true},
       {"cse", "merge identical nodes and equal small constants",

@@ -38,6 +38,31 @@ void replace_all_uses_everywhere(ir::Value* from, ir::Value* to) {
   replace_in_subgraph_outputs(g, from, to);
 }
 
+void copy_graph_nodes(const ir::Graph& body, ir::Graph& g, ir::Node* before,
+                      std::map<const ir::Value*, ir::Value*>& moved, bool keep_types) {
+  auto here = [&](ir::Value* v) -> ir::Value* {
+    auto it = moved.find(v);
+    return it == moved.end() ? v : it->second;  // outer-scope values are used as they are
+  };
+  for (ir::Value* c : body.initializers())
+    if (!moved.count(c)) moved[c] = g.add_initializer(g.unique_name(c->name()), c->constant());
+  for (const ir::Node* b : body.nodes()) {
+    std::vector<ir::Value*> inputs;
+    for (ir::Value* v : b->inputs()) inputs.push_back(v ? here(v) : nullptr);
+    std::vector<std::string> names;
+    for (const ir::Value* o : b->outputs()) names.push_back(o ? g.unique_name(o->name()) : "");
+    ir::Node* copy = before ? g.insert_node_before(before, b->op_type(), inputs, names, b->domain())
+                            : g.add_node(b->op_type(), inputs, names, b->domain());
+    copy->set_name(b->name());
+    for (const ir::Attribute& a : b->attributes()) copy->set_attr(a);
+    for (size_t i = 0; i < b->num_outputs(); ++i)
+      if (b->output(i)) {
+        if (keep_types) copy->output(i)->set_type(b->output(i)->type());
+        moved[b->output(i)] = copy->output(i);
+      }
+  }
+}
+
 bool is_used(const ir::Value& v) {
   return !v.uses().empty() || v.is_graph_output() || (v.graph() && returned_by_subgraph(*v.graph(), &v));
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,14 @@ ir::Node* replace_node(ir::Node& n, const std::string& op_type, const std::vecto
 
 // Graph::replace_all_uses, plus outputs of nested subgraphs that return `from` directly.
 void replace_all_uses_everywhere(ir::Value* from, ir::Value* to);
+
+// Copies the nodes and initializers of `body` (a subgraph with no nested subgraphs) into `into`,
+// just before `before` (appended when null), reading `moved[v]` for each body value v found there
+// (body inputs must be) and outer-scope values as they are; records each copy in `moved`. Copies keep
+// the body's types when `keep_types` (else they are left for inference). For inlining a branch or a
+// loop body, and for rebuilding a body.
+void copy_graph_nodes(const ir::Graph& body, ir::Graph& into, ir::Node* before,
+                      std::map<const ir::Value*, ir::Value*>& moved, bool keep_types);
 
 // Whether `v` is used anywhere: by a node, as an output of its graph, or as an output of a subgraph
 // that returns it directly.
