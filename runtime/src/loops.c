@@ -135,9 +135,13 @@ static onnxc_status run_scan_append(onnxc_host_call *c) {
     return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, "step %u (ScanAppend): iteration %llu gives %llu bytes, the first gave %llu; a scan output's shape must not change across iterations",
                       k, (unsigned long long)l->count[k], (unsigned long long)bytes, (unsigned long long)l->item_bytes[k]);
   }
-  if (used + bytes > l->capacity[k]) {
+  uint64_t need;
+  if (__builtin_add_overflow(used, bytes, &need) || need > (UINT64_MAX >> 1)) {
+    return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "step %u (ScanAppend): the scan output outgrows the address space", k);
+  }
+  if (need > l->capacity[k]) {
     uint64_t cap = l->capacity[k] ? l->capacity[k] : 256;
-    while (cap < used + bytes) cap *= 2;
+    while (cap < need) cap *= 2; /* need <= 2^63: no overflow */
     uint8_t *grown = cap <= SIZE_MAX ? realloc(l->items[k], (size_t)cap) : NULL;
     if (!grown) return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "step %u (ScanAppend): cannot grow the scan output to %llu bytes", k, (unsigned long long)cap);
     l->items[k] = grown;
