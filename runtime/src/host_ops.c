@@ -272,6 +272,10 @@ const onnxc_host_op_info *onnxc_host_op_lookup(int32_t op) {
     case ONNXC_HOST_UNIQUE: return &onnxc_host_unique;
     case ONNXC_HOST_NMS: return &kNms;
     case ONNXC_HOST_REDUCE_SUM: return &onnxc_host_reduce_sum;
+    case ONNXC_HOST_TFIDF: return &onnxc_host_tfidf;
+    case ONNXC_HOST_VALUE_SIZE: return &onnxc_host_value_size;
+    case ONNXC_HOST_STRING_NORMALIZER: return &onnxc_host_string_normalizer;
+    case ONNXC_HOST_STRING_CAST: return &onnxc_host_string_cast;
     default: return NULL;
   }
 }

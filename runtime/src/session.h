@@ -50,6 +50,7 @@ struct onnxc_session {
   uint64_t *run_bytes;       /* n_tensors */
   uint8_t **blocks;          /* n_steps: host step k's block for the tensors its binds size; kept, reused */
   uint64_t *block_bytes;     /* n_steps: their capacities */
+  char **string_blocks;      /* n_steps or NULL: the strings host step k wrote last (host_string.c) */
 
   onnxc_plan **plans;        /* options.max_cached_plans slots */
   uint64_t clock;
@@ -82,6 +83,8 @@ void onnxc_shape_buffer(onnxc_session *s, uint32_t t);
 
 /* bind_data.c: runs host step k (its op binds its data dims through onnxc_host_bind). */
 onnxc_status onnxc_run_host_step(onnxc_session *s, uint32_t k);
+/* host_string.c: frees the strings host steps wrote. */
+void onnxc_free_string_blocks(onnxc_session *s);
 /* bind_data.c: frees the blocks of tensors sized by data. */
 void onnxc_free_blocks(onnxc_session *s);
 

@@ -114,13 +114,26 @@ enum onnxc_step_kind {
  *  UNIQUE       args {X, Y, indices, inverse, counts, axis (-1: flattened), sorted}   binds {unique count}
  *  NMS          args {boxes, scores, max_per_class (int64 [0] or [1]), iou_threshold (float32 [0] or [1]),
  *                     score_threshold (float32 [0] or [1]), Y, center_point_box}      binds {selected}
- *  REDUCE_SUM   args {X, axes (int64 [k]), Y, keepdims, noop_with_empty_axes}   binds {each dim of Y}  */
+ *  REDUCE_SUM   args {X, axes (int64 [k]), Y, keepdims, noop_with_empty_axes}   binds {each dim of Y}
+ *  TFIDF        args {X (int32/int64 [C] or [B, C]), pool (int64), ngram_counts (int64), ngram_indexes (int64),
+ *                     weights (float32 [G] or [0]), Y (float32), min_gram_length, max_gram_length,
+ *                     max_skip_count, mode (0 TF, 1 IDF, 2 TFIDF)}              binds {} (Y's shape is static)
+ *  VALUE_SIZE   args {X (integer, one element)}                  binds {X's value} (a size given as data)
+ *  STRING_NORMALIZER args {X (string [C] or [1, C]), stopwords (uint8: each word and a NUL byte; one NUL if none),
+ *                     Y, case_change (0 none, 1 lower, 2 upper), is_case_sensitive, stopword count}
+ *                                                                  binds {Y's last dim}
+ *  STRING_CAST  args {X, Y}: string to float32/float64/int32/int64, those to string, or string to string  binds {}
+ * String tensors (dtype 8) hold one `const char *` per element (see runtime.h); only host ops touch them. */
 enum onnxc_host_op {
   ONNXC_HOST_NONZERO = 0,
   ONNXC_HOST_COMPRESS = 1,
   ONNXC_HOST_UNIQUE = 2,
   ONNXC_HOST_NMS = 3,
-  ONNXC_HOST_REDUCE_SUM = 4
+  ONNXC_HOST_REDUCE_SUM = 4,
+  ONNXC_HOST_TFIDF = 5,
+  ONNXC_HOST_VALUE_SIZE = 6,
+  ONNXC_HOST_STRING_NORMALIZER = 7,
+  ONNXC_HOST_STRING_CAST = 8
 };
 
 /* One step of the plan. KERNEL: call kernels[kernel] with args. An arg >= 0 is a tensor id (passed as a
