@@ -123,6 +123,13 @@ bool is_string_cast(const ir::Node& n) {
 }
 
 Args string_cast(const ir::Node& n) {
+  auto ok = [](ir::DType t) {
+    return t == ir::DType::String || t == ir::DType::Float32 || t == ir::DType::Float64 || t == ir::DType::Int32 ||
+           t == ir::DType::Int64;
+  };
+  ir::DType from = n.input(0)->dtype(), to = n.output(0)->dtype();
+  user_check(ok(from) && ok(to)) << n.describe() << ": casting " << ir::dtype_name(from) << " to " << ir::dtype_name(to)
+                                 << " is not supported (strings cast to and from float32, float64, int32, int64)";
   Args a{ONNXC_HOST_STRING_CAST, {input(n, 0)}, {}, {}, {}};
   a.outputs.push_back(output(n, 0, n.output(0)->dtype(), shape(n.output(0))));
   return a;
