@@ -31,7 +31,9 @@ ir::Model hann_times_two(const Dim& len) {
 struct SizedRun {
   explicit SizedRun(const std::string& so) {
     EXPECT_EQ(onnxc_model_open(so.c_str(), &model), ONNXC_OK) << onnxc_last_error();
-    if (model) EXPECT_EQ(onnxc_session_create(model, nullptr, &s), ONNXC_OK) << onnxc_last_error();
+    if (model) {
+      EXPECT_EQ(onnxc_session_create(model, nullptr, &s), ONNXC_OK) << onnxc_last_error();
+    }
   }
   ~SizedRun() {
     onnxc_session_free(s);
