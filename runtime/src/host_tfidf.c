@@ -10,7 +10,7 @@
 #include "model.h"
 
 /* Arguments: X (int32/int64 [C] or [B, C]), pool (int64 [P]), ngram_counts (int64 [L]), ngram_indexes
- * (int64 [G]), weights (float32 [G] or [0]), Y (float32 [W] or [B, W]); scalars min_gram_length,
+ * (int64 [G]), weights (float32 [W] or [0], per output column), Y (float32 [W] or [B, W]); scalars min_gram_length,
  * max_gram_length, max_skip_count, mode (0 TF, 1 IDF, 2 TFIDF). */
 enum { T_X, T_POOL, T_COUNTS, T_INDEXES, T_WEIGHTS, T_Y };
 enum { MODE_TF = 0, MODE_IDF = 1, MODE_TFIDF = 2 };
@@ -52,11 +52,12 @@ static int64_t find_ngram(const onnxc_host_tensor *x, uint64_t row, uint64_t sta
   return -1;
 }
 
-/* Adds one row's n-gram counts (by pool n-gram index) into counts[G]. Unigrams are counted once per
- * position; longer n-grams once per position and per skip, as ONNX defines the skip-gram counts. */
+/* Adds one row's n-gram counts into counts[width], at each pool n-gram's output column (n-grams that
+ * share a column add up). Unigrams are counted once per position; longer n-grams once per position and
+ * per skip, as ONNX defines the skip-gram counts. */
 static void count_row(const onnxc_host_call *c, uint64_t row, uint64_t len, double *counts) {
   const onnxc_host_tensor *x = &c->t[T_X];
-  const int64_t *pool = c->t[T_POOL].data, *levels = c->t[T_COUNTS].data;
+  const int64_t *pool = c->t[T_POOL].data, *levels = c->t[T_COUNTS].data, *indexes = c->t[T_INDEXES].data;
   int64_t n_levels = (int64_t)c->t[T_COUNTS].numel, total = (int64_t)c->t[T_INDEXES].numel;
   int64_t lo = c->scalar[0] < 1 ? 1 : c->scalar[0], hi = c->scalar[1], max_skip = c->scalar[2];
   int64_t first_element = 0;
@@ -68,7 +69,7 @@ static void count_row(const onnxc_host_call *c, uint64_t row, uint64_t len, doub
         uint64_t gap = (uint64_t)skip + 1, span = (uint64_t)(n - 1) * gap;
         for (uint64_t s = 0; s + span < len; s++) {
           int64_t g = find_ngram(x, row, s, gap, n, pool, first_element, count);
-          if (g >= 0) counts[first + g] += 1;
+          if (g >= 0) counts[indexes[first + g]] += 1;
         }
       }
     }
@@ -101,24 +102,24 @@ static onnxc_status run_tfidf(onnxc_host_call *c) {
                         c->step, (long long)g, (long long)indexes[g], (unsigned long long)width);
     }
   }
+  /* Weights are per output column, as ONNX Runtime reads them. */
   bool weighted = c->t[T_WEIGHTS].numel > 0;
-  if (weighted && c->t[T_WEIGHTS].numel != (uint64_t)total) {
-    return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "step %u (TfIdfVectorizer): %llu weights for %lld n-grams", c->step,
-                      (unsigned long long)c->t[T_WEIGHTS].numel, (long long)total);
+  if (weighted && c->t[T_WEIGHTS].numel != width) {
+    return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "step %u (TfIdfVectorizer): %llu weights for %llu output columns", c->step,
+                      (unsigned long long)c->t[T_WEIGHTS].numel, (unsigned long long)width);
   }
-  double *counts = malloc(((size_t)total + 1) * sizeof *counts);
+  double *counts = malloc(((size_t)width + 1) * sizeof *counts);
   if (!counts) return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "step %u (TfIdfVectorizer): out of memory", c->step);
   const float *weights = c->t[T_WEIGHTS].data;
   float *out = y->data;
-  memset(out, 0, (size_t)y->numel * sizeof *out);
   for (uint64_t r = 0; r < rows; r++) {
-    memset(counts, 0, ((size_t)total + 1) * sizeof *counts);
+    memset(counts, 0, ((size_t)width + 1) * sizeof *counts);
     count_row(c, r * len, len, counts);
-    for (int64_t g = 0; g < total; g++) {
-      double w = weighted ? weights[g] : 1.0, v = counts[g];
+    for (uint64_t col = 0; col < width; col++) {
+      double w = weighted ? weights[col] : 1.0, v = counts[col];
       if (c->scalar[3] == MODE_IDF) v = v > 0 ? w : 0;
       else if (c->scalar[3] == MODE_TFIDF) v *= w;
-      out[r * width + (uint64_t)indexes[g]] = (float)v;
+      out[r * width + col] = (float)v;
     }
   }
   free(counts);

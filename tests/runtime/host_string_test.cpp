@@ -212,13 +212,15 @@ TEST(HostStrings, CastOfABoolToStringIsRefusedAtLoad) {
   EXPECT_THAT(onnxc_last_error(), HasSubstr("casts bool to string"));
 }
 
-// TfIdfVectorizer, TF mode: x int64 [n]; pool unigrams {2, 3}, bigrams {(5, 6), (7, 8)}; y float [4].
-TEST(HostTfIdf, CountsUnigramsAndSkipGrams) {
+// TfIdfVectorizer (mode 0 TF, 2 TFIDF): x int64 [n]; pool unigrams {2, 3}, bigrams {(5, 6), (7, 8)},
+// n-grams at output columns `indexes`; y float [4]; max_skip_count 5.
+std::vector<float> tfidf(int64_t mode, const std::vector<int64_t> &columns, const std::vector<float> &weights) {
   Model m(0);
-  const int64_t pool[] = {2, 3, 5, 6, 7, 8}, counts[] = {0, 2}, indexes[] = {0, 1, 2, 3};
+  const int64_t pool[] = {2, 3, 5, 6, 7, 8}, counts[] = {0, 2};
   std::memcpy(m.weights, pool, sizeof pool);
   std::memcpy(m.weights + 64, counts, sizeof counts);
-  std::memcpy(m.weights + 128, indexes, sizeof indexes);
+  std::memcpy(m.weights + 128, columns.data(), columns.size() * sizeof(int64_t));
+  std::memcpy(m.weights + 192, weights.data(), weights.size() * sizeof(float));
   static int32_t d6 = 0, d2 = 0, d4 = 0, d0 = 0;
   auto konst = [&](int64_t v) {  // expr_start's last entry (the end) becomes the new expression's start
     m.expr_code.insert(m.expr_code.end(), {ONNXC_EXPR_CONST, v});
@@ -230,24 +232,34 @@ TEST(HostTfIdf, CountsUnigramsAndSkipGrams) {
   m.tensors = {{"x", ONNXC_DTYPE_INT64, ONNXC_TENSOR_INPUT, 1, m.dims_n.data(), -1, 0, 0},
                {"pool", ONNXC_DTYPE_INT64, ONNXC_TENSOR_WEIGHT, 1, &d6, -1, 0, sizeof pool},
                {"counts", ONNXC_DTYPE_INT64, ONNXC_TENSOR_WEIGHT, 1, &d2, -1, 64, sizeof counts},
-               {"indexes", ONNXC_DTYPE_INT64, ONNXC_TENSOR_WEIGHT, 1, &d4, -1, 128, sizeof indexes},
-               {"weights", ONNXC_DTYPE_FLOAT, ONNXC_TENSOR_WEIGHT, 1, &d0, -1, 192, 0},
+               {"indexes", ONNXC_DTYPE_INT64, ONNXC_TENSOR_WEIGHT, 1, &d4, -1, 128, 4 * sizeof(int64_t)},
+               {"weights", ONNXC_DTYPE_FLOAT, ONNXC_TENSOR_WEIGHT, 1, weights.empty() ? &d0 : &d4, -1, 192,
+                weights.size() * sizeof(float)},
                {"y", ONNXC_DTYPE_FLOAT, ONNXC_TENSOR_OUTPUT, 1, &d4, -1, 0, 0}};
   m.inputs = {0};
   m.outputs = {5};
-  // min 1, max 2, max_skip_count 5, TF.
-  ASSERT_TRUE(m.load(ONNXC_HOST_TFIDF, {0, 1, 2, 3, 4, 5, -(E_ONE + 1), -(E_TWO + 1), -(skip + 1), -(E_ZERO + 1)}, {}))
+  // min 1, max 2, max_skip_count 5.
+  EXPECT_TRUE(m.load(ONNXC_HOST_TFIDF, {0, 1, 2, 3, 4, 5, -(E_ONE + 1), -(E_TWO + 1), -(skip + 1), -((mode ? E_TWO : E_ZERO) + 1)}, {}))
       << onnxc_last_error();
   std::vector<int64_t> x = {2, 5, 7, 6, 8, 3, 2, 8};
   int64_t n = static_cast<int64_t>(x.size());
-  onnxc_tensor in{ONNXC_DTYPE_INT64, 1, &n, x.data()};
-  ASSERT_EQ(onnxc_session_set_input(m.session, 0, &in), ONNXC_OK);
-  ASSERT_EQ(onnxc_session_run(m.session), ONNXC_OK) << onnxc_session_last_error(m.session);
-  onnxc_tensor out;
-  ASSERT_EQ(onnxc_session_get_output(m.session, 0, &out), ONNXC_OK);
+  onnxc_tensor in{ONNXC_DTYPE_INT64, 1, &n, x.data()}, out;
+  EXPECT_EQ(onnxc_session_set_input(m.session, 0, &in), ONNXC_OK);
+  EXPECT_EQ(onnxc_session_run(m.session), ONNXC_OK) << onnxc_session_last_error(m.session);
+  if (onnxc_session_get_output(m.session, 0, &out) != ONNXC_OK) return {};
   const float *y = static_cast<const float *>(out.data);
+  return std::vector<float>(y, y + 4);
+}
+
+TEST(HostTfIdf, CountsUnigramsAndSkipGrams) {
   // 2 twice, 3 once; (5, 6) at distance 2; (7, 8) at distances 2 and 5.
-  EXPECT_EQ(std::vector<float>(y, y + 4), (std::vector<float>{2, 1, 1, 2}));
+  EXPECT_EQ(tfidf(0, {0, 1, 2, 3}, {}), (std::vector<float>{2, 1, 1, 2}));
+}
+
+TEST(HostTfIdf, TfIdfWeighsPerOutputColumnAndSharedColumnsAddUp) {
+  EXPECT_EQ(tfidf(2, {0, 1, 2, 3}, {0.5f, 2, 1, 3}), (std::vector<float>{1, 2, 1, 6}));
+  // Unigram 3 and bigram (5, 6) share column 1: 1 + 1 occurrences, times its weight 2.
+  EXPECT_EQ(tfidf(2, {0, 1, 1, 3}, {0.5f, 2, 1, 3}), (std::vector<float>{1, 4, 0, 6}));
 }
 
 // size: int32 scalar -> VALUE_SIZE binds symbol 0; y: int64 [that symbol] is shaped by it (no step writes

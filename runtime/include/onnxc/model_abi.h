@@ -116,7 +116,7 @@ enum onnxc_step_kind {
  *                     score_threshold (float32 [0] or [1]), Y, center_point_box}      binds {selected}
  *  REDUCE_SUM   args {X, axes (int64 [k]), Y, keepdims, noop_with_empty_axes}   binds {each dim of Y}
  *  TFIDF        args {X (int32/int64 [C] or [B, C]), pool (int64), ngram_counts (int64), ngram_indexes (int64),
- *                     weights (float32 [G] or [0]), Y (float32), min_gram_length, max_gram_length,
+ *                     weights (float32 [W] or [0], per output column), Y (float32), min_gram_length, max_gram_length,
  *                     max_skip_count, mode (0 TF, 1 IDF, 2 TFIDF)}              binds {} (Y's shape is static)
  *  VALUE_SIZE   args {X (integer, one element)}                  binds {X's value} (a size given as data)
  *  STRING_NORMALIZER args {X (string [C] or [1, C]), stopwords (uint8: each word and a NUL byte; one NUL if none),
