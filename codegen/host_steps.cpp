@@ -94,12 +94,80 @@ Args reduce_sum(const ir::Node& n) {
   return a;
 }
 
+// TfIdfVectorizer over integer tokens: the pool and its tables (attributes) travel as weights.
+Args tfidf(const ir::Node& n) {
+  user_check(!n.attr("pool_strings")) << n.describe() << ": TfIdfVectorizer over strings (pool_strings) is not supported";
+  user_check(n.input(0) && (n.input(0)->dtype() == ir::DType::Int32 || n.input(0)->dtype() == ir::DType::Int64))
+      << n.describe() << ": TfIdfVectorizer needs int32 or int64 tokens";
+  auto ints = [&](const char* name) {
+    std::vector<int64_t> v = n.attr_ints(name);
+    return ir::Tensor::from_vector<int64_t>(ir::DType::Int64, {static_cast<int64_t>(v.size())}, v);
+  };
+  std::vector<float> weights = n.attr_floats("weights");
+  std::string mode = n.attr_string("mode", "TF");
+  int64_t mode_id = mode == "TF" ? 0 : mode == "IDF" ? 1 : mode == "TFIDF" ? 2 : -1;
+  user_check(mode_id >= 0) << n.describe() << ": mode '" << mode << "' is not TF, IDF or TFIDF";
+  Args a{ONNXC_HOST_TFIDF, {input(n, 0)}, {}, {}, {}};
+  for (const char* name : {"pool_int64s", "ngram_counts", "ngram_indexes"}) a.inputs.push_back({nullptr, ints(name)});
+  a.inputs.push_back(
+      {nullptr, ir::Tensor::from_vector<float>(ir::DType::Float32, {static_cast<int64_t>(weights.size())}, weights)});
+  a.outputs.push_back(output(n, 0, ir::DType::Float32, shape(n.output(0))));
+  a.scalars = {n.attr_int("min_gram_length", 1), n.attr_int("max_gram_length", 1), n.attr_int("max_skip_count", 0), mode_id};
+  return a;
+}
+
+// Cast or CastLike from or to strings: the runtime parses and prints the numbers.
+bool is_string_cast(const ir::Node& n) {
+  if (n.op_type() != "Cast" && n.op_type() != "CastLike") return false;
+  return (n.input(0) && n.input(0)->dtype() == ir::DType::String) || (n.output(0) && n.output(0)->dtype() == ir::DType::String);
+}
+
+Args string_cast(const ir::Node& n) {
+  auto ok = [](ir::DType t) {
+    return t == ir::DType::String || t == ir::DType::Float32 || t == ir::DType::Float64 || t == ir::DType::Int32 ||
+           t == ir::DType::Int64;
+  };
+  ir::DType from = n.input(0)->dtype(), to = n.output(0)->dtype();
+  user_check(ok(from) && ok(to)) << n.describe() << ": casting " << ir::dtype_name(from) << " to " << ir::dtype_name(to)
+                                 << " is not supported (strings cast to and from float32, float64, int32, int64)";
+  Args a{ONNXC_HOST_STRING_CAST, {input(n, 0)}, {}, {}, {}};
+  a.outputs.push_back(output(n, 0, n.output(0)->dtype(), shape(n.output(0))));
+  return a;
+}
+
+// StringNormalizer: the stopwords travel as one uint8 weight, each word followed by a NUL byte (a lone
+// NUL when there are none: a weight is never empty), and their count.
+Args string_normalizer(const ir::Node& n) {
+  std::vector<uint8_t> words;
+  if (const ir::Attribute* sw = n.attr("stopwords"))
+    for (const std::string& w : sw->strings) {
+      user_check(w.find('\0') == std::string::npos) << n.describe() << ": a stopword holds a NUL byte";
+      words.insert(words.end(), w.begin(), w.end());
+      words.push_back(0);
+    }
+  int64_t count = 0;
+  for (uint8_t b : words) count += b == 0;
+  if (words.empty()) words.push_back(0);
+  std::string action = n.attr_string("case_change_action", "NONE");
+  int64_t change = action == "NONE" ? 0 : action == "LOWER" ? 1 : action == "UPPER" ? 2 : -1;
+  user_check(change >= 0) << n.describe() << ": case_change_action '" << action << "' is not NONE, LOWER or UPPER";
+  const ir::Shape& y = shape(n.output(0));
+  user_check(!y.empty()) << n.describe() << ": StringNormalizer needs an input of rank 1 or 2";
+  Args a{ONNXC_HOST_STRING_NORMALIZER, {input(n, 0)}, {}, {change, n.attr_int("is_case_sensitive", 0), count}, {}};
+  a.inputs.push_back(
+      {nullptr, ir::Tensor::from_vector<uint8_t>(ir::DType::UInt8, {static_cast<int64_t>(words.size())}, words)});
+  a.outputs.push_back(output(n, 0, ir::DType::String, y));
+  a.binds = {{0, static_cast<int>(y.size()) - 1}};
+  return a;
+}
+
 }  // namespace
 
 bool is_host_op(const ir::Node& n) {
   if (!n.domain().empty() && n.domain() != "ai.onnx") return false;
   const std::string& op = n.op_type();
-  return op == "NonZero" || op == "Compress" || op == "Unique" || op == "NonMaxSuppression" || is_reduce_sum_by_data(n);
+  return op == "NonZero" || op == "Compress" || op == "Unique" || op == "NonMaxSuppression" || op == "TfIdfVectorizer" ||
+         op == "StringNormalizer" || is_string_cast(n) || is_reduce_sum_by_data(n);
 }
 
 HostStepArgs host_step_args(const ir::Node& n) {
@@ -108,6 +176,9 @@ HostStepArgs host_step_args(const ir::Node& n) {
   if (op == "Compress") return compress(n);
   if (op == "Unique") return unique(n);
   if (op == "NonMaxSuppression") return nms(n);
+  if (op == "TfIdfVectorizer") return tfidf(n);
+  if (op == "StringNormalizer") return string_normalizer(n);
+  if (is_string_cast(n)) return string_cast(n);
   if (is_reduce_sum_by_data(n)) return reduce_sum(n);
   internal_error << n.describe() << " is not a host op";
   return {};

@@ -1,6 +1,7 @@
 // Ops that run as host steps: the runtime executes them in C (runtime/src/host_ops.c) because their
 // output sizes depend on input data (NonZero, Compress, Unique, NonMaxSuppression, ReduceSum with
-// axes given at run time and keepdims=0). This file maps an IR node to the host op's fixed argument list
+// axes given at run time and keepdims=0), TfIdfVectorizer (n-gram counting against a pool) and the ops
+// on string tensors (StringNormalizer, Cast to and from strings): strings never reach a kernel. This file maps an IR node to the host op's fixed argument list
 // (enum onnxc_host_op in runtime/include/onnxc/model_abi.h): inputs, with defaults for absent optional
 // ones; outputs, with shapes for absent ones; int64 attributes; and which output dims it binds.
 #pragma once

@@ -13,6 +13,8 @@
 #include "codegen/host_steps.h"
 #include "codegen/partition_control.h"
 #include "ir/error.h"
+#include "ir/infer/infer.h"
+#include "onnxc/model_abi.h"
 
 namespace onnxc::codegen {
 
@@ -92,8 +94,8 @@ bool accepts_fused_producers(KernelClass k) {
 
 // Producers that may be inlined into their consumer's kernel: pure index maps of their inputs.
 bool is_fusible_producer(const ir::Node& n) {
-  KernelClass k = class_of(n);
-  return (k == KernelClass::Elementwise || k == KernelClass::DataMovement) && n.num_outputs() == 1;
+  KernelClass k = class_of(n);  // a host step (a Cast to or from strings) is no kernel to inline
+  return (k == KernelClass::Elementwise || k == KernelClass::DataMovement) && n.num_outputs() == 1 && !is_host_op(n);
 }
 
 // Nodes computed from shapes alone (no input data read): copied into every kernel that reads them
@@ -194,6 +196,7 @@ class Partitioner : public ControlScope {
     t.name = v->name();
     t.dtype = v->dtype();
     if (v->is_constant()) {
+      user_check(v->dtype() != ir::DType::String) << "value '" << v->name() << "': string constants are not supported";
       t.kind = TensorKind::Weight;
       t.data = v->constant();
       t.shape.assign(v->constant().dims().begin(), v->constant().dims().end());
@@ -304,7 +307,8 @@ class Partitioner : public ControlScope {
     const ir::Value* out = n->num_outputs() == 1 ? n->output(0) : nullptr;
     if (!out || out->is_graph_output() || out->uses().size() != 1) return nullptr;
     const ir::Node* e = out->uses()[0].node;
-    if (!needs_kernel(e) || group_of_.count(e) || class_of(*e) != KernelClass::Elementwise || e->num_outputs() != 1)
+    if (!needs_kernel(e) || group_of_.count(e) || class_of(*e) != KernelClass::Elementwise || e->num_outputs() != 1 ||
+        is_host_op(*e))
       return nullptr;
     return same_shape(out, e->output(0)) ? e : nullptr;
   }
@@ -334,7 +338,7 @@ class Partitioner : public ControlScope {
       target = it->second;
     }
     if (shared) target = norm_sharing_target(*out);
-    if (target < 0 || !accepts_fused_producers(root_class_[target])) return -1;
+    if (target < 0 || !accepts_fused_producers(root_class_[target]) || is_host_op(*groups_root(target))) return -1;
     return fused_depth(n, target) <= kMaxFusedDepth ? target : -1;
   }
 
@@ -417,13 +421,48 @@ class Partitioner : public ControlScope {
   // The node a group was started with (its root: the last node in topological order).
   const ir::Node* groups_root(int g) const { return group_root_.at(static_cast<size_t>(g)); }
 
+  // Sizes given as data (value symbols, ir/infer/infer.h) that this group's outputs use: each gets a
+  // host step reading the value, before the first kernel that needs it.
+  void bind_value_sizes(const std::vector<const ir::Node*>& members) {
+    for (const ir::Node* n : members)
+      for (const ir::Value* out : n->outputs()) {
+        if (!out || !out->shape()) continue;
+        std::set<std::string> syms;
+        for (const auto& d : *out->shape()) d.collect_symbols(syms);
+        for (const std::string& s : syms) {
+          auto source = ir::value_symbol_source(s);
+          if (!source || !value_sizes_bound_.insert(s).second) continue;
+          const ir::Value* v = g_.find_value(*source);
+          user_check(v) << n->describe() << ": size '" << s << "' names no value";
+          user_check(!in_branch_) << n->describe() << ": a size given as data inside an If branch or a loop body is not supported yet";
+          user_check(std::find(members.begin(), members.end(), v->producer()) == members.end())
+              << n->describe() << ": size '" << *source << "' is computed inside the kernel that needs it; not supported";
+          KernelDesc k;
+          k.name = "size '" + *source + "'";
+          k.kclass = KernelClass::Other;
+          k.graph = std::make_shared<ir::Graph>("host");
+          k.host_op = ONNXC_HOST_VALUE_SIZE;
+          k.inputs = {tensor_of(v)};
+          k.host_bind_symbols = {s};
+          p_.kernels.push_back(std::move(k));
+        }
+      }
+  }
+
   void build_kernel(const std::vector<const ir::Node*>& members, KernelClass kclass) {
+    bind_value_sizes(members);
     if (members.size() == 1 && is_host_op(*members[0])) return build_host_kernel(*members[0]);
     if (members.size() == 1 && is_if(*members[0])) return build_if(*this, *members[0]);
     if (members.size() == 1 && is_control_flow(*members[0]) && members[0]->op_type() == "Loop")
       return build_loop(*this, *members[0]);
     if (members.size() == 1 && is_control_flow(*members[0]) && members[0]->op_type() == "Scan")
       return build_scan(*this, *members[0], m_.opset(""));
+    for (const ir::Node* n : members)  // kernels hold numbers: strings only go through host ops
+      for (const auto& vs : {n->inputs(), n->outputs()})
+        for (const ir::Value* v : vs)
+          user_check(!v || v->dtype() != ir::DType::String)
+              << n->describe() << ": " << n->op_type() << " on string tensors is not supported (strings go through "
+              << "StringNormalizer and Cast only)";
     KernelDesc k;
     const ir::Node* root = members.back();
     k.name = root->describe();
@@ -528,6 +567,7 @@ class Partitioner : public ControlScope {
   Partition& p_;
   std::unordered_map<const ir::Value*, int>& ids_;
   bool in_branch_;                                    // g_ is an If branch or a loop body (at any depth)
+  std::set<std::string> value_sizes_bound_;           // value symbols a host step already binds
   std::set<const ir::Node*> live_;
   std::vector<ir::Node*> nodes_;
   std::set<const ir::Value*> read_by_subgraphs_;      // values nodes inside subgraphs read

@@ -40,6 +40,7 @@ struct KernelDesc {
   int host_op = -1;
   std::vector<int64_t> host_scalars;           // int64 attributes, after the tensors
   std::vector<std::pair<int, int>> host_binds; // (index into outputs, axis) of each data dim it binds
+  std::vector<std::string> host_bind_symbols;  // or the symbols it binds by name (ONNXC_HOST_VALUE_SIZE)
   // A control step (enum onnxc_step_kind BRANCH, JUMP, LOOP, NEXT), else 0: no kernel, no graph nodes.
   // BRANCH reads the bool tensor inputs[0]; each goes on at kernel index `target` (kernels.size(): the
   // end). LOOP reads inputs {iteration count, trip count, condition}; inputs[1] is -1 when the trip

@@ -79,13 +79,20 @@ void ModelRunner::set_input(size_t index, const ir::Tensor& t) {
   user_check(index < inputs_.size()) << path_ << ": the model has " << inputs_.size() << " inputs, not "
                                      << index + 1;
   const std::string& name = inputs_[index].name;
-  user_check(t.dtype() != ir::DType::String) << "input '" << name << "': string tensors are not supported";
   bound_[index] = t;
   onnxc_tensor ct;
   ct.dtype = static_cast<int32_t>(t.dtype());
   ct.rank = static_cast<int32_t>(t.rank());
-  ct.dims = t.dims().data();
-  ct.data = const_cast<void*>(t.raw());
+  ct.dims = bound_[index].dims().data();
+  ct.data = const_cast<void*>(bound_[index].raw());
+  if (t.dtype() == ir::DType::String) {  // the runtime takes one const char * per element
+    for (const std::string& s : bound_[index].string_data())
+      user_check(s.find('\0') == std::string::npos) << "input '" << name << "': a string holds a NUL byte";
+    string_ptrs_.resize(bound_.size());
+    string_ptrs_[index].clear();
+    for (const std::string& s : bound_[index].string_data()) string_ptrs_[index].push_back(s.c_str());
+    ct.data = string_ptrs_[index].data();
+  }
   onnxc_status st = onnxc_session_set_input(session_, index, &ct);
   if (st != ONNXC_OK) fail(st, "input '" + name + "'");
 }
@@ -101,6 +108,16 @@ ir::Tensor ModelRunner::output(size_t index) const {
   onnxc_status st = onnxc_session_get_output(session_, index, &ct);
   if (st != ONNXC_OK) fail(st, "output " + std::to_string(index));
   std::vector<int64_t> dims(ct.dims, ct.dims + ct.rank);
+  if (ct.dtype == ONNXC_DTYPE_STRING) {
+    std::vector<std::string> values;
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    for (int64_t i = 0; i < n; ++i) {
+      const char* s = static_cast<const char* const*>(ct.data)[i];
+      values.emplace_back(s ? s : "");
+    }
+    return ir::Tensor::strings(dims, std::move(values));
+  }
   ir::Tensor t(static_cast<ir::DType>(ct.dtype), dims);
   if (t.nbytes()) std::memcpy(t.mutable_raw(), ct.data, t.nbytes());
   return t;

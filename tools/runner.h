@@ -57,6 +57,7 @@ class ModelRunner {
   onnxc_session* session_ = nullptr;
   std::vector<IOInfo> inputs_, outputs_;
   std::vector<ir::Tensor> bound_;  // inputs borrowed by the runtime until the next run returns
+  std::vector<std::vector<const char*>> string_ptrs_;  // string inputs' element pointers (into bound_)
 };
 
 // Fills a tensor of `dtype` and `dims` with reproducible pseudo-random values (floats ~ U(-1, 1),

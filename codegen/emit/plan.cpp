@@ -62,8 +62,10 @@ class PlanMaker {
         if (dim.is_symbol() && bound.insert(dim.name()).second) add(dim.name());
     for (size_t i = 0; i < p_.kernels.size(); ++i) {
       const KernelDesc& k = p_.kernels[i];
-      for (auto [out, axis] : k.host_binds) {
-        const ir::Dim& dim = p_.tensors[k.outputs.at(out)].shape.at(axis);
+      std::vector<ir::Dim> dims;
+      for (auto [out, axis] : k.host_binds) dims.push_back(p_.tensors[k.outputs.at(out)].shape.at(axis));
+      for (const std::string& name : k.host_bind_symbols) dims.push_back(ir::Dim::symbol(name));
+      for (const ir::Dim& dim : dims) {
         bool fresh = dim.is_symbol() && bound.insert(dim.name()).second;
         if (fresh) add(dim.name());
         host_binds_[i].push_back(fresh ? sym_index_.at(dim.name()) : -1);  // -1: the runtime checks the size

@@ -168,21 +168,35 @@ LowerFn cast_op() {
 }
 
 // Dropout run as a kernel (its mask is used, or training_mode is not constant false): the output is
-// the input and the mask all true in inference mode, and in training mode with a constant ratio of
-// 0; any other training-mode Dropout needs random numbers, which onnxc does not generate.
+// the input and the mask all true in inference mode, and in training mode with a ratio of 0; any other
+// training-mode Dropout needs random numbers, which onnxc does not generate. A ratio or training_mode
+// given at run time is checked at run time: the kernel fails with a message saying so (not a result).
 std::vector<HTensor> dropout(LowerContext& ctx) {
+  Expr deterministic = Halide::Internal::const_true();
   if (has_input(ctx, 2)) {
     auto tm = const_ints(ctx, 2);
-    auto ratio = has_input(ctx, 1) ? const_floats(ctx, 1) : std::optional<std::vector<double>>();
+    auto ratio = has_input(ctx, 1) ? const_floats(ctx, 1) : std::optional<std::vector<double>>(std::vector<double>{0.5});
+    bool inference = tm && !tm->empty() && (*tm)[0] == 0;
     bool zero_ratio = ratio && !ratio->empty() && (*ratio)[0] == 0.0;
-    user_check((tm && (*tm)[0] == 0) || zero_ratio)
+    user_check(inference || zero_ratio || !tm || !ratio)
         << ctx.node.describe() << ": Dropout in training mode is not supported (it draws random numbers; only a "
-        << "constant ratio of 0 is deterministic)";
+        << "ratio of 0 is deterministic)";
+    if (!inference && !zero_ratio) {
+      Expr training = tm ? Expr(true) : to_bool(element(ctx, 2, 0));
+      Expr r = ratio ? Halide::Internal::make_const(Halide::Float(64), (*ratio)[0]) : Halide::cast<double>(element(ctx, 1, 0));
+      deterministic = !training || r == Halide::Internal::make_zero(r.type());
+    }
   }
   const HTensor& a = ctx.in[0];
-  std::vector<HTensor> r = {define("Dropout", out_shape(ctx), out_dtype(ctx), [&](const Index& i) { return a.at(i); })};
+  auto checked = [&](Expr v) {
+    return Halide::require(deterministic, v,
+                           "Dropout in training mode with a nonzero ratio is not supported (it draws random numbers)");
+  };
+  std::vector<HTensor> r = {
+      define("Dropout", out_shape(ctx), out_dtype(ctx), [&](const Index& i) { return checked(a.at(i)); })};
   if (ctx.node.output(1))
-    r.push_back(define("DropoutMask", out_shape(ctx, 1), ir::DType::Bool, [](const Index&) { return Expr(uint8_t(1)); }));
+    r.push_back(define("DropoutMask", out_shape(ctx, 1), ir::DType::Bool,
+                       [&](const Index&) { return checked(Expr(uint8_t(1))); }));
   return r;
 }
 

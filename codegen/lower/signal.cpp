@@ -1,6 +1,6 @@
-// Signal ops with static output shapes: DFT (a direct O(n²) transform along one axis; real or
-// complex input, forward or inverse, onesided, dft_length constant) and MaxUnpool (scatter of the
-// pooled values to the positions its indices name, zeros elsewhere).
+// Signal ops: DFT (a direct O(n²) transform along one axis; real or complex input, forward or inverse,
+// onesided, dft_length constant), STFT (the same transform per frame, frame step and length read at run
+// time) and MaxUnpool (scatter of the pooled values to the positions its indices name, zeros elsewhere).
 #include <cmath>
 
 #include "codegen/lower/lower_util.h"
@@ -68,6 +68,61 @@ std::vector<HTensor> dft(LowerContext& ctx) {
   return {HTensor{y, out_shape(ctx), out_dtype(ctx)}};
 }
 
+// Y[b, f, k, c] = Σ_j X[b, f·step + j] · w[j] · e^{-2πi·jk/len}: one DFT per frame of `len` samples,
+// `step` apart. step and len are values read at run time; the output's extents (frames, bins) come
+// from the inferred shape, and the kernel checks they agree with those values.
+std::vector<HTensor> stft(LowerContext& ctx) {
+  const HTensor& x = ctx.in[0];
+  const ir::Node& node = ctx.node;
+  user_check(x.rank() == 3) << node.describe() << ": STFT needs a signal of [batch, length, 1 or 2]";
+  bool window = has_input(ctx, 2), frame_given = has_input(ctx, 3);
+  user_check(window || frame_given) << node.describe() << ": STFT needs a window or a frame_length";
+  const Halide::Type f64 = Halide::Float(64);
+  Expr step = element_i32(ctx, 1, 0);
+  Expr len = frame_given ? element_i32(ctx, 3, 0) : ctx.in[2].shape[0];
+  const auto& shape = out_shape(ctx);
+  bool onesided = node.attr_int("onesided", 1) != 0;
+  Expr ok = step > 0 && len > 0 && len <= x.shape[1] && shape[1] == (x.shape[1] - len) / step + 1 &&
+            shape[2] == (onesided ? len / 2 + 1 : len);
+  if (window && frame_given) ok = ok && ctx.in[2].shape[0] == len;
+  // The sum runs over len samples; len is a value read at run time, and an RDom's extent may not be,
+  // so the RDom spans the most that the bins extent allows (len <= 2·bins - 1 once `ok` holds) and
+  // samples past len add nothing.
+  Halide::RDom j(0, onesided ? 2 * shape[2] - 1 : shape[2], "j");
+  auto vars = make_vars(4);
+  Index o = onnx_index(vars);
+  Expr t = Halide::min(o[1] * step + j.x, x.shape[1] - 1);  // in bounds even when `ok` fails
+  Expr complex_in = x.shape[2] == 2;
+  Expr xr = Halide::cast(f64, x.at({o[0], t, 0}));
+  Expr xi = Halide::select(complex_in, Halide::cast(f64, x.at({o[0], t, Halide::min(1, x.shape[2] - 1)})),
+                           Halide::Internal::make_zero(f64));
+  Expr inside = j.x < len;
+  xr = Halide::select(inside, xr, Halide::Internal::make_zero(f64));
+  xi = Halide::select(inside, xi, Halide::Internal::make_zero(f64));
+  if (window) {
+    Expr w = Halide::cast(f64, ctx.in[2].at({Halide::min(j.x, ctx.in[2].shape[0] - 1)}));
+    xr *= w;
+    xi *= w;
+  }
+  Expr phase = Halide::cast(f64, (Halide::cast<int64_t>(j.x) * o[2]) % Halide::cast<int64_t>(Halide::max(len, 1)));
+  Expr theta = phase * Halide::Internal::make_const(f64, -2 * M_PI) / Halide::cast(f64, len);
+  Expr c = Halide::cos(theta), s = Halide::sin(theta);
+  Func acc("stft_acc");
+  std::vector<Expr> args(vars.begin(), vars.end());
+  acc(args) = Halide::Internal::make_zero(f64);
+  acc(args) += Halide::select(o[3] == 0, xr * c - xi * s, xr * s + xi * c);
+  Func y("stft");
+  y(vars) = Halide::require(ok, Halide::cast(halide_type(out_dtype(ctx)), acc(args)),
+                            node.describe() + ": frame_step, frame_length and the window do not match the signal's "
+                                              "length and the output's shape");
+  ctx.schedule = [acc](Func out, const Halide::Target& tg) {
+    Func a = acc;
+    a.compute_root();
+    schedule_output(out, KernelClass::Elementwise, tg);
+  };
+  return {HTensor{y, shape, out_dtype(ctx)}};
+}
+
 // Y = 0, then Y[unflatten(I[i])] = X[i] for every element i of X. I holds indices as MaxPool
 // returns them, ((n·C + c)·H + h)·W + w over the unpooled shape the pool attributes give; with an
 // explicit output_shape the positions keep their (h, w) and land in the larger output.
@@ -114,6 +169,7 @@ std::vector<HTensor> max_unpool(LowerContext& ctx) {
 }
 
 Registrar reg_DFT("", "DFT", KernelClass::Other, dft);
+Registrar reg_STFT("", "STFT", KernelClass::Other, stft);
 Registrar reg_MaxUnpool("", "MaxUnpool", KernelClass::Other, max_unpool);
 
 }  // namespace

@@ -73,6 +73,17 @@ std::optional<std::vector<Dim>> tensor_dims(const Tensor& t) {
 
 std::optional<std::vector<Dim>> shape_value(const InferenceResult& r, const Value* v) { return r.shape_values.get(v); }
 
+namespace {
+const char kValuePrefix[] = "value:";
+}  // namespace
+
+std::string value_symbol(const Value& v) { return kValuePrefix + v.name(); }
+
+std::optional<std::string> value_symbol_source(const std::string& symbol) {
+  if (symbol.rfind(kValuePrefix, 0) != 0) return std::nullopt;
+  return symbol.substr(sizeof kValuePrefix - 1);
+}
+
 Dim InferState::fresh_symbol(const std::string& prefix, const Graph& g) {
   if (!used_symbols) {
     used_symbols.emplace();
@@ -144,6 +155,15 @@ std::optional<double> InferContext::in_scalar_f64(size_t i) const {
   auto v = in_int(i);
   if (v) return static_cast<double>(*v);
   return std::nullopt;
+}
+
+Dim InferContext::in_size(size_t i) const {
+  auto v = in_value(i);
+  if (v && v->size() == 1) return (*v)[0];
+  const Value* x = node_.input(i);
+  if (!x || x->is_constant() || !dtype_is_integer(x->dtype()) || !x->shape() || x->shape()->size() > 1) return Dim::unknown();
+  if (x->shape()->size() == 1 && (*x->shape())[0] != Dim(1)) return Dim::unknown();
+  return Dim::symbol(value_symbol(*x));
 }
 
 const Type& InferContext::out_type(size_t i) const {

@@ -43,6 +43,9 @@ class InferContext {
   std::optional<std::vector<int64_t>> in_ints(size_t i) const;  // shape value, all constant
   std::optional<int64_t> in_int(size_t i) const;                // one-element constant
   std::optional<double> in_scalar_f64(size_t i) const;          // one-element constant, any dtype
+  // A size given by input i's value: its shape value when known, else the value symbol of a
+  // one-element integer tensor (see value_symbol), else unknown.
+  Dim in_size(size_t i) const;
 
   // ---- outputs ----
   size_t num_outputs() const { return node_.num_outputs(); }

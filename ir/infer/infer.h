@@ -63,6 +63,13 @@ InferenceResult infer_graph(Graph& g, const OpsetMap& opsets);
 // Re-infers one node, e.g. one a pass just built; reads and extends `result`'s shape values.
 void infer_node(Node& n, const OpsetMap& opsets, InferenceResult& result);
 
+// Sizes given as the value of a run-time scalar integer tensor (HannWindow's size, STFT's frame_length):
+// the symbol `value:NAME` stands for the value of tensor NAME. Code generation binds it with a host step
+// that reads the tensor when the run reaches it (codegen/host_steps.h).
+std::string value_symbol(const Value& v);
+// The tensor name a value symbol stands for, or nullopt for any other symbol.
+std::optional<std::string> value_symbol_source(const std::string& symbol);
+
 // The contents of `v` as dims when known (see ShapeValues::get): what a pass uses to replace a shape
 // subgraph by a constant (all elements constant) or by a symbolic shape expression.
 std::optional<std::vector<Dim>> shape_value(const InferenceResult& r, const Value* v);

@@ -7,10 +7,8 @@ namespace {
 
 DType output_datatype(const InferContext& ctx) { return dtype_attr(ctx, "output_datatype", DType::Float32); }
 
-Dim scalar_dim(const InferContext& ctx, size_t i) {
-  auto v = ctx.in_value(i);
-  return v && v->size() == 1 ? (*v)[0] : Dim::unknown();
-}
+// A size input's value (run-time values become value symbols that the run binds).
+Dim scalar_dim(const InferContext& ctx, size_t i) { return ctx.in_size(i); }
 
 Dim onesided_bins(const Dim& n) { return floordiv(n, Dim(2)) + 1; }
 

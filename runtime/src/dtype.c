@@ -21,6 +21,8 @@ static const onnxc_dtype_info dtypes[] = {
     {ONNXC_DTYPE_UINT32, "uint32", 4, halide_type_uint, 32},
     {ONNXC_DTYPE_UINT64, "uint64", 8, halide_type_uint, 64},
     {ONNXC_DTYPE_BFLOAT16, "bfloat16", 2, halide_type_bfloat, 16},
+    /* One pointer per element; no kernel reads strings (host ops only), the Halide type is a formality. */
+    {ONNXC_DTYPE_STRING, "string", sizeof(const char *), halide_type_handle, 64},
 };
 
 const onnxc_dtype_info *onnxc_dtype_lookup(int32_t onnx_dtype) {

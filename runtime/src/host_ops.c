@@ -276,6 +276,10 @@ const onnxc_host_op_info *onnxc_host_op_lookup(int32_t op) {
     case ONNXC_HOST_SCAN_SLICE: return &onnxc_host_scan_slice;
     case ONNXC_HOST_SCAN_APPEND: return &onnxc_host_scan_append;
     case ONNXC_HOST_SCAN_COLLECT: return &onnxc_host_scan_collect;
+    case ONNXC_HOST_TFIDF: return &onnxc_host_tfidf;
+    case ONNXC_HOST_VALUE_SIZE: return &onnxc_host_value_size;
+    case ONNXC_HOST_STRING_NORMALIZER: return &onnxc_host_string_normalizer;
+    case ONNXC_HOST_STRING_CAST: return &onnxc_host_string_cast;
     default: return NULL;
   }
 }

@@ -44,9 +44,14 @@ typedef struct onnxc_host_op_info {
 /* NULL for an op id this runtime does not know. */
 const onnxc_host_op_info *onnxc_host_op_lookup(int32_t op);
 
-/* Table entries defined beside their ops: host_unique.c, host_reduce.c. */
+/* Table entries defined beside their ops: host_unique.c, host_reduce.c, host_tfidf.c,
+ * host_value.c, host_string.c. */
 extern const onnxc_host_op_info onnxc_host_unique;
 extern const onnxc_host_op_info onnxc_host_reduce_sum;
+extern const onnxc_host_op_info onnxc_host_tfidf;
+extern const onnxc_host_op_info onnxc_host_value_size;
+extern const onnxc_host_op_info onnxc_host_string_normalizer;
+extern const onnxc_host_op_info onnxc_host_string_cast;
 
 /* bind_data.c: binds the step's data dims to values[n_binds] (checking dims the descriptor already
  * knows), evaluates and places everything they determine, and refreshes c->t. */

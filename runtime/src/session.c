@@ -35,6 +35,7 @@ static void destroy(onnxc_session *s) {
   free(s->run_dims);
   free(s->run_bytes);
   onnxc_free_blocks(s);
+  onnxc_free_string_blocks(s);
   free(s->blocks);
   free(s->block_bytes);
   onnxc_loops_free(s->loops, s->model->desc->n_steps);

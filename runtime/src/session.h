@@ -51,6 +51,7 @@ struct onnxc_session {
   uint8_t **blocks;          /* n_steps: host step k's block for the tensors its binds size; kept, reused */
   uint64_t *block_bytes;     /* n_steps: their capacities */
   struct onnxc_loop_state *loops; /* loops.h: iteration counts, gathered scan outputs */
+  char **string_blocks;      /* n_steps or NULL: the strings host step k wrote last (host_string.c) */
 
   onnxc_plan **plans;        /* options.max_cached_plans slots */
   uint64_t clock;
@@ -83,6 +84,8 @@ void onnxc_shape_buffer(onnxc_session *s, uint32_t t);
 
 /* bind_data.c: runs host step k (its op binds its data dims through onnxc_host_bind). */
 onnxc_status onnxc_run_host_step(onnxc_session *s, uint32_t k);
+/* host_string.c: frees the strings host steps wrote. */
+void onnxc_free_string_blocks(onnxc_session *s);
 /* bind_data.c: frees the blocks of tensors sized by data. */
 void onnxc_free_blocks(onnxc_session *s);
 

@@ -84,9 +84,9 @@ TEST(ModelValidation, Tensors) {
   b.set_dims(X, {E_BATCH, 42, E_8});
   EXPECT_EQ(load_error(b), "model 'tiny': tensor 0 ('x') dim 1 is expression 42, out of range (6 expressions)");
   b = tiny();
-  b.tensors[H].dtype = 8;
+  b.tensors[H].dtype = 14;
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model 'tiny': tensor 3 ('h') has dtype 8, which this runtime does not support");
+            "model 'tiny': tensor 3 ('h') has dtype 14, which this runtime does not support");
   b = tiny();
   b.tensors[H].kind = 7;
   EXPECT_EQ(load_error(b), "model 'tiny': tensor 3 ('h') has unknown kind 7");

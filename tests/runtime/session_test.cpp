@@ -201,9 +201,9 @@ TEST_F(TinySession, RejectsTheWrongDtype) {
   onnxc_tensor x = tensor(ONNXC_DTYPE_INT64, small.x_dims, data.data());
   expect_error(onnxc_session_set_input(session.s, 0, &x), ONNXC_ERR_DTYPE_MISMATCH,
                "input 'x' (index 0): dtype is int64 (7) but the model expects float32 (1)");
-  x.dtype = 8;  // string: not even supported
+  x.dtype = 14;  // complex64: not even supported
   expect_error(onnxc_session_set_input(session.s, 0, &x), ONNXC_ERR_DTYPE_MISMATCH,
-               "input 'x' (index 0): dtype is unsupported (8) but the model expects float32 (1)");
+               "input 'x' (index 0): dtype is unsupported (14) but the model expects float32 (1)");
 }
 
 TEST_F(TinySession, RejectsTheWrongRank) {
@@ -360,7 +360,8 @@ TEST(StatusStrings, NameEveryStatus) {
   EXPECT_STREQ(onnxc_status_string(ONNXC_ERR_INTERNAL), "ONNXC_ERR_INTERNAL");
   EXPECT_STREQ(onnxc_status_string(static_cast<onnxc_status>(77)), "ONNXC_ERR_(unknown status)");
   EXPECT_EQ(onnxc_dtype_size(ONNXC_DTYPE_BFLOAT16), 2u);
-  EXPECT_EQ(onnxc_dtype_size(8), 0u);
+  EXPECT_EQ(onnxc_dtype_size(14), 0u);
+  EXPECT_EQ(onnxc_dtype_size(ONNXC_DTYPE_STRING), sizeof(const char *));
   EXPECT_STREQ(onnxc_dtype_name(ONNXC_DTYPE_BOOL), "bool");
 }
 

@@ -117,6 +117,15 @@ enum onnxc_step_kind {
  *  NMS          args {boxes, scores, max_per_class (int64 [0] or [1]), iou_threshold (float32 [0] or [1]),
  *                     score_threshold (float32 [0] or [1]), Y, center_point_box}      binds {selected}
  *  REDUCE_SUM   args {X, axes (int64 [k]), Y, keepdims, noop_with_empty_axes}   binds {each dim of Y}
+ *  TFIDF        args {X (int32/int64 [C] or [B, C]), pool (int64), ngram_counts (int64), ngram_indexes (int64),
+ *                     weights (float32 [W] or [0], per output column), Y (float32), min_gram_length, max_gram_length,
+ *                     max_skip_count, mode (0 TF, 1 IDF, 2 TFIDF)}              binds {} (Y's shape is static)
+ *  VALUE_SIZE   args {X (integer, one element)}                  binds {X's value} (a size given as data)
+ *  STRING_NORMALIZER args {X (string [C] or [1, C]), stopwords (uint8: each word and a NUL byte; one NUL if none),
+ *                     Y, case_change (0 none, 1 lower, 2 upper), is_case_sensitive, stopword count}
+ *                                                                  binds {Y's last dim}
+ *  STRING_CAST  args {X, Y}: string to float32/float64/int32/int64, those to string, or string to string  binds {}
+ * String tensors (dtype 8) hold one `const char *` per element (see runtime.h); only host ops touch them.
  * Loop host ops (numbered from 16): what a loop body does with whole slices.
  *  SCAN_SLICE   args {X, iter (int64, 1 element), Y, axis, reverse}     binds {}
  *               Y = X's slice iter (reverse: dim - 1 - iter) along axis, that axis removed.
@@ -131,6 +140,10 @@ enum onnxc_host_op {
   ONNXC_HOST_UNIQUE = 2,
   ONNXC_HOST_NMS = 3,
   ONNXC_HOST_REDUCE_SUM = 4,
+  ONNXC_HOST_TFIDF = 5,
+  ONNXC_HOST_VALUE_SIZE = 6,
+  ONNXC_HOST_STRING_NORMALIZER = 7,
+  ONNXC_HOST_STRING_CAST = 8,
   ONNXC_HOST_SCAN_SLICE = 16,
   ONNXC_HOST_SCAN_APPEND = 17,
   ONNXC_HOST_SCAN_COLLECT = 18

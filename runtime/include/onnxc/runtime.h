@@ -86,7 +86,10 @@ ONNXC_API const char *onnxc_last_error(void);
 
 /* ---- tensors -------------------------------------------------------------------------------------- */
 
-/* ONNX TensorProto.DataType numbers for the dtypes the runtime handles. Bool is one byte per element. */
+/* ONNX TensorProto.DataType numbers for the dtypes the runtime handles. Bool is one byte per element.
+ * Strings: data is an array of `const char *`, one per element (NUL-terminated, so a string cannot hold a
+ * NUL byte; NULL reads as ""). An input's array and strings are borrowed like any input data; an output's
+ * array and strings are owned by the session, like any output, until its next run or its free. */
 enum onnxc_dtype {
   ONNXC_DTYPE_FLOAT = 1,
   ONNXC_DTYPE_UINT8 = 2,
@@ -95,6 +98,7 @@ enum onnxc_dtype {
   ONNXC_DTYPE_INT16 = 5,
   ONNXC_DTYPE_INT32 = 6,
   ONNXC_DTYPE_INT64 = 7,
+  ONNXC_DTYPE_STRING = 8, /* one `const char *` per element: NUL-terminated bytes (UTF-8 passes through) */
   ONNXC_DTYPE_BOOL = 9,
   ONNXC_DTYPE_FLOAT16 = 10,
   ONNXC_DTYPE_DOUBLE = 11,
