@@ -5,7 +5,7 @@
 
 extern int halide_set_num_threads(int);
 extern onnxc_halide_error_handler halide_set_error_handler(onnxc_halide_error_handler);
-extern int onnxc_k_ac65c5ee894bf550_argv(void **);
+extern int onnxc_k_cbf977f4d8c4e00d_argv(void **);
 extern int onnxc_k_df8a64974e2957f5_argv(void **);
 extern int onnxc_k_8987f45c336a3107_argv(void **);
 extern const uint8_t onnxc_weights_golden[];
@@ -37,7 +37,7 @@ static const int32_t inputs[] = {0};
 static const int32_t outputs[] = {4, 5};
 
 static const onnxc_kernel_desc kernels[] = {
-  {"onnxc_k_ac65c5ee894bf550", onnxc_k_ac65c5ee894bf550_argv},
+  {"onnxc_k_cbf977f4d8c4e00d", onnxc_k_cbf977f4d8c4e00d_argv},
   {"onnxc_k_df8a64974e2957f5", onnxc_k_df8a64974e2957f5_argv},
   {"onnxc_k_8987f45c336a3107", onnxc_k_8987f45c336a3107_argv},
 };
