@@ -199,7 +199,9 @@ class Partitioner : public ControlScope {
       t.shape.assign(v->constant().dims().begin(), v->constant().dims().end());
     } else {
       t.kind = kind;
-      t.shape = shape_of(v);
+      t.value = value_kind_of(v->type());  // a run-time sequence or optional has no shape of its own
+      if (t.value == 0) t.shape = shape_of(v);
+      else t.dtype = element_dtype(v->type());
     }
     int id = add_tensor(std::move(t));
     ids_[v] = id;
@@ -220,6 +222,7 @@ class Partitioner : public ControlScope {
 
   // Dropout is a view only in inference mode with its mask output unused.
   bool view_needs_kernel(const ir::Node& n) const {
+    if (is_host_op(n)) return true;  // Identity of a sequence or optional: a value host step
     if (n.op_type() == "Dropout") {
       if (value_live(n.output(1))) return true;
       if (auto* tm = n.input(2); tm && (!tm->is_constant() || tm->constant().get_i64(0) != 0)) return true;
@@ -382,6 +385,7 @@ class Partitioner : public ControlScope {
     t.name = (o.value ? o.value->name() : "") + "/unused" + std::to_string(p_.tensors.size());
     t.dtype = o.dtype;
     t.shape = o.shape;
+    t.value = o.value_kind;
     return add_tensor(std::move(t));
   }
 
@@ -567,12 +571,13 @@ void collect_unsupported(const ir::Graph& g, std::vector<std::string>& r) {
 
 std::vector<std::string> find_unsupported(const ir::Model& m) {
   std::vector<std::string> r;
-  // A sequence or optional still at the interface after passes/resolve_sequences is a run-time value,
-  // which the artifact does not carry: name it rather than report a missing shape.
+  // A sequence or optional still at the interface after passes/resolve_sequences is a run-time value;
+  // the artifact carries tensors, sequences of tensors and optionals of those: name anything else.
   auto interface = [&r](const std::vector<ir::Value*>& vs, const char* what) {
     for (const ir::Value* v : vs)
-      if (!v->type().is_tensor() && !v->is_constant())
-        r.push_back(std::string(what) + " '" + v->name() + "' of type " + v->type().str() + " (only tensors)");
+      if (value_kind_of(v->type()) < 0 && !v->is_constant())
+        r.push_back(std::string(what) + " '" + v->name() + "' of type " + v->type().str() +
+                    " (only tensors, sequences of tensors and optionals of those)");
   };
   interface(m.graph->inputs(), "graph input");
   interface(m.graph->outputs(), "graph output");

@@ -276,6 +276,6 @@ const onnxc_host_op_info *onnxc_host_op_lookup(int32_t op) {
     case ONNXC_HOST_SCAN_SLICE: return &onnxc_host_scan_slice;
     case ONNXC_HOST_SCAN_APPEND: return &onnxc_host_scan_append;
     case ONNXC_HOST_SCAN_COLLECT: return &onnxc_host_scan_collect;
-    default: return NULL;
+    default: return onnxc_host_value_op_lookup(op);
   }
 }

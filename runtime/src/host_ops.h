@@ -47,6 +47,8 @@ const onnxc_host_op_info *onnxc_host_op_lookup(int32_t op);
 /* Table entries defined beside their ops: host_unique.c, host_reduce.c. */
 extern const onnxc_host_op_info onnxc_host_unique;
 extern const onnxc_host_op_info onnxc_host_reduce_sum;
+/* host_sequence.c: the value host ops (sequences and optionals); NULL for another id. */
+const onnxc_host_op_info *onnxc_host_value_op_lookup(int32_t op);
 
 /* bind_data.c: binds the step's data dims to values[n_binds] (checking dims the descriptor already
  * knows), evaluates and places everything they determine, and refreshes c->t. */

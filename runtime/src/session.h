@@ -51,6 +51,7 @@ struct onnxc_session {
   uint8_t **blocks;          /* n_steps: host step k's block for the tensors its binds size; kept, reused */
   uint64_t *block_bytes;     /* n_steps: their capacities */
   struct onnxc_loop_state *loops; /* loops.h: iteration counts, gathered scan outputs */
+  struct onnxc_value_store *values; /* values.h: n_tensors; the contents of sequences and optionals */
 
   onnxc_plan **plans;        /* options.max_cached_plans slots */
   uint64_t clock;
