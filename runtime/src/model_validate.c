@@ -42,7 +42,8 @@ static onnxc_status check_expr_id(const onnxc_model_desc *d, const char *m, int3
 
 static onnxc_status check_weight(const onnxc_model_desc *d, const onnxc_expr_table *table, const char *m, int32_t t) {
   const onnxc_tensor_desc *td = &d->tensors[t];
-  if (!d->weights) FAIL("model '%s': " ONNXC_TENSOR_FMT " is a weight but the model has no weights blob", m, t, tname(d, t));
+  /* An empty weight (an absent optional input's default, an empty initializer) needs no bytes. */
+  if (!d->weights && td->weight_bytes > 0) FAIL("model '%s': " ONNXC_TENSOR_FMT " is a weight but the model has no weights blob", m, t, tname(d, t));
   if (td->weight_offset > d->weights_size || td->weight_bytes > d->weights_size - td->weight_offset) {
     FAIL("model '%s': " ONNXC_TENSOR_FMT " weight bytes [%llu, +%llu) lie outside the %llu-byte weights blob", m, t,
          tname(d, t), (unsigned long long)td->weight_offset, (unsigned long long)td->weight_bytes,

@@ -14,11 +14,11 @@ namespace {
 
 using ::testing::HasSubstr;
 
-enum { E_N, E_P, E_M, E_ONE };
+enum { E_N, E_P, E_M, E_ONE, E_ZERO };
 const char *const kSymbols[] = {"n", "p", "m"};
-const uint32_t kExprStart[] = {0, 2, 4, 6, 8};
-const int64_t kExprCode[] = {ONNXC_EXPR_SYM, 0, ONNXC_EXPR_SYM, 1, ONNXC_EXPR_SYM, 2, ONNXC_EXPR_CONST, 1};
-const int32_t kDimsN[] = {E_N}, kDimsP[] = {E_P}, kDimsM[] = {E_M};
+const uint32_t kExprStart[] = {0, 2, 4, 6, 8, 10};
+const int64_t kExprCode[] = {ONNXC_EXPR_SYM, 0, ONNXC_EXPR_SYM, 1, ONNXC_EXPR_SYM, 2, ONNXC_EXPR_CONST, 1, ONNXC_EXPR_CONST, 0};
+const int32_t kDimsN[] = {E_N}, kDimsP[] = {E_P}, kDimsM[] = {E_M}, kDimsZero[] = {E_ZERO};
 const int32_t kBindM[] = {2};
 
 constexpr int32_t F32 = 1, I64 = 7, BOOL = 9;
@@ -39,7 +39,7 @@ struct Model {
     d.producer = "test";
     d.n_symbols = 3;
     d.symbols = kSymbols;
-    d.n_exprs = 4;
+    d.n_exprs = 5;
     d.expr_start = kExprStart;
     d.expr_code = kExprCode;
     d.n_tensors = static_cast<uint32_t>(tensors.size());
@@ -153,6 +153,26 @@ TEST(SequenceSteps, InsertAtBackFrontAndNegative) {
 
   ASSERT_EQ(run_insert(s.session, {1, 2}, {2}), ONNXC_OK) << onnxc_session_last_error(s.session);
   EXPECT_EQ(heads(s.session, 0), (std::vector<float>{1, 2, 9}));  // 2 == count: at the back
+}
+
+// An absent position is an empty int64 weight; a model whose only weights are empty has no blob.
+TEST(SequenceSteps, AbsentPositionIsAnEmptyWeight) {
+  Model m;
+  m.tensors = {value("s", ONNXC_TENSOR_INPUT, ONNXC_VALUE_SEQUENCE), tensor("t", ONNXC_TENSOR_INPUT, F32, 1, kDimsN),
+               tensor("pos", ONNXC_TENSOR_WEIGHT, I64, 1, kDimsZero), value("y", ONNXC_TENSOR_OUTPUT, ONNXC_VALUE_SEQUENCE)};
+  m.inputs = {0, 1};
+  m.outputs = {3};
+  m.step(ONNXC_HOST_SEQ_INSERT, {0, 1, 2, 3});
+  Session s(m.get());
+  ASSERT_TRUE(s.session);
+  float one = 1, t[2] = {9, 9};
+  int64_t d1 = 1, n = 2;
+  onnxc_tensor item{F32, 1, &d1, &one}, tt{F32, 1, &n, t};
+  onnxc_value sv{ONNXC_VALUE_SEQUENCE, 1, 1, &item};
+  ASSERT_EQ(onnxc_session_set_input_value(s.session, 0, &sv), ONNXC_OK);
+  ASSERT_EQ(onnxc_session_set_input(s.session, 1, &tt), ONNXC_OK);
+  ASSERT_EQ(onnxc_session_run(s.session), ONNXC_OK) << onnxc_session_last_error(s.session);
+  EXPECT_EQ(heads(s.session, 0), (std::vector<float>{1, 9}));  // at the back
 }
 
 TEST(SequenceSteps, EmptySequenceAndOutOfRange) {
