@@ -139,8 +139,9 @@ std::optional<Args> value_op(const ir::Node& n) {
 }
 
 // Value ops whose operands the runtime carries (sequences of tensors, optionals of those).
+// SequenceConstruct is several steps (codegen/partition_values.h), the others one.
 bool is_value_op(const ir::Node& n) {
-  if (!value_op(n)) return false;
+  if (!value_op(n) && n.op_type() != "SequenceConstruct") return false;
   for (const ir::Value* v : n.inputs())
     if (v && value_kind(v) < 0) return false;
   for (const ir::Value* v : n.outputs())

@@ -12,6 +12,7 @@
 
 #include "codegen/host_steps.h"
 #include "codegen/partition_control.h"
+#include "codegen/partition_values.h"
 #include "ir/error.h"
 
 namespace onnxc::codegen {
@@ -390,10 +391,11 @@ class Partitioner : public ControlScope {
   }
 
   void build_host_kernel(const ir::Node& n) {
-    // A host step binds symbols from data; in a branch that does not run they would stay unbound.
-    user_check(!in_branch_) << n.describe() << ": ops with data-dependent output sizes inside an If branch or a loop "
-                            << "body are not supported yet";
+    if (n.op_type() == "SequenceConstruct") return build_sequence_construct(*this, n);
     HostStepArgs a = host_step_args(n);
+    // A host step binds symbols from data; in a branch that does not run they would stay unbound.
+    user_check(!in_branch_ || a.binds.empty()) << n.describe() << ": ops with data-dependent output sizes inside an If "
+                                               << "branch or a loop body are not supported yet";
     KernelDesc k;
     k.name = n.describe();
     k.kclass = KernelClass::Other;
@@ -511,6 +513,7 @@ class Partitioner : public ControlScope {
   KernelDesc copy_kernel(int src, int dst) override {
     const PlanTensor& s = p_.tensors[src];
     const PlanTensor& d = p_.tensors[dst];
+    if (s.value != 0) return value_copy_kernel(p_, src, dst);
     KernelDesc k;
     k.name = "copy to output '" + d.name + "'";
     k.kclass = KernelClass::DataMovement;
