@@ -87,6 +87,10 @@ static onnxc_status check_tensor(const onnxc_model_desc *d, const onnxc_expr_tab
   if (td->value != ONNXC_VALUE_TENSOR && (td->rank != 0 || td->kind == ONNXC_TENSOR_WEIGHT || is_view)) {
     FAIL("model '%s': " ONNXC_TENSOR_FMT " is a sequence or optional, which must have rank 0 and be an input, output or intermediate", m, t, td->name);
   }
+  /* A string tensor's elements point into storage the session reuses each run; a copied list would dangle. */
+  if (td->value != ONNXC_VALUE_TENSOR && td->dtype == 8) {
+    return onnxc_fail(ONNXC_ERR_UNSUPPORTED, "model '%s': " ONNXC_TENSOR_FMT " is a sequence or optional of strings, which this runtime does not support", m, t, td->name);
+  }
   if (is_view && d->tensors[td->view_of].value != ONNXC_VALUE_TENSOR) FAIL("model '%s': view " ONNXC_TENSOR_FMT " is a view of a sequence or optional", m, t, td->name);
   if (!is_view && td->view_of != -1) FAIL("model '%s': " ONNXC_TENSOR_FMT " is not a view but has view_of %d (expected -1)", m, t, td->name, td->view_of);
   return td->kind == ONNXC_TENSOR_WEIGHT ? check_weight(d, table, m, t) : ONNXC_OK;
