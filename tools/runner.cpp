@@ -32,6 +32,14 @@ std::string IOInfo::type_str() const {
   return s + "]";
 }
 
+ir::Type IOInfo::value_type() const {
+  using K = ir::Type::Kind;
+  ir::Type t = ir::Type::tensor(dtype);
+  if (value == ONNXC_VALUE_SEQUENCE || value == ONNXC_VALUE_OPTIONAL_SEQUENCE) t = ir::Type::container(K::Sequence, t);
+  if (value == ONNXC_VALUE_OPTIONAL_TENSOR || value == ONNXC_VALUE_OPTIONAL_SEQUENCE) t = ir::Type::container(K::Optional, t);
+  return t;
+}
+
 void ModelRunner::fail(int status, const std::string& what) const {
   std::string msg = session_ && onnxc_session_last_error(session_)[0] ? onnxc_session_last_error(session_)
                                                                      : onnxc_last_error();

@@ -23,6 +23,7 @@ struct IOInfo {
   std::vector<std::string> dim_names;   // "" for a fixed dim, else the symbol or expression
   int value = 0;                        // enum onnxc_value_kind: 0 a tensor, else a sequence or optional
   std::string type_str() const;         // "f32[batch,seq,64]"
+  ir::Type value_type() const;          // how to read its test data: a tensor, seq(...) or opt(...)
 };
 
 class ModelRunner {
