@@ -161,13 +161,84 @@ Args string_normalizer(const ir::Node& n) {
   return a;
 }
 
+// ---- run-time sequences and optionals (runtime/src/host_sequence.c) ----
+
+int value_kind(const ir::Value* v) { return v ? value_kind_of(v->type()) : 0; }
+
+// A value output: no shape (its tensors' shapes are data).
+Args::Output value_output(const ir::Node& n, size_t i) {
+  const ir::Value* v = n.output(i);
+  return {v, element_dtype(v->type()), {}, value_kind(v)};
+}
+
+// A tensor output whose dims the op binds from the tensor it reads (SequenceAt, OptionalGetElement).
+void tensor_output(const ir::Node& n, Args& a) {
+  const ir::Shape& y = shape(n.output(0));
+  a.outputs.push_back(output(n, 0, n.output(0)->dtype(), y));
+  for (size_t i = 0; i < y.size(); ++i) a.binds.push_back({0, static_cast<int>(i)});
+}
+
+// An absent position is an int64 tensor of 0 elements.
+Args::Input position(const ir::Node& n, size_t i) {
+  return input(n, i, ir::Tensor::from_vector<int64_t>(ir::DType::Int64, {0}, {}));
+}
+
+std::optional<Args> value_op(const ir::Node& n) {
+  const std::string& op = n.op_type();
+  bool in_value = n.num_inputs() > 0 && value_kind(n.input(0)) > 0;
+  if (op.rfind("Optional", 0) == 0 && op != "Optional" && !in_value) return std::nullopt;  // opset 18: a plain tensor
+  Args a;
+  if (op == "Identity" && in_value) a = {ONNXC_HOST_VALUE_COPY, {input(n, 0)}, {value_output(n, 0)}, {}, {}};
+  else if (op == "SequenceEmpty" || (op == "Optional" && (n.num_inputs() == 0 || !n.input(0)))) a = {ONNXC_HOST_VALUE_EMPTY, {}, {value_output(n, 0)}, {}, {}};
+  else if (op == "SequenceInsert") a = {ONNXC_HOST_SEQ_INSERT, {input(n, 0), input(n, 1), position(n, 2)}, {value_output(n, 0)}, {}, {}};
+  else if (op == "SequenceErase") a = {ONNXC_HOST_SEQ_ERASE, {input(n, 0), position(n, 1)}, {value_output(n, 0)}, {}, {}};
+  else if (op == "SequenceLength") a = {ONNXC_HOST_SEQ_LENGTH, {input(n, 0)}, {output(n, 0, ir::DType::Int64, {})}, {}, {}};
+  else if (op == "OptionalHasElement") a = {ONNXC_HOST_OPT_HAS, {input(n, 0)}, {output(n, 0, ir::DType::Bool, {})}, {}, {}};
+  else if (op == "Optional") a = {ONNXC_HOST_OPT_WRAP, {input(n, 0)}, {value_output(n, 0)}, {}, {}};
+  else if (op == "OptionalGetElement" && value_kind(n.output(0)) > 0) a = {ONNXC_HOST_VALUE_COPY, {input(n, 0)}, {value_output(n, 0)}, {}, {}};
+  else if (op == "OptionalGetElement") a = {ONNXC_HOST_OPT_GET, {input(n, 0)}, {}, {}, {}};
+  else if (op == "SequenceAt") a = {ONNXC_HOST_SEQ_AT, {input(n, 0), input(n, 1)}, {}, {}, {}};
+  else return std::nullopt;
+  // Optional(seq) wraps a whole sequence: a copy; an input that is a plain tensor is wrapped.
+  if (op == "Optional" && n.num_inputs() > 0 && in_value) a.op = ONNXC_HOST_VALUE_COPY;
+  if (a.op == ONNXC_HOST_OPT_GET || a.op == ONNXC_HOST_SEQ_AT) tensor_output(n, a);
+  return a;
+}
+
+// Value ops whose operands the runtime carries (sequences of tensors, optionals of those).
+// SequenceConstruct is several steps (codegen/partition_values.h), the others one.
+bool is_value_op(const ir::Node& n) {
+  if (!value_op(n) && n.op_type() != "SequenceConstruct") return false;
+  for (const ir::Value* v : n.inputs())
+    if (v && value_kind(v) < 0) return false;
+  for (const ir::Value* v : n.outputs())
+    if (v && value_kind(v) < 0) return false;
+  return true;
+}
+
 }  // namespace
+
+int value_kind_of(const ir::Type& t) {
+  using K = ir::Type::Kind;
+  auto seq_of_tensors = [](const ir::Type& s) { return s.kind == K::Sequence && s.elem && s.elem->is_tensor(); };
+  if (t.is_tensor()) return ONNXC_VALUE_TENSOR;
+  if (seq_of_tensors(t)) return ONNXC_VALUE_SEQUENCE;
+  if (t.kind == K::Optional && t.elem && t.elem->is_tensor()) return ONNXC_VALUE_OPTIONAL_TENSOR;
+  if (t.kind == K::Optional && t.elem && seq_of_tensors(*t.elem)) return ONNXC_VALUE_OPTIONAL_SEQUENCE;
+  return -1;
+}
+
+ir::DType element_dtype(const ir::Type& t) {
+  const ir::Type* e = &t;
+  while (!e->is_tensor() && e->elem) e = e->elem.get();
+  return e->dtype;
+}
 
 bool is_host_op(const ir::Node& n) {
   if (!n.domain().empty() && n.domain() != "ai.onnx") return false;
   const std::string& op = n.op_type();
   return op == "NonZero" || op == "Compress" || op == "Unique" || op == "NonMaxSuppression" || op == "TfIdfVectorizer" ||
-         op == "StringNormalizer" || is_string_cast(n) || is_reduce_sum_by_data(n);
+         op == "StringNormalizer" || is_string_cast(n) || is_reduce_sum_by_data(n) || is_value_op(n);
 }
 
 HostStepArgs host_step_args(const ir::Node& n) {
@@ -180,6 +251,7 @@ HostStepArgs host_step_args(const ir::Node& n) {
   if (op == "StringNormalizer") return string_normalizer(n);
   if (is_string_cast(n)) return string_cast(n);
   if (is_reduce_sum_by_data(n)) return reduce_sum(n);
+  if (auto a = value_op(n)) return *a;
   internal_error << n.describe() << " is not a host op";
   return {};
 }

@@ -1,7 +1,9 @@
 // Ops that run as host steps: the runtime executes them in C (runtime/src/host_ops.c) because their
 // output sizes depend on input data (NonZero, Compress, Unique, NonMaxSuppression, ReduceSum with
-// axes given at run time and keepdims=0), TfIdfVectorizer (n-gram counting against a pool) and the ops
-// on string tensors (StringNormalizer, Cast to and from strings): strings never reach a kernel. This file maps an IR node to the host op's fixed argument list
+// axes given at run time and keepdims=0), TfIdfVectorizer (n-gram counting against a pool), the ops
+// on string tensors (StringNormalizer, Cast to and from strings: strings never reach a kernel) and
+// the ops over run-time sequences and optionals (runtime/src/host_sequence.c). This file maps an IR
+// node to the host op's fixed argument list
 // (enum onnxc_host_op in runtime/include/onnxc/model_abi.h): inputs, with defaults for absent optional
 // ones; outputs, with shapes for absent ones; int64 attributes; and which output dims it binds.
 #pragma once
@@ -22,6 +24,7 @@ struct HostStepArgs {
     const ir::Value* value = nullptr;  // null or dead: the op still writes it, into a tensor of this type
     ir::DType dtype = ir::DType::Undefined;
     ir::Shape shape;
+    int value_kind = 0;  // enum onnxc_value_kind of the output (a sequence or optional: shape is empty)
   };
   int op = -1;                  // enum onnxc_host_op
   std::vector<Input> inputs;
@@ -30,6 +33,12 @@ struct HostStepArgs {
   // The data dims the op binds, in the op's order: (output index, axis) whose size it computes.
   std::vector<std::pair<int, int>> binds;
 };
+
+// The enum onnxc_value_kind of a value's type: 0 for a tensor; -1 for what the runtime does not carry
+// (maps, nested sequences, sparse tensors, an unknown element type).
+int value_kind_of(const ir::Type& t);
+// The dtype of a value's tensors (a tensor's own, a sequence's or optional's elements').
+ir::DType element_dtype(const ir::Type& t);
 
 // True when `n` runs as a host step.
 bool is_host_op(const ir::Node& n);

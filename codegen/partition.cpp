@@ -12,6 +12,7 @@
 
 #include "codegen/host_steps.h"
 #include "codegen/partition_control.h"
+#include "codegen/partition_values.h"
 #include "ir/error.h"
 #include "ir/infer/infer.h"
 #include "onnxc/model_abi.h"
@@ -202,7 +203,9 @@ class Partitioner : public ControlScope {
       t.shape.assign(v->constant().dims().begin(), v->constant().dims().end());
     } else {
       t.kind = kind;
-      t.shape = shape_of(v);
+      t.value = value_kind_of(v->type());  // a run-time sequence or optional has no shape of its own
+      if (t.value == 0) t.shape = shape_of(v);
+      else t.dtype = element_dtype(v->type());
     }
     int id = add_tensor(std::move(t));
     ids_[v] = id;
@@ -223,6 +226,7 @@ class Partitioner : public ControlScope {
 
   // Dropout is a view only in inference mode with its mask output unused.
   bool view_needs_kernel(const ir::Node& n) const {
+    if (is_host_op(n)) return true;  // Identity of a sequence or optional: a value host step
     if (n.op_type() == "Dropout") {
       if (value_live(n.output(1))) return true;
       if (auto* tm = n.input(2); tm && (!tm->is_constant() || tm->constant().get_i64(0) != 0)) return true;
@@ -386,14 +390,16 @@ class Partitioner : public ControlScope {
     t.name = (o.value ? o.value->name() : "") + "/unused" + std::to_string(p_.tensors.size());
     t.dtype = o.dtype;
     t.shape = o.shape;
+    t.value = o.value_kind;
     return add_tensor(std::move(t));
   }
 
   void build_host_kernel(const ir::Node& n) {
-    // A host step binds symbols from data; in a branch that does not run they would stay unbound.
-    user_check(!in_branch_) << n.describe() << ": ops with data-dependent output sizes inside an If branch or a loop "
-                            << "body are not supported yet";
+    if (n.op_type() == "SequenceConstruct") return build_sequence_construct(*this, n);
     HostStepArgs a = host_step_args(n);
+    // A host step binds symbols from data; in a branch that does not run they would stay unbound.
+    user_check(!in_branch_ || a.binds.empty()) << n.describe() << ": ops with data-dependent output sizes inside an If "
+                                               << "branch or a loop body are not supported yet";
     KernelDesc k;
     k.name = n.describe();
     k.kclass = KernelClass::Other;
@@ -546,6 +552,7 @@ class Partitioner : public ControlScope {
   KernelDesc copy_kernel(int src, int dst) override {
     const PlanTensor& s = p_.tensors[src];
     const PlanTensor& d = p_.tensors[dst];
+    if (s.value != 0) return value_copy_kernel(p_, src, dst);
     KernelDesc k;
     k.name = "copy to output '" + d.name + "'";
     k.kclass = KernelClass::DataMovement;
@@ -607,12 +614,13 @@ void collect_unsupported(const ir::Graph& g, std::vector<std::string>& r) {
 
 std::vector<std::string> find_unsupported(const ir::Model& m) {
   std::vector<std::string> r;
-  // A sequence or optional still at the interface after passes/resolve_sequences is a run-time value,
-  // which the artifact does not carry: name it rather than report a missing shape.
+  // A sequence or optional still at the interface after passes/resolve_sequences is a run-time value;
+  // the artifact carries tensors, sequences of tensors and optionals of those: name anything else.
   auto interface = [&r](const std::vector<ir::Value*>& vs, const char* what) {
     for (const ir::Value* v : vs)
-      if (!v->type().is_tensor() && !v->is_constant())
-        r.push_back(std::string(what) + " '" + v->name() + "' of type " + v->type().str() + " (only tensors)");
+      if (value_kind_of(v->type()) < 0 && !v->is_constant())
+        r.push_back(std::string(what) + " '" + v->name() + "' of type " + v->type().str() +
+                    " (only tensors, sequences of tensors and optionals of those)");
   };
   interface(m.graph->inputs(), "graph input");
   interface(m.graph->outputs(), "graph output");

@@ -24,7 +24,10 @@ struct PlanTensor {
   TensorKind kind = TensorKind::Intermediate;
   int view_of = -1;                 // View: the (non-view) tensor whose bytes this is
   std::optional<ir::Tensor> data;   // Weight: the bytes
+  int value = 0;                    // enum onnxc_value_kind: 0 a tensor; else a run-time sequence or
+                                    // optional (rank 0, dtype its elements'), never in the arena
 };
+
 
 struct KernelDesc {
   std::string name;                 // for messages and profiles: the root node, e.g. "Softmax 'sm'"

@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "codegen/host_steps.h"
 #include "ir/error.h"
 #include "onnxc/model_abi.h"
 
@@ -171,7 +172,10 @@ void add_branch(ControlScope& s, const ir::Node& n, const std::string& attr) {
     const ir::Value* y = n.output(i);
     if (!live(y)) continue;
     const ir::Value* r = g.outputs()[i];
-    user_check(r->dtype() == y->dtype() && r->shape() && y->shape() && *r->shape() == *y->shape())
+    // A sequence or optional result: the same kind of value (an optional's contents are checked at run time).
+    bool values = value_kind_of(y->type()) > 0 && element_dtype(r->type()) == element_dtype(y->type()) &&
+                  (value_kind_of(r->type()) == value_kind_of(y->type()) || value_kind_of(y->type()) == ONNXC_VALUE_OPTIONAL_SEQUENCE);
+    user_check(values || (r->dtype() == y->dtype() && r->shape() && y->shape() && *r->shape() == *y->shape()))
         << n.describe() << ": output '" << y->name() << "' is " << y->type().str() << " but " << attr << " gives "
         << r->type().str() << "; an If whose branches give outputs of different shapes is not supported yet";
     s.plan().kernels.push_back(s.copy_kernel(s.tensor_of(r), s.tensor_of(y)));

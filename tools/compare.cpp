@@ -93,14 +93,18 @@ int compare_main(const std::vector<std::string>& args) {
   int failed_sets = 0;
   std::string first_failure;
   for (const std::string& dir : sets) {
-    check::DataSet ds = check::load_data_set(dir);
+    std::vector<ir::Type> in_types, out_types;  // positional: how to read sequence and optional files
+    for (const IOInfo& io : runner.inputs()) in_types.push_back(io.value_type());
+    for (const IOInfo& io : runner.outputs()) out_types.push_back(io.value_type());
+    check::DataSet ds = check::load_data_set(dir, in_types, out_types);
     user_check(ds.inputs.size() == runner.inputs().size())
         << dir << ": " << ds.inputs.size() << " input files for a model with " << runner.inputs().size()
         << " inputs";
     for (size_t k = 0; k < ds.inputs.size(); ++k) {
       size_t slot = input_slot(runner, ds.inputs[k], k);
       ir::DType want = slot < runner.inputs().size() ? runner.inputs()[slot].dtype : ds.inputs[k].tensor.dtype();
-      runner.set_input(slot, check::match_stored_dtype(ds.inputs[k].tensor, want));
+      if (ds.inputs[k].value.kind != frontend::TestValue::Kind::Tensor) runner.set_input_value(slot, ds.inputs[k].value);
+      else runner.set_input(slot, check::match_stored_dtype(ds.inputs[k].tensor, want));
     }
     runner.run();
     std::vector<check::TensorReport> reports;
@@ -112,6 +116,11 @@ int compare_main(const std::vector<std::string>& args) {
       user_check(!checked[slot]) << ds.outputs[k].file << ": a second reference for output '"
                                  << runner.outputs()[slot].name << "'";
       checked[slot] = true;
+      if (runner.outputs()[slot].value != 0 || ds.outputs[k].value.kind != frontend::TestValue::Kind::Tensor) {
+        reports.push_back(check::compare_values(runner.outputs()[slot].name, runner.output_value(slot), ds.outputs[k].value,
+                                                tol, static_cast<size_t>(worst)));
+        continue;
+      }
       ir::Tensor actual = runner.output(slot);
       reports.push_back(check::compare_tensors(runner.outputs()[slot].name, actual,
                                                check::match_stored_dtype(ds.outputs[k].tensor, actual.dtype()), tol,

@@ -32,6 +32,14 @@ std::string IOInfo::type_str() const {
   return s + "]";
 }
 
+ir::Type IOInfo::value_type() const {
+  using K = ir::Type::Kind;
+  ir::Type t = ir::Type::tensor(dtype);
+  if (value == ONNXC_VALUE_SEQUENCE || value == ONNXC_VALUE_OPTIONAL_SEQUENCE) t = ir::Type::container(K::Sequence, t);
+  if (value == ONNXC_VALUE_OPTIONAL_TENSOR || value == ONNXC_VALUE_OPTIONAL_SEQUENCE) t = ir::Type::container(K::Optional, t);
+  return t;
+}
+
 void ModelRunner::fail(int status, const std::string& what) const {
   std::string msg = session_ && onnxc_session_last_error(session_)[0] ? onnxc_session_last_error(session_)
                                                                      : onnxc_last_error();
@@ -56,6 +64,9 @@ ModelRunner::ModelRunner(const std::string& library_path, int num_threads) : pat
     if ((st = onnxc_model_output_info(model_, i, &v)) != ONNXC_OK) fail(st, library_path);
     outputs_.push_back(to_info(v));
   }
+  const onnxc_model_desc* d = onnxc_model_desc_of(model_);
+  for (size_t i = 0; i < inputs_.size(); ++i) inputs_[i].value = d->tensors[d->inputs[i]].value;
+  for (size_t i = 0; i < outputs_.size(); ++i) outputs_[i].value = d->tensors[d->outputs[i]].value;
   onnxc_session_options opt;
   onnxc_session_options_default(&opt);
   opt.num_threads = num_threads;
@@ -97,6 +108,40 @@ void ModelRunner::set_input(size_t index, const ir::Tensor& t) {
   if (st != ONNXC_OK) fail(st, "input '" + name + "'");
 }
 
+void ModelRunner::set_input_value(size_t index, const frontend::TestValue& v) {
+  using K = frontend::TestValue::Kind;
+  user_check(index < inputs_.size()) << path_ << ": the model has " << inputs_.size() << " inputs, not " << index + 1;
+  const IOInfo& in = inputs_[index];
+  if (in.value == ONNXC_VALUE_TENSOR) {
+    user_check(v.kind == K::Tensor) << "input '" << in.name << "' is a tensor, not a sequence or optional";
+    return set_input(index, v.tensor);
+  }
+  // The tensors the value holds: a sequence's items, an optional's one tensor or its sequence's items.
+  const frontend::TestValue* seq = &v;
+  bool present = true;
+  if (v.kind == K::Optional) {
+    present = !v.elements.empty();
+    if (present && v.elements[0].kind == K::Sequence) seq = &v.elements[0];
+  }
+  std::vector<const ir::Tensor*> items;
+  if (seq->kind == K::Sequence) {
+    for (const auto& e : seq->elements) {
+      user_check(e.kind == K::Tensor) << "input '" << in.name << "': a sequence of sequences is not supported";
+      items.push_back(&e.tensor);
+    }
+  } else if (present) {
+    items.push_back(v.kind == K::Optional ? &v.elements[0].tensor : &v.tensor);
+  }
+  std::vector<onnxc_tensor> ct;
+  for (const ir::Tensor* t : items) {
+    user_check(t->dtype() != ir::DType::String) << "input '" << in.name << "': string tensors are not supported";
+    ct.push_back({static_cast<int32_t>(t->dtype()), static_cast<int32_t>(t->rank()), t->dims().data(), const_cast<void*>(t->raw())});
+  }
+  onnxc_value cv{in.value, present ? 1 : 0, ct.size(), ct.data()};
+  onnxc_status st = onnxc_session_set_input_value(session_, index, &cv);
+  if (st != ONNXC_OK) fail(st, "input '" + in.name + "'");
+}
+
 void ModelRunner::run() {
   onnxc_status st = onnxc_session_run(session_);
   for (ir::Tensor& t : bound_) t = ir::Tensor();
@@ -121,6 +166,45 @@ ir::Tensor ModelRunner::output(size_t index) const {
   ir::Tensor t(static_cast<ir::DType>(ct.dtype), dims);
   if (t.nbytes()) std::memcpy(t.mutable_raw(), ct.data, t.nbytes());
   return t;
+}
+
+namespace {
+
+ir::Tensor copy_tensor(const onnxc_tensor& ct) {
+  std::vector<int64_t> dims(ct.dims, ct.dims + ct.rank);
+  ir::Tensor t(static_cast<ir::DType>(ct.dtype), dims);
+  if (t.nbytes()) std::memcpy(t.mutable_raw(), ct.data, t.nbytes());
+  return t;
+}
+
+}  // namespace
+
+frontend::TestValue ModelRunner::output_value(size_t index) const {
+  using K = frontend::TestValue::Kind;
+  onnxc_value cv;
+  onnxc_status st = onnxc_session_get_output_value(session_, index, &cv);
+  if (st != ONNXC_OK) fail(st, "output " + std::to_string(index));
+  frontend::TestValue v;
+  v.name = index < outputs_.size() ? outputs_[index].name : "";
+  if (cv.kind == ONNXC_VALUE_TENSOR) {
+    v.tensor = copy_tensor(cv.tensors[0]);
+    return v;
+  }
+  frontend::TestValue seq;
+  seq.kind = K::Sequence;
+  for (size_t i = 0; i < cv.count; ++i) {
+    frontend::TestValue e;
+    e.tensor = copy_tensor(cv.tensors[i]);
+    seq.elements.push_back(std::move(e));
+  }
+  if (cv.kind == ONNXC_VALUE_SEQUENCE) {
+    seq.name = v.name;
+    return seq;
+  }
+  v.kind = K::Optional;
+  v.elem_kind = cv.kind == ONNXC_VALUE_OPTIONAL_SEQUENCE ? K::Sequence : K::Tensor;
+  if (cv.present) v.elements.push_back(v.elem_kind == K::Sequence ? std::move(seq) : std::move(seq.elements.at(0)));
+  return v;
 }
 
 uint64_t ModelRunner::arena_bytes() const { return onnxc_session_arena_bytes(session_); }

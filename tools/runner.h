@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/tensor_io.h"
 #include "ir/tensor.h"
 
 struct onnxc_model;
@@ -20,7 +21,9 @@ struct IOInfo {
   ir::DType dtype = ir::DType::Undefined;
   std::vector<int64_t> dims;            // -1 for a dynamic dim
   std::vector<std::string> dim_names;   // "" for a fixed dim, else the symbol or expression
+  int value = 0;                        // enum onnxc_value_kind: 0 a tensor, else a sequence or optional
   std::string type_str() const;         // "f32[batch,seq,64]"
+  ir::Type value_type() const;          // how to read its test data: a tensor, seq(...) or opt(...)
 };
 
 class ModelRunner {
@@ -41,9 +44,13 @@ class ModelRunner {
 
   // Binds input `index`; the tensor is kept alive by the runner until run() returns.
   void set_input(size_t index, const ir::Tensor& t);
+  // Binds input `index` to a tensor, sequence or optional (the runtime copies a sequence's tensors).
+  void set_input_value(size_t index, const frontend::TestValue& v);
   void run();
   // A copy of output `index` of the last run.
   ir::Tensor output(size_t index) const;
+  // A copy of output `index` of the last run as a tensor, sequence or optional.
+  frontend::TestValue output_value(size_t index) const;
   // Calls `callback(user, step)` after every step of later runs (nullptr: off); see
   // onnxc_session_set_profiler.
   void set_profiler(void (*callback)(void* user, const struct onnxc_step_profile* step), void* user);

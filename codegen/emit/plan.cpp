@@ -134,6 +134,7 @@ class PlanMaker {
     o.name = t.name;
     o.dtype = static_cast<int32_t>(t.dtype);
     o.kind = static_cast<int32_t>(t.kind);
+    o.value = t.value;
     for (const auto& dim : t.shape) o.dims.push_back(expr_id(dim));
     if (t.kind == TensorKind::View) o.view_of = new_id_.at(t.view_of);
     if (t.kind == TensorKind::Weight) {

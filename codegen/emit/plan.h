@@ -36,6 +36,7 @@ struct PlanDescription {
     std::vector<int32_t> dims;      // expression ids
     int32_t view_of = -1;
     uint64_t weight_offset = 0, weight_bytes = 0;
+    int32_t value = 0;              // enum onnxc_value_kind: a tensor, or a run-time sequence/optional
   };
   struct Step {
     int32_t kind = 0;               // enum onnxc_step_kind

@@ -82,7 +82,7 @@ std::string generate_plan_c(const PlanDescription& d) {
     const auto& t = d.tensors[i];
     os << "  /* " << i << " */ {" << c_string(t.name) << ", " << t.dtype << ", " << kind_name(t.kind) << ", "
        << t.dims.size() << ", " << (t.dims.empty() ? std::string("NULL") : "dims_" + std::to_string(i)) << ", "
-       << t.view_of << ", " << t.weight_offset << "u, " << t.weight_bytes << "u},\n";
+       << t.view_of << ", " << t.weight_offset << "u, " << t.weight_bytes << "u, " << t.value << "},\n";
   }
   os << "};\n";
   if (!d.inputs.empty()) os << "static const int32_t inputs[] = {" << join(d.inputs) << "};\n";

@@ -102,6 +102,10 @@ static onnxc_status set_input(onnxc_session *s, size_t i, const onnxc_tensor *x)
                       s->model->desc->name, n, n == 1 ? "" : "s");
   }
   if (!x) return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "input '%s' (index %zu): tensor is NULL", input_name(s, i), i);
+  if (s->model->desc->tensors[s->model->inputs[i].tensor].value != ONNXC_VALUE_TENSOR) {
+    return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "input '%s' (index %zu) is a sequence or optional: set it with onnxc_session_set_input_value",
+                      input_name(s, i), i);
+  }
   collect_symbols(s, i); /* as if input i were not bound: setting it again replaces it */
   s->bound[i] = false;
   onnxc_status st = check_input(s, i, x);

@@ -280,6 +280,6 @@ const onnxc_host_op_info *onnxc_host_op_lookup(int32_t op) {
     case ONNXC_HOST_VALUE_SIZE: return &onnxc_host_value_size;
     case ONNXC_HOST_STRING_NORMALIZER: return &onnxc_host_string_normalizer;
     case ONNXC_HOST_STRING_CAST: return &onnxc_host_string_cast;
-    default: return NULL;
+    default: return onnxc_host_value_op_lookup(op);
   }
 }

@@ -52,6 +52,8 @@ extern const onnxc_host_op_info onnxc_host_tfidf;
 extern const onnxc_host_op_info onnxc_host_value_size;
 extern const onnxc_host_op_info onnxc_host_string_normalizer;
 extern const onnxc_host_op_info onnxc_host_string_cast;
+/* host_sequence.c: the value host ops (sequences and optionals); NULL for another id. */
+const onnxc_host_op_info *onnxc_host_value_op_lookup(int32_t op);
 
 /* bind_data.c: binds the step's data dims to values[n_binds] (checking dims the descriptor already
  * knows), evaluates and places everything they determine, and refreshes c->t. */

@@ -42,7 +42,8 @@ static onnxc_status check_expr_id(const onnxc_model_desc *d, const char *m, int3
 
 static onnxc_status check_weight(const onnxc_model_desc *d, const onnxc_expr_table *table, const char *m, int32_t t) {
   const onnxc_tensor_desc *td = &d->tensors[t];
-  if (!d->weights) FAIL("model '%s': " ONNXC_TENSOR_FMT " is a weight but the model has no weights blob", m, t, tname(d, t));
+  /* An empty weight (an absent optional input's default, an empty initializer) needs no bytes. */
+  if (!d->weights && td->weight_bytes > 0) FAIL("model '%s': " ONNXC_TENSOR_FMT " is a weight but the model has no weights blob", m, t, tname(d, t));
   if (td->weight_offset > d->weights_size || td->weight_bytes > d->weights_size - td->weight_offset) {
     FAIL("model '%s': " ONNXC_TENSOR_FMT " weight bytes [%llu, +%llu) lie outside the %llu-byte weights blob", m, t,
          tname(d, t), (unsigned long long)td->weight_offset, (unsigned long long)td->weight_bytes,
@@ -82,6 +83,15 @@ static onnxc_status check_tensor(const onnxc_model_desc *d, const onnxc_expr_tab
   if (is_view && (td->view_of < 0 || (uint32_t)td->view_of >= d->n_tensors || td->view_of == t)) {
     FAIL("model '%s': view " ONNXC_TENSOR_FMT " has view_of %d, not another tensor", m, t, td->name, td->view_of);
   }
+  if (td->value < ONNXC_VALUE_TENSOR || td->value > ONNXC_VALUE_OPTIONAL_SEQUENCE) FAIL("model '%s': " ONNXC_TENSOR_FMT " has unknown value kind %d", m, t, td->name, td->value);
+  if (td->value != ONNXC_VALUE_TENSOR && (td->rank != 0 || td->kind == ONNXC_TENSOR_WEIGHT || is_view)) {
+    FAIL("model '%s': " ONNXC_TENSOR_FMT " is a sequence or optional, which must have rank 0 and be an input, output or intermediate", m, t, td->name);
+  }
+  /* A string tensor's elements point into storage the session reuses each run; a copied list would dangle. */
+  if (td->value != ONNXC_VALUE_TENSOR && td->dtype == 8) {
+    return onnxc_fail(ONNXC_ERR_UNSUPPORTED, "model '%s': " ONNXC_TENSOR_FMT " is a sequence or optional of strings, which this runtime does not support", m, t, td->name);
+  }
+  if (is_view && d->tensors[td->view_of].value != ONNXC_VALUE_TENSOR) FAIL("model '%s': view " ONNXC_TENSOR_FMT " is a view of a sequence or optional", m, t, td->name);
   if (!is_view && td->view_of != -1) FAIL("model '%s': " ONNXC_TENSOR_FMT " is not a view but has view_of %d (expected -1)", m, t, td->name, td->view_of);
   return td->kind == ONNXC_TENSOR_WEIGHT ? check_weight(d, table, m, t) : ONNXC_OK;
 }
@@ -184,6 +194,9 @@ static onnxc_status check_steps(const onnxc_model_desc *d, const char *m) {
       int64_t a = s->args[i];
       if (a >= (int64_t)d->n_tensors) FAIL("model '%s': step %u arg %d is tensor %lld, out of range (%u tensors)", m, k, i, (long long)a, d->n_tensors);
       if (a < 0 && -a - 1 >= (int64_t)d->n_exprs) FAIL("model '%s': step %u arg %d is scalar expression %lld, out of range (%u expressions)", m, k, i, (long long)(-a - 1), d->n_exprs);
+      /* Only the value host ops know where a sequence's tensors are (values.c); a kernel would read nothing. */
+      bool value_op = s->kind == ONNXC_STEP_HOST && onnxc_host_value_op_lookup(s->kernel);
+      if (a >= 0 && d->tensors[a].value != ONNXC_VALUE_TENSOR && !value_op) FAIL("model '%s': step %u arg %d is " ONNXC_TENSOR_FMT ", a sequence or optional, which only value host ops take", m, k, i, (int32_t)a, tname(d, (int32_t)a));
     }
     if (s->kind != ONNXC_STEP_KERNEL) {
       onnxc_status st = s->kind == ONNXC_STEP_HOST ? check_host_step(d, m, k)

@@ -127,7 +127,9 @@ static onnxc_status place(onnxc_session *s, onnxc_plan *p) {
   onnxc_buffer_request *req = calloc(n ? n : 1, sizeof *req);
   if (!req) return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "out of memory planning the arena");
   for (uint32_t t = 0; t < n; t++) {
-    bool arena = m->root[t] == (int32_t)t && onnxc_is_arena_kind(m->desc->tensors[t].kind) && m->tensor_step[t] < 0;
+    /* Sequences and optionals live in the session's value stores (values.c), never in the arena. */
+    bool arena = m->root[t] == (int32_t)t && onnxc_is_arena_kind(m->desc->tensors[t].kind) && m->tensor_step[t] < 0 &&
+                 m->desc->tensors[t].value == ONNXC_VALUE_TENSOR;
     req[t] = (onnxc_buffer_request){arena ? p->bytes[t] : 0, arena ? m->first_use[t] : -1, arena ? m->last_use[t] : -1};
   }
   onnxc_status st = onnxc_plan_memory(req, n, ONNXC_ARENA_ALIGNMENT, p->offset, &p->arena_bytes);

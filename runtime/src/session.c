@@ -5,6 +5,7 @@
 #include "handles.h"
 #include "loops.h"
 #include "session.h"
+#include "values.h"
 
 #define DEFAULT_CACHED_PLANS 8
 #define MAX_CACHED_PLANS 1024
@@ -39,6 +40,7 @@ static void destroy(onnxc_session *s) {
   free(s->blocks);
   free(s->block_bytes);
   onnxc_loops_free(s->loops, s->model->desc->n_steps);
+  onnxc_values_free(s->values, s->model->desc->n_tensors);
   free(s->arena);
   onnxc_model_release(s->model);
   free(s);
@@ -78,9 +80,10 @@ static bool allocate(onnxc_session *s) {
   s->blocks = calloc((size_t)d->n_steps + 1, sizeof *s->blocks);
   s->block_bytes = calloc((size_t)d->n_steps + 1, sizeof *s->block_bytes);
   s->loops = onnxc_loops_new(d->n_steps);
+  s->values = onnxc_values_create(d->n_tensors);
   s->arena = aligned_alloc(ONNXC_ARENA_ALIGNMENT, ONNXC_ARENA_ALIGNMENT); /* non-NULL even when unused */
   return s->plans && s->bound && s->input_data && s->input_dims && s->symbols && s->symbol_input && s->symbol_axis &&
-         s->buffers && s->dims && s->scalars && s->args && s->device_bytes && s->run_dims && s->run_bytes && s->blocks && s->block_bytes && s->loops && s->arena;
+         s->buffers && s->dims && s->scalars && s->args && s->device_bytes && s->run_dims && s->run_bytes && s->blocks && s->block_bytes && s->loops && s->values && s->arena;
 }
 
 static onnxc_status create(onnxc_model *model, const onnxc_session_options *options, onnxc_session **out) {
@@ -176,6 +179,10 @@ static onnxc_status get_output(onnxc_session *s, size_t index, onnxc_tensor *out
   int32_t t = m->outputs[index].tensor;
   if (!s->outputs) {
     return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "output '%s' (index %zu) is not available: the last onnxc_session_run failed or none has run",
+                      m->desc->tensors[t].name, index);
+  }
+  if (m->desc->tensors[t].value != ONNXC_VALUE_TENSOR) {
+    return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "output '%s' (index %zu) is a sequence or optional: read it with onnxc_session_get_output_value",
                       m->desc->tensors[t].name, index);
   }
   out->dtype = m->desc->tensors[t].dtype;

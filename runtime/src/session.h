@@ -52,6 +52,7 @@ struct onnxc_session {
   uint64_t *block_bytes;     /* n_steps: their capacities */
   struct onnxc_loop_state *loops; /* loops.h: iteration counts, gathered scan outputs */
   char **string_blocks;      /* n_steps or NULL: the strings host step k wrote last (host_string.c) */
+  struct onnxc_value_store *values; /* values.h: n_tensors; the contents of sequences and optionals */
 
   onnxc_plan **plans;        /* options.max_cached_plans slots */
   uint64_t clock;

@@ -102,6 +102,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     td.view_of = static_cast<int8_t>(in.get<uint8_t>()) % 12;
     td.weight_offset = in.below(4) ? 64u * in.below(70) : in.get<uint64_t>();
     td.weight_bytes = in.below(4) ? in.get<uint16_t>() : in.get<uint64_t>();
+    // ABI v5: sequences and optionals (and one unknown value kind), of any kind and rank.
+    td.value = in.below(4) == 0 ? static_cast<int32_t>(in.below(5)) : ONNXC_VALUE_TENSOR;
   }
   d.n_tensors = static_cast<uint32_t>(tensors.size());
   d.tensors = tensors.data();
@@ -131,8 +133,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // heads and nexts to fuzzed targets (crossing, unpaired, jumps into bodies) and the scan host ops.
     s.kind = in.below(3) == 0 ? ONNXC_STEP_HOST : in.below(32) == 0 ? static_cast<int32_t>(in.below(8)) - 1 : ONNXC_STEP_KERNEL;
     if (s.kind == ONNXC_STEP_KERNEL && in.below(4) == 0) s.kind = ONNXC_STEP_BRANCH + static_cast<int32_t>(in.below(4));
-    static const int32_t kHostOps[] = {0, 1, 2, 3, 4, 5, ONNXC_HOST_SCAN_SLICE, ONNXC_HOST_SCAN_APPEND, ONNXC_HOST_SCAN_COLLECT};
-    if (s.kind == ONNXC_STEP_HOST) s.kernel = kHostOps[in.below(9)];  // every host op, and one unknown
+    static const int32_t kHostOps[] = {0, 1, 2, 3, 4, 5, ONNXC_HOST_SCAN_SLICE, ONNXC_HOST_SCAN_APPEND, ONNXC_HOST_SCAN_COLLECT,
+                                       ONNXC_HOST_VALUE_COPY, ONNXC_HOST_VALUE_EMPTY, ONNXC_HOST_SEQ_INSERT, ONNXC_HOST_SEQ_AT,
+                                       ONNXC_HOST_SEQ_ERASE, ONNXC_HOST_SEQ_LENGTH, ONNXC_HOST_OPT_WRAP, ONNXC_HOST_OPT_HAS,
+                                       ONNXC_HOST_OPT_GET, 41};
+    if (s.kind == ONNXC_STEP_HOST) s.kernel = kHostOps[in.below(19)];  // every host op, and unknown ones
     if (s.kind >= ONNXC_STEP_BRANCH && s.kind <= ONNXC_STEP_NEXT) s.kernel = static_cast<int32_t>(in.below(8)) - 1;
     std::vector<int32_t> binds(in.below(3));
     for (int32_t& b : binds) b = static_cast<int32_t>(in.below(7)) - 2;
@@ -170,12 +175,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       size_t bytes = numel * dtype_size(info.dtype);
       std::vector<uint8_t>& buf = buffers.emplace_back(bytes + 1);
       onnxc_tensor t{info.dtype, info.rank, dims.data(), buf.data()};
-      onnxc_session_set_input(session, i, &t);
+      const onnxc_tensor items[3] = {t, t, t};
+      int32_t kind = onnxc_model_desc_of(model)->tensors[onnxc_model_desc_of(model)->inputs[i]].value;
+      onnxc_value v{kind, static_cast<int32_t>(in.below(2)), in.below(4), items};
+      if (kind == ONNXC_VALUE_TENSOR) onnxc_session_set_input(session, i, &t);
+      else onnxc_session_set_input_value(session, i, &v);
     }
     if (onnxc_session_run(session) == ONNXC_OK) {
       for (size_t o = 0; o < onnxc_model_num_outputs(model); ++o) {
         onnxc_tensor out;
         onnxc_session_get_output(session, o, &out);
+        onnxc_value value;
+        onnxc_session_get_output_value(session, o, &value);
       }
     }
     onnxc_session_free(session);

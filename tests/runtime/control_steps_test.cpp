@@ -37,11 +37,11 @@ enum { T_COND, T_X, T_A, T_B, T_Y };
 // y = cond ? (x + 1) + 1 : (-x) + 1: each range has an intermediate of its own (a, b) that the arena may
 // place at the same offset, and both ranges write y.
 DescBuilder if_model() {
-  static const onnxc_tensor_desc tensors[] = {{"cond", 9, ONNXC_TENSOR_INPUT, 0, nullptr, -1, 0, 0},
-                                              {"x", 1, ONNXC_TENSOR_INPUT, 1, kDimsN, -1, 0, 0},
-                                              {"a", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0},
-                                              {"b", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0},
-                                              {"y", 1, ONNXC_TENSOR_OUTPUT, 1, kDimsN, -1, 0, 0}};
+  static const onnxc_tensor_desc tensors[] = {{"cond", 9, ONNXC_TENSOR_INPUT, 0, nullptr, -1, 0, 0, ONNXC_VALUE_TENSOR},
+                                              {"x", 1, ONNXC_TENSOR_INPUT, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
+                                              {"a", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
+                                              {"b", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
+                                              {"y", 1, ONNXC_TENSOR_OUTPUT, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR}};
   static const onnxc_kernel_desc kernels[] = {{"add_one", add_one}, {"negate", negate}};
   static const int32_t inputs[] = {T_COND, T_X}, outputs[] = {T_Y};
   static const int32_t cond[] = {T_COND}, xa[] = {T_X, T_A}, ay[] = {T_A, T_Y}, xb[] = {T_X, T_B}, by[] = {T_B, T_Y};
@@ -150,7 +150,7 @@ TEST(ControlSteps, NoSymbolBoundInsideASkippableRange) {
   static const char *const symbols[] = {"n", "count"};
   b.d.symbols = symbols;
   b.d.n_symbols = 2;
-  b.tensors.push_back({"nz", 7, ONNXC_TENSOR_INTERMEDIATE, 0, nullptr, -1, 0, 0});
+  b.tensors.push_back({"nz", 7, ONNXC_TENSOR_INTERMEDIATE, 0, nullptr, -1, 0, 0, ONNXC_VALUE_TENSOR});
   b.set_dims(5, {b.add_expr({ONNXC_EXPR_CONST, 1}), e_count});
   b.steps[1] = onnxc_step{ONNXC_HOST_NONZERO, 0, nullptr, ONNXC_STEP_HOST, 0, nullptr};
   b.set_args(1, {T_X, 5});

@@ -79,11 +79,11 @@ const uint32_t expr_start[] = {0, 2};
 const int64_t expr_code[] = {ONNXC_EXPR_SYM, 0};
 const int32_t dims_n[] = {0};
 const onnxc_tensor_desc tensors[] = {
-    {"x", 1, ONNXC_TENSOR_INPUT, 1, dims_n, -1, 0, 0},
-    {"a", 1, ONNXC_TENSOR_INTERMEDIATE, 1, dims_n, -1, 0, 0},
-    {"av", 1, ONNXC_TENSOR_VIEW, 1, dims_n, A, 0, 0},
-    {"y", 1, ONNXC_TENSOR_OUTPUT, 1, dims_n, -1, 0, 0},
-    {"ao", 1, ONNXC_TENSOR_VIEW, 1, dims_n, A, 0, 0},
+    {"x", 1, ONNXC_TENSOR_INPUT, 1, dims_n, -1, 0, 0, ONNXC_VALUE_TENSOR},
+    {"a", 1, ONNXC_TENSOR_INTERMEDIATE, 1, dims_n, -1, 0, 0, ONNXC_VALUE_TENSOR},
+    {"av", 1, ONNXC_TENSOR_VIEW, 1, dims_n, A, 0, 0, ONNXC_VALUE_TENSOR},
+    {"y", 1, ONNXC_TENSOR_OUTPUT, 1, dims_n, -1, 0, 0, ONNXC_VALUE_TENSOR},
+    {"ao", 1, ONNXC_TENSOR_VIEW, 1, dims_n, A, 0, 0, ONNXC_VALUE_TENSOR},
 };
 const int32_t inputs[] = {X}, outputs[] = {Y, AO};
 const onnxc_kernel_desc kernels[] = {{"fake_double", fake_double}};

@@ -24,8 +24,8 @@ const int32_t kDimsN[] = {E_N}, kDimsOneCount[] = {E_ONE, E_COUNT}, kDimsCount[]
 
 // x[n] float -> NonZero -> y[1, count] int64: the smallest model with a symbol bound from data.
 DescBuilder nonzero_model() {
-  static const onnxc_tensor_desc tensors[] = {{"x", 1, ONNXC_TENSOR_INPUT, 1, kDimsN, -1, 0, 0},
-                                              {"y", 7, ONNXC_TENSOR_OUTPUT, 2, kDimsOneCount, -1, 0, 0}};
+  static const onnxc_tensor_desc tensors[] = {{"x", 1, ONNXC_TENSOR_INPUT, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
+                                              {"y", 7, ONNXC_TENSOR_OUTPUT, 2, kDimsOneCount, -1, 0, 0, ONNXC_VALUE_TENSOR}};
   static const int32_t inputs[] = {0}, outputs[] = {1}, args[] = {0, 1}, binds[] = {1};
   static const onnxc_step steps[] = {{ONNXC_HOST_NONZERO, 2, args, ONNXC_STEP_HOST, 1, binds}};
   static onnxc_model_desc d;
@@ -99,11 +99,11 @@ TEST(HostSteps, NonZeroBindsItsCountPerRun) {
 
 TEST(HostSteps, UniqueInFirstOccurrenceOrderWithEveryOutput) {
   DescBuilder b = nonzero_model();
-  b.tensors = {{"x", 1, ONNXC_TENSOR_INPUT, 1, kDimsN, -1, 0, 0},
-               {"y", 1, ONNXC_TENSOR_OUTPUT, 1, kDimsCount, -1, 0, 0},
-               {"indices", 7, ONNXC_TENSOR_OUTPUT, 1, kDimsCount, -1, 0, 0},
-               {"inverse", 7, ONNXC_TENSOR_OUTPUT, 1, kDimsN, -1, 0, 0},
-               {"counts", 7, ONNXC_TENSOR_OUTPUT, 1, kDimsCount, -1, 0, 0}};
+  b.tensors = {{"x", 1, ONNXC_TENSOR_INPUT, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
+               {"y", 1, ONNXC_TENSOR_OUTPUT, 1, kDimsCount, -1, 0, 0, ONNXC_VALUE_TENSOR},
+               {"indices", 7, ONNXC_TENSOR_OUTPUT, 1, kDimsCount, -1, 0, 0, ONNXC_VALUE_TENSOR},
+               {"inverse", 7, ONNXC_TENSOR_OUTPUT, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
+               {"counts", 7, ONNXC_TENSOR_OUTPUT, 1, kDimsCount, -1, 0, 0, ONNXC_VALUE_TENSOR}};
   b.outputs = {1, 2, 3, 4};
   b.steps[0].kernel = ONNXC_HOST_UNIQUE;
   b.set_args(0, {0, 1, 2, 3, 4, -(E_MINUS1 + 1), -(E_ZERO + 1)});  // flattened, not sorted
@@ -178,7 +178,7 @@ TEST(HostSteps, NothingIsUsedBeforeTheStepThatSizesIt) {
   // Step 0 reads y, which step 1 sizes: refused at load.
   DescBuilder b = nonzero_model();
   static const int32_t dims_z[] = {E_TWO, E_COUNT2};
-  b.tensors.push_back({"z", 7, ONNXC_TENSOR_OUTPUT, 2, dims_z, -1, 0, 0});
+  b.tensors.push_back({"z", 7, ONNXC_TENSOR_OUTPUT, 2, dims_z, -1, 0, 0, ONNXC_VALUE_TENSOR});
   b.tensors[1].kind = ONNXC_TENSOR_INTERMEDIATE;
   b.outputs = {2};
   b.steps.push_back(b.steps[0]);

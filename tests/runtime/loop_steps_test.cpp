@@ -56,17 +56,17 @@ constexpr int32_t kScalar7 = -(E_C7 + 1), kScalar0 = -(E_C0 + 1);
 // acc = (acc + xp1) + 1, each new acc a scan row. y = acc. xp1 is read only at the start of the body,
 // so only the loop's liveness keeps later body tensors (tmp, next) out of its bytes.
 DescBuilder loop_model() {
-  static const onnxc_tensor_desc tensors[] = {{"trip", 7, ONNXC_TENSOR_INPUT, 0, nullptr, -1, 0, 0},
-                                              {"stop", 7, ONNXC_TENSOR_INPUT, 0, nullptr, -1, 0, 0},
-                                              {"x", 1, ONNXC_TENSOR_INPUT, 1, kDimsN, -1, 0, 0},
-                                              {"xp1", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0},
-                                              {"iter", 7, ONNXC_TENSOR_INTERMEDIATE, 0, nullptr, -1, 0, 0},
-                                              {"cond", 9, ONNXC_TENSOR_INTERMEDIATE, 0, nullptr, -1, 0, 0},
-                                              {"acc", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0},
-                                              {"tmp", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0},
-                                              {"next", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0},
-                                              {"y", 1, ONNXC_TENSOR_OUTPUT, 1, kDimsN, -1, 0, 0},
-                                              {"scan", 1, ONNXC_TENSOR_OUTPUT, 2, kDimsScan, -1, 0, 0}};
+  static const onnxc_tensor_desc tensors[] = {{"trip", 7, ONNXC_TENSOR_INPUT, 0, nullptr, -1, 0, 0, ONNXC_VALUE_TENSOR},
+                                              {"stop", 7, ONNXC_TENSOR_INPUT, 0, nullptr, -1, 0, 0, ONNXC_VALUE_TENSOR},
+                                              {"x", 1, ONNXC_TENSOR_INPUT, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
+                                              {"xp1", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
+                                              {"iter", 7, ONNXC_TENSOR_INTERMEDIATE, 0, nullptr, -1, 0, 0, ONNXC_VALUE_TENSOR},
+                                              {"cond", 9, ONNXC_TENSOR_INTERMEDIATE, 0, nullptr, -1, 0, 0, ONNXC_VALUE_TENSOR},
+                                              {"acc", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
+                                              {"tmp", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
+                                              {"next", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
+                                              {"y", 1, ONNXC_TENSOR_OUTPUT, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
+                                              {"scan", 1, ONNXC_TENSOR_OUTPUT, 2, kDimsScan, -1, 0, 0, ONNXC_VALUE_TENSOR}};
   static const onnxc_kernel_desc kernels[] = {
       {"add", add}, {"add_one", add_one}, {"copy", copy}, {"positive", positive}, {"keep_going", keep_going}};
   static const int32_t inputs[] = {T_TRIP, T_STOP, T_X}, outputs[] = {T_Y, T_SCAN};

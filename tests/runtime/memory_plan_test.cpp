@@ -136,7 +136,7 @@ TEST(Lifetimes, ViewsExtendTheirBaseAndOutputsLiveToTheEnd) {
   const int32_t no_dims[1] = {0};
   std::vector<onnxc_tensor_desc> t(N);
   auto tensor = [&](int i, int32_t kind, int32_t view_of) {
-    t[i] = {"t", 1, kind, 0, no_dims, view_of, 0, 0};
+    t[i] = {"t", 1, kind, 0, no_dims, view_of, 0, 0, ONNXC_VALUE_TENSOR};
   };
   tensor(IN, ONNXC_TENSOR_INPUT, -1);
   tensor(A, ONNXC_TENSOR_INTERMEDIATE, -1);

@@ -35,17 +35,17 @@ static const int32_t dims_b_s8[] = {0, 5};
 
 enum { X, M, W, H, HV, S, SV, Y, Z, P, HFLAT, N_TENSORS };
 static const onnxc_tensor_desc tensors[] = {
-    [X] = {"x", 1, ONNXC_TENSOR_INPUT, 3, dims_bsc, -1, 0, 0},
-    [M] = {"m", 1, ONNXC_TENSOR_INPUT, 2, dims_bs, -1, 0, 0},
-    [W] = {"w", 1, ONNXC_TENSOR_WEIGHT, 1, dims_c, -1, 0, 32},
-    [H] = {"h", 1, ONNXC_TENSOR_INTERMEDIATE, 3, dims_bsc, -1, 0, 0},
-    [HV] = {"hv", 1, ONNXC_TENSOR_VIEW, 1, dims_flat, H, 0, 0},
-    [S] = {"s", 1, ONNXC_TENSOR_INTERMEDIATE, 1, dims_flat, -1, 0, 0},
-    [SV] = {"sv", 1, ONNXC_TENSOR_VIEW, 3, dims_bsc, S, 0, 0},
-    [Y] = {"y", 1, ONNXC_TENSOR_OUTPUT, 3, dims_bsc, -1, 0, 0},
-    [Z] = {"z", 1, ONNXC_TENSOR_OUTPUT, 2, dims_bs, -1, 0, 0},
-    [P] = {"p", 9, ONNXC_TENSOR_OUTPUT, 2, dims_bs, -1, 0, 0},
-    [HFLAT] = {"hflat", 1, ONNXC_TENSOR_VIEW, 2, dims_b_s8, H, 0, 0},
+    [X] = {"x", 1, ONNXC_TENSOR_INPUT, 3, dims_bsc, -1, 0, 0, ONNXC_VALUE_TENSOR},
+    [M] = {"m", 1, ONNXC_TENSOR_INPUT, 2, dims_bs, -1, 0, 0, ONNXC_VALUE_TENSOR},
+    [W] = {"w", 1, ONNXC_TENSOR_WEIGHT, 1, dims_c, -1, 0, 32, ONNXC_VALUE_TENSOR},
+    [H] = {"h", 1, ONNXC_TENSOR_INTERMEDIATE, 3, dims_bsc, -1, 0, 0, ONNXC_VALUE_TENSOR},
+    [HV] = {"hv", 1, ONNXC_TENSOR_VIEW, 1, dims_flat, H, 0, 0, ONNXC_VALUE_TENSOR},
+    [S] = {"s", 1, ONNXC_TENSOR_INTERMEDIATE, 1, dims_flat, -1, 0, 0, ONNXC_VALUE_TENSOR},
+    [SV] = {"sv", 1, ONNXC_TENSOR_VIEW, 3, dims_bsc, S, 0, 0, ONNXC_VALUE_TENSOR},
+    [Y] = {"y", 1, ONNXC_TENSOR_OUTPUT, 3, dims_bsc, -1, 0, 0, ONNXC_VALUE_TENSOR},
+    [Z] = {"z", 1, ONNXC_TENSOR_OUTPUT, 2, dims_bs, -1, 0, 0, ONNXC_VALUE_TENSOR},
+    [P] = {"p", 9, ONNXC_TENSOR_OUTPUT, 2, dims_bs, -1, 0, 0, ONNXC_VALUE_TENSOR},
+    [HFLAT] = {"hflat", 1, ONNXC_TENSOR_VIEW, 2, dims_b_s8, H, 0, 0, ONNXC_VALUE_TENSOR},
 };
 static const int32_t inputs[] = {X, M};
 static const int32_t outputs[] = {Y, Z, P, HFLAT};

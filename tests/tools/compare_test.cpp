@@ -117,5 +117,36 @@ TEST(Compare, ReportTableNamesFailingOutputAndIndex) {
   EXPECT_EQ(text.find("ok", row) - row, h - line_start);
 }
 
+// Sequences and optionals: kinds, presence and lengths must agree, then each tensor element-wise.
+frontend::TestValue tv(std::vector<float> x) {
+  frontend::TestValue v;
+  v.tensor = Tensor::from_vector<float>(DType::Float32, {static_cast<int64_t>(x.size())}, x);
+  return v;
+}
+frontend::TestValue seq(std::vector<frontend::TestValue> items) {
+  frontend::TestValue v;
+  v.kind = frontend::TestValue::Kind::Sequence;
+  v.elements = std::move(items);
+  return v;
+}
+
+TEST(CompareValues, SequencesAndOptionals) {
+  Tolerance tol;
+  EXPECT_TRUE(compare_values("s", seq({tv({1, 2}), tv({3})}), seq({tv({1, 2}), tv({3})}), tol).ok);
+  TensorReport r = compare_values("s", seq({tv({1, 2}), tv({4})}), seq({tv({1, 2}), tv({3})}), tol);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.name, "s[1]");
+  EXPECT_EQ(r.mismatches, 1);
+  r = compare_values("s", seq({tv({1, 2})}), seq({tv({1, 2}), tv({3})}), tol);
+  EXPECT_EQ(r.problem, "has 1 items but the reference has 2");
+  frontend::TestValue empty;
+  empty.kind = frontend::TestValue::Kind::Optional;
+  frontend::TestValue some = empty;
+  some.elements.push_back(tv({1}));
+  EXPECT_TRUE(compare_values("o", empty, empty, tol).ok);
+  EXPECT_EQ(compare_values("o", empty, some, tol).problem, "is an empty optional but the reference holds a value");
+  EXPECT_EQ(compare_values("o", seq({}), some, tol).problem, "is a sequence but the reference is an optional");
+}
+
 }  // namespace
 }  // namespace onnxc::check

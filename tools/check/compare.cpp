@@ -246,4 +246,47 @@ std::string format_reports(const std::string& title, const std::vector<TensorRep
   return os.str();
 }
 
+namespace {
+
+const char* value_kind_name(frontend::TestValue::Kind k) {
+  using K = frontend::TestValue::Kind;
+  return k == K::Tensor ? "a tensor" : k == K::Sequence ? "a sequence" : "an optional";
+}
+
+}  // namespace
+
+TensorReport compare_values(const std::string& name, const frontend::TestValue& actual,
+                            const frontend::TestValue& expected, const Tolerance& tol, size_t max_worst) {
+  using K = frontend::TestValue::Kind;
+  if (actual.kind == K::Tensor && expected.kind == K::Tensor)
+    return compare_tensors(name, actual.tensor, expected.tensor, tol, max_worst);
+  TensorReport r;
+  r.name = name;
+  r.exact = true;
+  auto problem = [&r](std::string what) {
+    r.ok = false;
+    r.problem = std::move(what);
+    return r;
+  };
+  if (actual.kind != expected.kind)
+    return problem(std::string("is ") + value_kind_name(actual.kind) + " but the reference is " + value_kind_name(expected.kind));
+  if (actual.kind == K::Optional && actual.elements.empty() != expected.elements.empty())
+    return problem(actual.elements.empty() ? "is an empty optional but the reference holds a value"
+                                           : "holds a value but the reference is an empty optional");
+  if (actual.elements.size() != expected.elements.size())
+    return problem("has " + std::to_string(actual.elements.size()) + " items but the reference has " +
+                   std::to_string(expected.elements.size()));
+  for (size_t i = 0; i < actual.elements.size(); ++i) {
+    std::string item = actual.kind == K::Optional ? name : name + "[" + std::to_string(i) + "]";
+    TensorReport e = compare_values(item, actual.elements[i], expected.elements[i], tol, max_worst);
+    if (!e.ok) return e;
+    r.numel += e.numel;
+    r.exact = r.exact && e.exact;
+    r.max_abs_err = std::max(r.max_abs_err, e.max_abs_err);
+    r.max_rel_err = std::max(r.max_rel_err, e.max_rel_err);
+    r.norm_rel_err = std::max(r.norm_rel_err, e.norm_rel_err);
+  }
+  return r;
+}
+
 }  // namespace onnxc::check

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/tensor_io.h"
 #include "ir/tensor.h"
 
 namespace onnxc::check {
@@ -45,6 +46,12 @@ struct TensorReport {
 // Compares one output. `max_worst` bounds the listed elements.
 TensorReport compare_tensors(const std::string& name, const ir::Tensor& actual, const ir::Tensor& expected,
                              const Tolerance& tol, size_t max_worst = 5);
+
+// Compares a sequence or optional output (or a tensor, as compare_tensors): the kinds, whether an optional
+// holds a value and the sequence lengths must agree, then each tensor element-wise; the report is the
+// first failing tensor's ("name[2]"), or a summary over all of them when every one passes.
+TensorReport compare_values(const std::string& name, const frontend::TestValue& actual,
+                            const frontend::TestValue& expected, const Tolerance& tol, size_t max_worst = 5);
 
 // The row-major multi-index of flat element `flat` in a tensor of `dims`.
 std::vector<int64_t> unravel_index(int64_t flat, const std::vector<int64_t>& dims);

@@ -87,21 +87,29 @@ ir::Tensor match_stored_dtype(const ir::Tensor& t, ir::DType want) {
   return out;
 }
 
-DataSet load_data_set(const std::string& dir) {
+namespace {
+
+// File `f`, the k-th of its kind, read as types[k] says.
+NamedTensor load_entry(const std::string& f, const std::vector<ir::Type>& types, size_t k) {
+  NamedTensor t;
+  t.file = f;
+  if (k < types.size() && !types[k].is_tensor()) {
+    t.value = frontend::load_test_value_pb(f, types[k]);
+    t.name = t.value.name;
+  } else {
+    t.tensor = frontend::load_tensor_pb(f, &t.name);
+  }
+  return t;
+}
+
+}  // namespace
+
+DataSet load_data_set(const std::string& dir, const std::vector<ir::Type>& input_types,
+                      const std::vector<ir::Type>& output_types) {
   DataSet ds;
   ds.dir = dir;
-  for (const std::string& f : numbered_files(dir, "input_")) {
-    NamedTensor t;
-    t.file = f;
-    t.tensor = frontend::load_tensor_pb(f, &t.name);
-    ds.inputs.push_back(std::move(t));
-  }
-  for (const std::string& f : numbered_files(dir, "output_")) {
-    NamedTensor t;
-    t.file = f;
-    t.tensor = frontend::load_tensor_pb(f, &t.name);
-    ds.outputs.push_back(std::move(t));
-  }
+  for (const std::string& f : numbered_files(dir, "input_")) ds.inputs.push_back(load_entry(f, input_types, ds.inputs.size()));
+  for (const std::string& f : numbered_files(dir, "output_")) ds.outputs.push_back(load_entry(f, output_types, ds.outputs.size()));
   user_check(!ds.outputs.empty()) << dir << ": no output_*.pb reference files";
   return ds;
 }

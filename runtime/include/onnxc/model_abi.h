@@ -54,8 +54,9 @@ extern "C" {
 /* Version 2 added step kinds (kernel, host op) and symbols bound from data (onnxc_step's kind, n_binds,
  * binds). Version 3 added control steps (BRANCH, JUMP: an ONNX If), which a version 2 runtime would
  * misread as kernel calls. Version 4 added loops (LOOP, NEXT and the scan host ops: ONNX Loop and Scan).
+ * Version 5 added run-time sequences and optionals (onnxc_tensor_desc's value, the value host ops).
  * A library of another version is refused at load with a message, before any other field is read. */
-#define ONNXC_ABI_VERSION 4
+#define ONNXC_ABI_VERSION 5
 
 /* Shape expressions are integer programs in reverse Polish notation over int64. Expression i is
  * expr_code[expr_start[i] .. expr_start[i + 1]). CONST and SYM take one immediate word. Division
@@ -82,6 +83,17 @@ enum onnxc_tensor_kind {
   ONNXC_TENSOR_VIEW = 4          /* same bytes as tensor view_of, other shape (Reshape & co.) */
 };
 
+/* What an entry holds (ABI v5). A TENSOR is everything above. The others are run-time values: the session
+ * keeps their tensors in lists of their own, never in the arena, and only value host ops (numbered from
+ * 32, below) read or write them. Such an entry has kind INPUT, OUTPUT or INTERMEDIATE, rank 0 and dims
+ * NULL (the element shapes are data), and dtype its elements' dtype. */
+enum onnxc_value_kind {
+  ONNXC_VALUE_TENSOR = 0,
+  ONNXC_VALUE_SEQUENCE = 1,          /* a list of tensors of one dtype (ONNX seq(tensor)) */
+  ONNXC_VALUE_OPTIONAL_TENSOR = 2,   /* one tensor or none (ONNX optional(tensor)) */
+  ONNXC_VALUE_OPTIONAL_SEQUENCE = 3  /* a sequence or none (ONNX optional(seq(tensor))) */
+};
+
 typedef struct onnxc_tensor_desc {
   const char *name;      /* the ONNX value name */
   int32_t dtype;         /* ONNX TensorProto.DataType */
@@ -91,6 +103,7 @@ typedef struct onnxc_tensor_desc {
   int32_t view_of;       /* VIEW: the tensor whose bytes this is; else -1 */
   uint64_t weight_offset;/* WEIGHT: byte offset into the weights blob (64-byte aligned) */
   uint64_t weight_bytes; /* WEIGHT: byte count */
+  int32_t value;         /* enum onnxc_value_kind; 0 (TENSOR) when left out of an initializer */
 } onnxc_tensor_desc;
 
 typedef struct onnxc_kernel_desc {
@@ -133,7 +146,20 @@ enum onnxc_step_kind {
  *               appends X's bytes to the session's list for this step (one item per iteration).
  *  SCAN_COLLECT args {Y, append step, axis, reverse}                     binds {item count}
  *               Y = the items SCAN_APPEND step `append step` gathered since the last collect, stacked
- *               along a new axis `axis` (reverse: last item first); empties the list.  */
+ *               along a new axis `axis` (reverse: last item first); empties the list.
+ * Value host ops (numbered from 32): what moves sequences and optionals (S: a SEQUENCE or OPTIONAL_SEQUENCE
+ * entry, O: an OPTIONAL_* entry, V: any value entry, T: a tensor). pos is an int64 tensor of 0 elements
+ * (absent) or 1; a negative pos counts from the end; one out of range fails the run. Reading an empty
+ * optional where a value is needed fails the run.
+ *  VALUE_COPY   args {V, V}          Identity, Optional(seq), OptionalGetElement of an optional sequence
+ *  VALUE_EMPTY  args {V}             SequenceEmpty (a sequence of 0 tensors), Optional() (an empty optional)
+ *  SEQ_INSERT   args {S, T, pos, S}  SequenceInsert (absent pos: at the back)
+ *  SEQ_AT       args {S, pos, T}     binds {each dim of T}  SequenceAt
+ *  SEQ_ERASE    args {S, pos, S}     SequenceErase (absent pos: the last)
+ *  SEQ_LENGTH   args {S, T int64 []} SequenceLength
+ *  OPT_WRAP     args {T, O}          Optional(tensor)
+ *  OPT_HAS      args {V, T bool []}  OptionalHasElement (a non-optional V always has one)
+ *  OPT_GET      args {O, T}          binds {each dim of T}  OptionalGetElement of an optional tensor */
 enum onnxc_host_op {
   ONNXC_HOST_NONZERO = 0,
   ONNXC_HOST_COMPRESS = 1,
@@ -146,7 +172,16 @@ enum onnxc_host_op {
   ONNXC_HOST_STRING_CAST = 8,
   ONNXC_HOST_SCAN_SLICE = 16,
   ONNXC_HOST_SCAN_APPEND = 17,
-  ONNXC_HOST_SCAN_COLLECT = 18
+  ONNXC_HOST_SCAN_COLLECT = 18,
+  ONNXC_HOST_VALUE_COPY = 32,
+  ONNXC_HOST_VALUE_EMPTY = 33,
+  ONNXC_HOST_SEQ_INSERT = 34,
+  ONNXC_HOST_SEQ_AT = 35,
+  ONNXC_HOST_SEQ_ERASE = 36,
+  ONNXC_HOST_SEQ_LENGTH = 37,
+  ONNXC_HOST_OPT_WRAP = 38,
+  ONNXC_HOST_OPT_HAS = 39,
+  ONNXC_HOST_OPT_GET = 40
 };
 
 /* One step of the plan. KERNEL: call kernels[kernel] with args. An arg >= 0 is a tensor id (passed as a

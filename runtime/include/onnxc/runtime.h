@@ -215,6 +215,28 @@ ONNXC_API onnxc_status onnxc_session_get_output(onnxc_session *session, size_t i
 ONNXC_API onnxc_status onnxc_session_get_output_by_name(onnxc_session *session, const char *name,
                                                         onnxc_tensor *out);
 
+/* ---- sequences and optionals ---------------------------------------------------------------------- */
+
+/* A run-time value: a tensor, a sequence of tensors or an optional (enum onnxc_value_kind in model_abi.h;
+ * the model's desc says which each input and output is: tensors[inputs[i]].value). A sequence has `count`
+ * tensors at `tensors`; an optional tensor has one there when `present`; an optional sequence has `count`
+ * when `present`. A plain tensor is tensors[0]. */
+typedef struct onnxc_value {
+  int32_t kind;                 /* enum onnxc_value_kind */
+  int32_t present;              /* optionals: 0 = empty; ignored for the other kinds */
+  size_t count;                 /* sequences: the number of tensors */
+  const onnxc_tensor *tensors;  /* count (sequence) or 1 (tensor, present optional tensor) entries */
+} onnxc_value;
+
+/* Binds input `index` to a value of the kind the model declares. A TENSOR goes to onnxc_session_set_input
+ * (borrowed data). The tensors of a sequence or optional are COPIED now (dims and data), so the caller's
+ * buffers are free again when this returns; each must have the model's dtype. */
+ONNXC_API onnxc_status onnxc_session_set_input_value(onnxc_session *session, size_t index, const onnxc_value *value);
+
+/* Describes output `index` of the last successful run as a value. Everything it points at is owned by the
+ * session and valid until the next onnxc_session_run or onnxc_session_free. */
+ONNXC_API onnxc_status onnxc_session_get_output_value(onnxc_session *session, size_t index, onnxc_value *out);
+
 /* The message of the most recent failed call on this session; "" if none failed. Owned by the session,
  * valid until its next failing call or its free. "" for a NULL session. */
 ONNXC_API const char *onnxc_session_last_error(const onnxc_session *session);

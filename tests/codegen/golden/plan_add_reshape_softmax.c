@@ -26,12 +26,12 @@ static const int32_t dims_3[] = {1};
 static const int32_t dims_4[] = {2, 3};
 static const int32_t dims_5[] = {0, 1};
 static const onnxc_tensor_desc tensors[] = {
-  /* 0 */ {"x", 1, ONNXC_TENSOR_INPUT, 2, dims_0, -1, 0u, 0u},
-  /* 1 */ {"a", 1, ONNXC_TENSOR_INTERMEDIATE, 2, dims_1, -1, 0u, 0u},
-  /* 2 */ {"r", 1, ONNXC_TENSOR_VIEW, 2, dims_2, 1, 0u, 0u},
-  /* 3 */ {"w", 1, ONNXC_TENSOR_WEIGHT, 1, dims_3, -1, 0u, 16u},
-  /* 4 */ {"y", 1, ONNXC_TENSOR_OUTPUT, 2, dims_4, -1, 0u, 0u},
-  /* 5 */ {"x", 1, ONNXC_TENSOR_OUTPUT, 2, dims_5, -1, 0u, 0u},
+  /* 0 */ {"x", 1, ONNXC_TENSOR_INPUT, 2, dims_0, -1, 0u, 0u, 0},
+  /* 1 */ {"a", 1, ONNXC_TENSOR_INTERMEDIATE, 2, dims_1, -1, 0u, 0u, 0},
+  /* 2 */ {"r", 1, ONNXC_TENSOR_VIEW, 2, dims_2, 1, 0u, 0u, 0},
+  /* 3 */ {"w", 1, ONNXC_TENSOR_WEIGHT, 1, dims_3, -1, 0u, 16u, 0},
+  /* 4 */ {"y", 1, ONNXC_TENSOR_OUTPUT, 2, dims_4, -1, 0u, 0u, 0},
+  /* 5 */ {"x", 1, ONNXC_TENSOR_OUTPUT, 2, dims_5, -1, 0u, 0u, 0},
 };
 static const int32_t inputs[] = {0};
 static const int32_t outputs[] = {4, 5};

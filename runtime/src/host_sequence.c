@@ -1,0 +1,228 @@
+/* Value host ops (ABI v5): the steps that move run-time sequences and optionals (Identity, SequenceEmpty,
+ * SequenceInsert/At/Erase/Length, Optional, OptionalHasElement, OptionalGetElement). A value argument's
+ * contents live in the session's stores (values.c), not in its halide buffer; tensors are copied in and
+ * out, so a value never points into the arena. */
+#include <stdio.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "host_ops.h"
+#include "session.h"
+#include "values.h"
+
+static const onnxc_tensor_desc *arg_desc(const onnxc_model_desc *d, const int32_t *tensors, int i) {
+  return &d->tensors[tensors[i]];
+}
+
+static bool is_seq(int32_t value) { return value == ONNXC_VALUE_SEQUENCE || value == ONNXC_VALUE_OPTIONAL_SEQUENCE; }
+static bool is_opt(int32_t value) { return value == ONNXC_VALUE_OPTIONAL_TENSOR || value == ONNXC_VALUE_OPTIONAL_SEQUENCE; }
+
+/* Load-time checks: each argument's value kind, and dtypes that must agree. */
+static bool want(bool ok, char *why, size_t cap, const char *what) {
+  if (!ok) snprintf(why, cap, "%s", what);
+  return ok;
+}
+
+static bool check_copy(const onnxc_model_desc *d, const int32_t *a, char *why, size_t cap) {
+  const onnxc_tensor_desc *x = arg_desc(d, a, 0), *y = arg_desc(d, a, 1);
+  return want(x->value != ONNXC_VALUE_TENSOR && y->value != ONNXC_VALUE_TENSOR && is_seq(x->value) == is_seq(y->value) &&
+                  x->dtype == y->dtype,
+              why, cap, "copies a value into one of another kind or dtype");
+}
+
+static bool check_empty(const onnxc_model_desc *d, const int32_t *a, char *why, size_t cap) {
+  int32_t v = arg_desc(d, a, 0)->value;
+  return want(v != ONNXC_VALUE_TENSOR, why, cap, "its output is not a sequence or optional");
+}
+
+static bool is_pos(const onnxc_tensor_desc *p) { return p->value == ONNXC_VALUE_TENSOR && p->dtype == 7 && p->rank <= 1; }
+
+static bool check_insert(const onnxc_model_desc *d, const int32_t *a, char *why, size_t cap) {
+  const onnxc_tensor_desc *s = arg_desc(d, a, 0), *t = arg_desc(d, a, 1), *y = arg_desc(d, a, 3);
+  return want(is_seq(s->value) && is_seq(y->value) && t->value == ONNXC_VALUE_TENSOR && t->dtype == s->dtype &&
+                  y->dtype == s->dtype && is_pos(arg_desc(d, a, 2)),
+              why, cap, "needs sequence, tensor of its dtype, int64 position, sequence");
+}
+
+static bool check_at(const onnxc_model_desc *d, const int32_t *a, char *why, size_t cap) {
+  const onnxc_tensor_desc *s = arg_desc(d, a, 0), *y = arg_desc(d, a, 2);
+  return want(is_seq(s->value) && is_pos(arg_desc(d, a, 1)) && y->value == ONNXC_VALUE_TENSOR && y->dtype == s->dtype, why,
+              cap, "needs sequence, int64 position, tensor of its dtype");
+}
+
+static bool check_erase(const onnxc_model_desc *d, const int32_t *a, char *why, size_t cap) {
+  const onnxc_tensor_desc *s = arg_desc(d, a, 0), *y = arg_desc(d, a, 2);
+  return want(is_seq(s->value) && is_pos(arg_desc(d, a, 1)) && is_seq(y->value) && y->dtype == s->dtype, why, cap,
+              "needs sequence, int64 position, sequence");
+}
+
+static bool check_length(const onnxc_model_desc *d, const int32_t *a, char *why, size_t cap) {
+  const onnxc_tensor_desc *s = arg_desc(d, a, 0), *y = arg_desc(d, a, 1);
+  return want(is_seq(s->value) && y->value == ONNXC_VALUE_TENSOR && y->dtype == 7 && y->rank == 0, why, cap,
+              "needs sequence, int64 scalar");
+}
+
+static bool check_wrap(const onnxc_model_desc *d, const int32_t *a, char *why, size_t cap) {
+  const onnxc_tensor_desc *x = arg_desc(d, a, 0), *y = arg_desc(d, a, 1);
+  return want(x->value == ONNXC_VALUE_TENSOR && y->value == ONNXC_VALUE_OPTIONAL_TENSOR && x->dtype == y->dtype, why, cap,
+              "needs tensor, optional tensor of its dtype");
+}
+
+static bool check_has(const onnxc_model_desc *d, const int32_t *a, char *why, size_t cap) {
+  const onnxc_tensor_desc *x = arg_desc(d, a, 0), *y = arg_desc(d, a, 1);
+  return want(x->value != ONNXC_VALUE_TENSOR && y->value == ONNXC_VALUE_TENSOR && y->dtype == 9 && y->rank == 0, why, cap,
+              "needs sequence or optional, bool scalar");
+}
+
+static bool check_get(const onnxc_model_desc *d, const int32_t *a, char *why, size_t cap) {
+  const onnxc_tensor_desc *x = arg_desc(d, a, 0), *y = arg_desc(d, a, 1);
+  return want(x->value == ONNXC_VALUE_OPTIONAL_TENSOR && y->value == ONNXC_VALUE_TENSOR && x->dtype == y->dtype, why, cap,
+              "needs optional tensor, tensor of its dtype");
+}
+
+/* The store behind tensor argument i of the call. */
+static onnxc_value_store *store(onnxc_host_call *c, int i) {
+  return &c->session->values[c->session->model->desc->steps[c->step].args[i]];
+}
+
+static const char *arg_name(onnxc_host_call *c, int i) {
+  const onnxc_model_desc *d = c->session->model->desc;
+  return d->tensors[d->steps[c->step].args[i]].name;
+}
+
+static const char *op_name(onnxc_host_call *c) {
+  return onnxc_host_op_lookup(c->session->model->desc->steps[c->step].kernel)->name;
+}
+
+/* An empty optional where the op needs its contents fails the run, naming the value. */
+static onnxc_status need_present(onnxc_host_call *c, int i) {
+  if (store(c, i)->present) return ONNXC_OK;
+  return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "step %u (%s): '%s' is an empty optional", c->step, op_name(c), arg_name(c, i));
+}
+
+/* Position argument i: absent (0 elements) -> `fallback`; negative counts from `count`; must lie in
+ * 0..limit. */
+static onnxc_status position(onnxc_host_call *c, int i, int64_t count, int64_t fallback, int64_t limit, uint32_t *out) {
+  int64_t p = fallback;
+  if (c->t[i].numel > 0) {
+    p = *(const int64_t *)c->t[i].data;
+    if (p < 0) p += count;
+  }
+  if (p < 0 || p > limit) {
+    int64_t given = c->t[i].numel > 0 ? *(const int64_t *)c->t[i].data : fallback;
+    return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "step %u (%s): position %lld is out of range for sequence '%s' of %lld tensors",
+                      c->step, op_name(c), (long long)given, arg_name(c, 0), (long long)count);
+  }
+  *out = (uint32_t)p;
+  return ONNXC_OK;
+}
+
+static onnxc_status run_copy(onnxc_host_call *c) {
+  bool want_present = !is_opt(c->session->model->desc->tensors[c->session->model->desc->steps[c->step].args[1]].value);
+  if (want_present) {
+    onnxc_status st = need_present(c, 0);
+    if (st != ONNXC_OK) return st;
+  }
+  return onnxc_value_copy(store(c, 1), store(c, 0));
+}
+
+static onnxc_status run_empty(onnxc_host_call *c) {
+  onnxc_value_store *y = store(c, 0);
+  onnxc_value_clear(y);
+  y->present = is_seq(c->session->model->desc->tensors[c->session->model->desc->steps[c->step].args[0]].value) &&
+               !is_opt(c->session->model->desc->tensors[c->session->model->desc->steps[c->step].args[0]].value);
+  return ONNXC_OK;
+}
+
+static onnxc_status run_insert(onnxc_host_call *c) {
+  onnxc_status st = need_present(c, 0);
+  if (st != ONNXC_OK) return st;
+  onnxc_value_store *s = store(c, 0), *y = store(c, 3);
+  uint32_t at;
+  st = position(c, 2, s->count, s->count, s->count, &at);
+  if (st == ONNXC_OK) st = onnxc_value_copy(y, s);
+  const onnxc_host_tensor *t = &c->t[1];
+  if (st == ONNXC_OK) st = onnxc_value_insert(y, at, t->dtype, t->rank, t->dims, t->data, t->numel * onnxc_dtype_size(t->dtype));
+  return st;
+}
+
+static onnxc_status run_erase(onnxc_host_call *c) {
+  onnxc_status st = need_present(c, 0);
+  if (st != ONNXC_OK) return st;
+  onnxc_value_store *s = store(c, 0), *y = store(c, 2);
+  uint32_t at;
+  st = position(c, 1, s->count, (int64_t)s->count - 1, (int64_t)s->count - 1, &at);
+  if (st == ONNXC_OK) st = onnxc_value_copy(y, s);
+  if (st == ONNXC_OK) onnxc_value_erase(y, at);
+  return st;
+}
+
+/* Writes item into output tensor argument `out`, binding its dims (SequenceAt, OptionalGetElement). */
+static onnxc_status emit_item(onnxc_host_call *c, int out, const onnxc_item *item) {
+  const onnxc_host_tensor *y = &c->t[out];
+  if (item->rank != y->rank) {
+    return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, "step %u (%s): the tensor read has rank %d but output '%s' has rank %d", c->step,
+                      op_name(c), item->rank, arg_name(c, out), y->rank);
+  }
+  onnxc_status st = onnxc_host_bind(c, item->dims);
+  if (st == ONNXC_OK) st = onnxc_host_check_dims(c, out, item->dims, item->rank);
+  if (st == ONNXC_OK && item->bytes > 0) memcpy(c->t[out].data, item->data, (size_t)item->bytes);
+  return st;
+}
+
+static onnxc_status run_at(onnxc_host_call *c) {
+  onnxc_status st = need_present(c, 0);
+  if (st != ONNXC_OK) return st;
+  onnxc_value_store *s = store(c, 0);
+  uint32_t at;
+  st = position(c, 1, s->count, -1, (int64_t)s->count - 1, &at);
+  return st == ONNXC_OK ? emit_item(c, 2, &s->items[at]) : st;
+}
+
+static onnxc_status run_length(onnxc_host_call *c) {
+  onnxc_status st = need_present(c, 0);
+  if (st == ONNXC_OK) *(int64_t *)c->t[1].data = store(c, 0)->count;
+  return st;
+}
+
+static onnxc_status run_wrap(onnxc_host_call *c) {
+  onnxc_value_store *y = store(c, 1);
+  const onnxc_host_tensor *t = &c->t[0];
+  onnxc_value_clear(y);
+  return onnxc_value_insert(y, 0, t->dtype, t->rank, t->dims, t->data, t->numel * onnxc_dtype_size(t->dtype));
+}
+
+static onnxc_status run_has(onnxc_host_call *c) {
+  *(uint8_t *)c->t[1].data = store(c, 0)->present ? 1 : 0;
+  return ONNXC_OK;
+}
+
+static onnxc_status run_get(onnxc_host_call *c) {
+  onnxc_status st = need_present(c, 0);
+  return st == ONNXC_OK ? emit_item(c, 1, &store(c, 0)->items[0]) : st;
+}
+
+static const onnxc_host_op_info kCopy = {"Identity", 1, 1, 0, 0, check_copy, run_copy};
+static const onnxc_host_op_info kEmpty = {"SequenceEmpty", 0, 1, 0, 0, check_empty, run_empty};
+static const onnxc_host_op_info kInsert = {"SequenceInsert", 3, 1, 0, 0, check_insert, run_insert};
+static const onnxc_host_op_info kAt = {"SequenceAt", 2, 1, 0, -1, check_at, run_at};
+static const onnxc_host_op_info kErase = {"SequenceErase", 2, 1, 0, 0, check_erase, run_erase};
+static const onnxc_host_op_info kLength = {"SequenceLength", 1, 1, 0, 0, check_length, run_length};
+static const onnxc_host_op_info kWrap = {"Optional", 1, 1, 0, 0, check_wrap, run_wrap};
+static const onnxc_host_op_info kHas = {"OptionalHasElement", 1, 1, 0, 0, check_has, run_has};
+static const onnxc_host_op_info kGet = {"OptionalGetElement", 1, 1, 0, -1, check_get, run_get};
+
+const onnxc_host_op_info *onnxc_host_value_op_lookup(int32_t op) {
+  switch (op) {
+    case ONNXC_HOST_VALUE_COPY: return &kCopy;
+    case ONNXC_HOST_VALUE_EMPTY: return &kEmpty;
+    case ONNXC_HOST_SEQ_INSERT: return &kInsert;
+    case ONNXC_HOST_SEQ_AT: return &kAt;
+    case ONNXC_HOST_SEQ_ERASE: return &kErase;
+    case ONNXC_HOST_SEQ_LENGTH: return &kLength;
+    case ONNXC_HOST_OPT_WRAP: return &kWrap;
+    case ONNXC_HOST_OPT_HAS: return &kHas;
+    case ONNXC_HOST_OPT_GET: return &kGet;
+    default: return NULL;
+  }
+}
