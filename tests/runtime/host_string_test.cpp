@@ -105,9 +105,9 @@ void normalizer(Model &m, const std::vector<std::string> &stopwords, int64_t cas
     std::memcpy(m.weights + at, w.c_str(), w.size() + 1);
     at += w.size() + 1;
   }
-  m.tensors = {{"x", ONNXC_DTYPE_STRING, ONNXC_TENSOR_INPUT, 1, m.dims_n.data(), -1, 0, 0},
-               {"stopwords", ONNXC_DTYPE_UINT8, ONNXC_TENSOR_WEIGHT, 1, m.dims_bytes.data(), -1, 0, at ? at : 1},
-               {"y", ONNXC_DTYPE_STRING, ONNXC_TENSOR_OUTPUT, 1, m.dims_count.data(), -1, 0, 0}};
+  m.tensors = {{"x", ONNXC_DTYPE_STRING, ONNXC_TENSOR_INPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR},
+               {"stopwords", ONNXC_DTYPE_UINT8, ONNXC_TENSOR_WEIGHT, 1, m.dims_bytes.data(), -1, 0, at ? at : 1, ONNXC_VALUE_TENSOR},
+               {"y", ONNXC_DTYPE_STRING, ONNXC_TENSOR_OUTPUT, 1, m.dims_count.data(), -1, 0, 0, ONNXC_VALUE_TENSOR}};
   m.inputs = {0};
   m.outputs = {2};
   auto small = [](size_t v) { return v == 0 ? E_ZERO : v == 1 ? E_ONE : v == 2 ? E_TWO : E_THREE; };
@@ -162,8 +162,8 @@ TEST(HostStrings, NormalizerOfOnlyStopwordsGivesOneEmptyString) {
 
 // x [n] of `from` -> Cast -> y [n] of `to`.
 void cast_model(Model &m, int32_t from, int32_t to) {
-  m.tensors = {{"x", from, ONNXC_TENSOR_INPUT, 1, m.dims_n.data(), -1, 0, 0},
-               {"y", to, ONNXC_TENSOR_OUTPUT, 1, m.dims_n.data(), -1, 0, 0}};
+  m.tensors = {{"x", from, ONNXC_TENSOR_INPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR},
+               {"y", to, ONNXC_TENSOR_OUTPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR}};
   m.inputs = {0};
   m.outputs = {1};
   ASSERT_TRUE(m.load(ONNXC_HOST_STRING_CAST, {0, 1}, {})) << onnxc_last_error();
@@ -204,8 +204,8 @@ TEST(HostStrings, StringToFloatReadsOnnxSpellingsAndRefusesGarbage) {
 
 TEST(HostStrings, CastOfABoolToStringIsRefusedAtLoad) {
   Model m(0);
-  m.tensors = {{"x", ONNXC_DTYPE_BOOL, ONNXC_TENSOR_INPUT, 1, m.dims_n.data(), -1, 0, 0},
-               {"y", ONNXC_DTYPE_STRING, ONNXC_TENSOR_OUTPUT, 1, m.dims_n.data(), -1, 0, 0}};
+  m.tensors = {{"x", ONNXC_DTYPE_BOOL, ONNXC_TENSOR_INPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR},
+               {"y", ONNXC_DTYPE_STRING, ONNXC_TENSOR_OUTPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR}};
   m.inputs = {0};
   m.outputs = {1};
   EXPECT_FALSE(m.load(ONNXC_HOST_STRING_CAST, {0, 1}, {}));
@@ -229,13 +229,13 @@ std::vector<float> tfidf(int64_t mode, const std::vector<int64_t> &columns, cons
   };
   d6 = konst(6), d2 = konst(2), d4 = konst(4), d0 = konst(0);
   int32_t skip = konst(5);
-  m.tensors = {{"x", ONNXC_DTYPE_INT64, ONNXC_TENSOR_INPUT, 1, m.dims_n.data(), -1, 0, 0},
-               {"pool", ONNXC_DTYPE_INT64, ONNXC_TENSOR_WEIGHT, 1, &d6, -1, 0, sizeof pool},
-               {"counts", ONNXC_DTYPE_INT64, ONNXC_TENSOR_WEIGHT, 1, &d2, -1, 64, sizeof counts},
-               {"indexes", ONNXC_DTYPE_INT64, ONNXC_TENSOR_WEIGHT, 1, &d4, -1, 128, 4 * sizeof(int64_t)},
+  m.tensors = {{"x", ONNXC_DTYPE_INT64, ONNXC_TENSOR_INPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR},
+               {"pool", ONNXC_DTYPE_INT64, ONNXC_TENSOR_WEIGHT, 1, &d6, -1, 0, sizeof pool, ONNXC_VALUE_TENSOR},
+               {"counts", ONNXC_DTYPE_INT64, ONNXC_TENSOR_WEIGHT, 1, &d2, -1, 64, sizeof counts, ONNXC_VALUE_TENSOR},
+               {"indexes", ONNXC_DTYPE_INT64, ONNXC_TENSOR_WEIGHT, 1, &d4, -1, 128, 4 * sizeof(int64_t), ONNXC_VALUE_TENSOR},
                {"weights", ONNXC_DTYPE_FLOAT, ONNXC_TENSOR_WEIGHT, 1, weights.empty() ? &d0 : &d4, -1, 192,
-                weights.size() * sizeof(float)},
-               {"y", ONNXC_DTYPE_FLOAT, ONNXC_TENSOR_OUTPUT, 1, &d4, -1, 0, 0}};
+                weights.size() * sizeof(float), ONNXC_VALUE_TENSOR},
+               {"y", ONNXC_DTYPE_FLOAT, ONNXC_TENSOR_OUTPUT, 1, &d4, -1, 0, 0, ONNXC_VALUE_TENSOR}};
   m.inputs = {0};
   m.outputs = {5};
   // min 1, max 2, max_skip_count 5.
@@ -267,8 +267,8 @@ TEST(HostTfIdf, TfIdfWeighsPerOutputColumnAndSharedColumnsAddUp) {
 TEST(HostValueSize, BindsASymbolFromATensorsValue) {
   Model m(0);
   std::vector<int32_t> scalar_dims;
-  m.tensors = {{"size", ONNXC_DTYPE_INT32, ONNXC_TENSOR_INPUT, 0, scalar_dims.data(), -1, 0, 0},
-               {"y", ONNXC_DTYPE_INT64, ONNXC_TENSOR_OUTPUT, 1, m.dims_n.data(), -1, 0, 0}};
+  m.tensors = {{"size", ONNXC_DTYPE_INT32, ONNXC_TENSOR_INPUT, 0, scalar_dims.data(), -1, 0, 0, ONNXC_VALUE_TENSOR},
+               {"y", ONNXC_DTYPE_INT64, ONNXC_TENSOR_OUTPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR}};
   m.symbols = {"value:size", "count"};  // count: in an expression no tensor uses
   m.inputs = {0};
   m.outputs = {1};
