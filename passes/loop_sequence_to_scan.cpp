@@ -168,9 +168,16 @@ bool rewrite(ir::Node& loop) {
 
 bool rewrite_in(ir::Graph& g) {
   bool changed = false;
-  for (ir::Node* n : g.nodes()) {
-    for (ir::Graph* sg : n->subgraphs()) changed |= rewrite_in(*sg);
-    changed |= rewrite(*n);
+  for (bool again = true; again;) {
+    again = false;
+    for (ir::Node* n : g.nodes()) {
+      for (ir::Graph* sg : n->subgraphs()) changed |= rewrite_in(*sg);
+      // A rewrite removes nodes after `n` too (the list's readers): take a fresh list.
+      if (rewrite(*n)) {
+        changed = again = true;
+        break;
+      }
+    }
   }
   return changed;
 }

@@ -220,7 +220,7 @@ std::vector<float> tfidf(int64_t mode, const std::vector<int64_t> &columns, cons
   std::memcpy(m.weights, pool, sizeof pool);
   std::memcpy(m.weights + 64, counts, sizeof counts);
   std::memcpy(m.weights + 128, columns.data(), columns.size() * sizeof(int64_t));
-  std::memcpy(m.weights + 192, weights.data(), weights.size() * sizeof(float));
+  if (!weights.empty()) std::memcpy(m.weights + 192, weights.data(), weights.size() * sizeof(float));
   static int32_t d6 = 0, d2 = 0, d4 = 0, d0 = 0;
   auto konst = [&](int64_t v) {  // expr_start's last entry (the end) becomes the new expression's start
     m.expr_code.insert(m.expr_code.end(), {ONNXC_EXPR_CONST, v});
