@@ -42,12 +42,18 @@ void check_carried(const ir::Node& n, const std::vector<const ir::Value*>& forms
              << "); carried values whose shape changes (a value that grows) are not supported";
 }
 
-// A control step of node n (enum onnxc_step_kind), its target set later.
-KernelDesc control_step(const ir::Node& n, int kind, const std::string& what, std::vector<int> inputs = {}) {
+// A step of node n that runs no Halide kernel (a control or host step), named for what it does.
+KernelDesc runtime_step(const ir::Node& n, const std::string& what, const char* graph) {
   KernelDesc k;
   k.name = n.describe() + " (" + what + ")";
   k.kclass = KernelClass::Other;
-  k.graph = std::make_shared<ir::Graph>("control");
+  k.graph = std::make_shared<ir::Graph>(graph);
+  return k;
+}
+
+// A control step of node n (enum onnxc_step_kind), its target set later.
+KernelDesc control_step(const ir::Node& n, int kind, const std::string& what, std::vector<int> inputs = {}) {
+  KernelDesc k = runtime_step(n, what, "control");
   k.control = kind;
   k.inputs = std::move(inputs);
   return k;
@@ -82,10 +88,7 @@ class LoopEmitter {
 
   int host(int op, const std::string& what, std::vector<int> in, std::vector<int> out, std::vector<int64_t> scalars,
            std::vector<std::pair<int, int>> binds = {}) {
-    KernelDesc k;
-    k.name = n_.describe() + " (" + what + ")";
-    k.kclass = KernelClass::Other;
-    k.graph = std::make_shared<ir::Graph>("host");
+    KernelDesc k = runtime_step(n_, what, "host");
     k.host_op = op;
     k.inputs = std::move(in);
     k.outputs = std::move(out);

@@ -129,8 +129,9 @@ static onnxc_status run_copy(onnxc_host_call *c) {
 static onnxc_status run_empty(onnxc_host_call *c) {
   onnxc_value_store *y = store(c, 0);
   onnxc_value_clear(y);
-  y->present = is_seq(c->session->model->desc->tensors[c->session->model->desc->steps[c->step].args[0]].value) &&
-               !is_opt(c->session->model->desc->tensors[c->session->model->desc->steps[c->step].args[0]].value);
+  const onnxc_model_desc *d = c->session->model->desc;
+  int32_t kind = d->tensors[d->steps[c->step].args[0]].value;
+  y->present = is_seq(kind) && !is_opt(kind);
   return ONNXC_OK;
 }
 
