@@ -86,10 +86,9 @@ class Adjoints {
 bool lower(ir::Graph& g, ir::Node& grad) {
   const ir::Attribute* ya = grad.attr("y");
   if (!ya || grad.has_attr("zs") || grad.num_inputs() != grad.num_outputs()) return false;
-  const ir::Value* y = nullptr;
-  for (ir::Node* n : g.nodes())
-    for (ir::Value* o : n->outputs())
-      if (o && o->name() == ya->s) y = o;
+  // y is a node output of this graph (the forward nodes are walked here).
+  const ir::Value* y = g.find_value(ya->s);
+  if (y && (!y->producer() || y->graph() != &g)) y = nullptr;
   auto real = [](const ir::Value* v) { return v->dtype() == ir::DType::Float32 || v->dtype() == ir::DType::Float64; };
   if (!y || !real(y) || !shape_of(y) || !ir::shape_is_static(*shape_of(y))) return false;
   std::set<const ir::Value*> xs;
