@@ -130,22 +130,66 @@ Tensor Tensor::reshaped(std::vector<int64_t> dims) const {
   return t;
 }
 
+namespace {
+
+// Multiply-rotate hashing in four independent lanes of 8-byte words, so that hashing a model's
+// hundreds of megabytes of weights runs at memory speed (a byte-at-a-time FNV chain was ~7% of a
+// warm BERT compile), then the lanes, the length and the tail are folded together and avalanched.
+class Hasher {
+ public:
+  void add(const void* data, size_t n) {
+    auto p = static_cast<const unsigned char*>(data);
+    const unsigned char* end = p + n;
+    total_ += n;
+    while (p + 32 <= end) {
+      for (int l = 0; l < 4; ++l) lane_[l] = round(lane_[l], load(p + 8 * l));
+      p += 32;
+    }
+    while (p < end) tail_ = (tail_ ^ *p++) * 0x100000001b3ull;
+  }
+  uint64_t finish() const {
+    uint64_t h = total_ * kP1;
+    for (int l = 0; l < 4; ++l) h = (h ^ round(0, lane_[l])) * kP1 + kP4;
+    h = (h ^ round(0, tail_)) * kP1 + kP4;
+    h ^= h >> 33;
+    h *= kP2;
+    h ^= h >> 29;
+    h *= kP3;
+    return h ^ (h >> 32);
+  }
+
+ private:
+  static constexpr uint64_t kP1 = 0x9e3779b185ebca87ull, kP2 = 0xc2b2ae3d27d4eb4full,
+                            kP3 = 0x165667b19e3779f9ull, kP4 = 0x85ebca77c2b2ae63ull;
+  static uint64_t load(const unsigned char* p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  }
+  static uint64_t round(uint64_t acc, uint64_t w) {
+    acc += w * kP2;
+    acc = (acc << 31) | (acc >> 33);
+    return acc * kP1;
+  }
+  uint64_t lane_[4] = {kP1 + kP2, kP2, 0, 0 - kP1};
+  uint64_t tail_ = 0xcbf29ce484222325ull;
+  uint64_t total_ = 0;
+};
+
+}  // namespace
+
 uint64_t Tensor::fingerprint() const {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](const void* p, size_t n) {
-    auto b = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  };
+  Hasher h;
   int32_t dt = static_cast<int32_t>(dtype_);
-  mix(&dt, sizeof dt);
-  for (auto d : dims_) mix(&d, sizeof d);
-  if (data_) mix(data_, nbytes_);
+  h.add(&dt, sizeof dt);
+  for (auto d : dims_) h.add(&d, sizeof d);
+  if (data_) h.add(data_, nbytes_);
   for (const auto& s : strings_) {
     uint64_t len = s.size();
-    mix(&len, sizeof len);
-    mix(s.data(), s.size());
+    h.add(&len, sizeof len);
+    h.add(s.data(), s.size());
   }
-  return h;
+  return h.finish();
 }
 
 bool Tensor::same_contents(const Tensor& o) const {

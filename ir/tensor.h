@@ -55,7 +55,8 @@ class Tensor {
 
   // Same bytes, other dims (numel must match).
   Tensor reshaped(std::vector<int64_t> dims) const;
-  // FNV-1a over dtype, dims and bytes: a stable fingerprint for IR text and caches.
+  // A 64-bit hash of dtype, dims and bytes: a stable fingerprint for IR text and caches (CSE
+  // confirms equal fingerprints by comparing contents).
   uint64_t fingerprint() const;
   bool same_contents(const Tensor& o) const;
 

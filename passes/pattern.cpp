@@ -97,8 +97,8 @@ Pattern Pattern::domain(std::string d) const {
 }
 int Pattern::output_index() const { return p_->output; }
 
-int Pattern::min_ops() const {
-  const PatternNode& n = *p_;
+namespace {
+int fewest_ops(const PatternNode& n) {
   switch (n.kind) {
     case PatternNode::Kind::Any: return 0;
     case PatternNode::Kind::Optional: return 0;
@@ -116,6 +116,9 @@ int Pattern::min_ops() const {
   }
   return 0;
 }
+}  // namespace
+
+Pattern::Pattern(std::shared_ptr<const PatternNode> p) : p_(std::move(p)), min_ops_(fewest_ops(*p_)) {}
 
 Pattern Pattern::variadic(Pattern rest) const {
   return with([&](PatternNode& n) { n.rest = std::move(rest); });

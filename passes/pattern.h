@@ -88,7 +88,7 @@ class Pattern {
 
   const pat_detail::PatternNode& node() const { return *p_; }
   int output_index() const;  // the node output an op pattern matches (0 unless .output(i))
-  int min_ops() const;       // the fewest op nodes a match of this pattern covers
+  int min_ops() const { return min_ops_; }  // the fewest op nodes a match of this pattern covers
 
  private:
   friend Pattern any();
@@ -96,9 +96,12 @@ class Pattern {
   friend Pattern op(std::string, std::vector<Pattern>);
   friend Pattern alt(std::vector<Pattern>);
   friend Pattern optional(Pattern);
-  explicit Pattern(std::shared_ptr<const pat_detail::PatternNode> p) : p_(std::move(p)) {}
+  explicit Pattern(std::shared_ptr<const pat_detail::PatternNode> p);
   Pattern with(const std::function<void(pat_detail::PatternNode&)>& edit) const;
   std::shared_ptr<const pat_detail::PatternNode> p_;
+  // Computed once from the children's when the node is built: the matcher orders inputs by it on
+  // every attempt, and recomputing it there walked whole subtrees per comparison.
+  int min_ops_ = 0;
 };
 
 // Any value (not an omitted optional input).

@@ -1,6 +1,7 @@
 // Library linking. The weights are embedded in the library (one self-contained artifact: no weights
-// file beside it to lose or mismatch) as an ELF object onnxc writes itself (elf_object.h): no C
-// compiler parses a multi-megabyte initializer and no assembler copies the blob once more.
+// file beside it to lose or mismatch) as an ELF object onnxc writes itself (elf_object.h), streamed
+// straight into the static library (archive.h): no C compiler parses a multi-megabyte initializer,
+// and no assembler or `ar` copies the blob once more.
 #include "codegen/emit/library.h"
 
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "codegen/emit/archive.h"
 #include "codegen/emit/elf_object.h"
 #include "codegen/version.h"
 #include "ir/error.h"
@@ -31,6 +33,13 @@ void write_file(const fs::path& p, const void* data, size_t n) {
   user_check(f.good()) << "cannot write " << p.string();
 }
 void write_text(const fs::path& p, const std::string& s) { write_file(p, s.data(), s.size()); }
+
+std::string read_binary(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::string s(std::istreambuf_iterator<char>(f), {});
+  user_check(f.good() || f.eof()) << "cannot read " << p.string();
+  return s;
+}
 
 std::string read_text(const fs::path& p) {
   std::ifstream f(p);
@@ -85,9 +94,9 @@ LibraryFiles build_library(const PlanDescription& plan, const std::vector<std::s
   // One relocatable object of the plan and the kernels with only the model's entry points global.
   // Its COMDAT groups (the Halide runtime's vtables and inline functions) are dissolved first: two
   // models' copies of a group would otherwise be merged by the linker while the symbols into them
-  // are local to each model. The weights stay a separate object, written once by onnxc itself and
-  // copied once into each library: the few tools that rewrite objects (ld -r, objcopy) never see
-  // the hundreds of megabytes.
+  // are local to each model. The weights never pass through those tools: they are streamed once
+  // into the archive as their own object (elf_object.h), and the shared library is linked from
+  // the archive.
   const std::string weights_sym = "onnxc_weights_" + n;
   std::string model_o = (work / (n + ".o")).string();
   std::vector<std::string> ld = {"ld", "-r", "-o", model_o};
@@ -96,22 +105,20 @@ LibraryFiles build_library(const PlanDescription& plan, const std::vector<std::s
   run_command({"objcopy", "--remove-section=.group", "--keep-global-symbol=onnxc_model_" + n,
                "--keep-global-symbol=onnxc_model_entry", "--keep-global-symbol=" + weights_sym, model_o},
               log);
-  std::vector<std::string> members = {model_o};
-  if (!plan.weights.empty()) {
-    members.push_back((work / (n + "_weights.o")).string());
-    write_weights_object(members.back(), plan.weights, weights_sym, uint64_t(1) << 30);
-  }
+  const std::string model_bytes = read_binary(model_o);
+  std::vector<ArchiveMember> members;
+  members.push_back({"model.o", elf_defined_globals(model_bytes), model_bytes.size(),
+                     [&](std::ostream& o) { o.write(model_bytes.data(), static_cast<std::streamsize>(model_bytes.size())); }});
+  const WeightsObject weights(plan.weights, weights_sym, uint64_t(1) << 30);
+  if (!plan.weights.empty())
+    members.push_back({"weights.o", {weights_sym}, weights.size(), [&](std::ostream& o) { weights.write(o); }});
 
   r.a_path = (out / ("lib" + n + ".a")).string();
-  fs::remove(r.a_path);
-  std::vector<std::string> ar = {"ar", "rcs", r.a_path};
-  ar.insert(ar.end(), members.begin(), members.end());
-  run_command(ar, log);
+  write_archive(r.a_path, members);
   r.so_path = (out / ("lib" + n + ".so")).string();
-  std::vector<std::string> link = {cc, "-shared", "-o", r.so_path};
-  link.insert(link.end(), members.begin(), members.end());
-  for (const char* lib : {"-ldl", "-lpthread", "-lm"}) link.push_back(lib);
-  run_command(link, log);
+  run_command({cc, "-shared", "-o", r.so_path, "-Wl,--whole-archive", r.a_path, "-Wl,--no-whole-archive", "-ldl",
+               "-lpthread", "-lm"},
+              log);
   r.header_path = (out / (n + ".h")).string();
   write_text(r.header_path, generate_header(n));
   r.library_bytes = fs::file_size(r.so_path);
