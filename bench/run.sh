@@ -97,7 +97,7 @@ timed() {  # prints "seconds maxrss_kib" of the command, its output to stderr
   cat "$f"; rm -f "$f"
 }
 
-declare -A CC_COLD CC_WARM CC_RSS ONNXC_MS ORT_MS
+declare -A CC_COLD CC_WARM CC_RSS ONNXC_MS ORT_MS  # the latencies are keyed by "model|shape"
 LIBS=$MODELS/lib
 for name in $names; do
   out=$LIBS/$name
@@ -135,7 +135,7 @@ for row in "${ROWS[@]}"; do
   done
   om=$(printf '%s\n' "${o_ms[@]}" | median)
   rm_=$(printf '%s\n' "${r_ms[@]}" | median)
-  ONNXC_MS[$name]=$om ORT_MS[$name]=$rm_
+  ONNXC_MS[$name|$label]=$om ORT_MS[$name|$label]=$rm_
   awk -v n="$name" -v s="$label" -v t="$THREADS" -v om="$om" -v rm="$rm_" -v orss="$o_rss" -v rrss="$r_rss" \
       -v cold="${CC_COLD[$name]:--}" -v warm="${CC_WARM[$name]}" -v ccrss="${CC_RSS[$name]}" 'BEGIN {
     printf "%-15s %-17s %3d %10.2f %10.2f %7.2f %9.0f %9.0f %9s %9s %9.0f\n", n, s, t, om, rm, om / rm,
@@ -146,11 +146,12 @@ echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 # of both int8 results against the float32 reference outputs models.py wrote.
 norm_rel() { grep -oE 'norm rel err [0-9.e+-]+' | head -1 | awk '{print $4}'; }
 for row in "${ROWS[@]}"; do
-  IFS='|' read -r name _ _ <<<"$row"
+  IFS='|' read -r name label _ <<<"$row"
   [[ $name == *_int8 ]] || continue
-  fp=$(model_of "$name") data=$MODELS/$(model_of "$name")_data
+  fp="$(model_of "$name")|$label" data=$MODELS/$(model_of "$name")_data
   vs_fp32=-
-  [[ -n ${ORT_MS[$fp]:-} ]] && vs_fp32=$(awk -v a="${ONNXC_MS[$name]}" -v b="${ORT_MS[$fp]}" 'BEGIN {printf "%.2f", a / b}')
+  [[ -n ${ORT_MS[$fp]:-} ]] &&
+    vs_fp32=$(awk -v a="${ONNXC_MS[$name|$label]}" -v b="${ORT_MS[$fp]}" 'BEGIN {printf "%.2f", a / b}')
   o_err=$({ "$ONNXC" compare "$LIBS/$name/lib$name.so" "$data" 2>/dev/null || true; } | awk 'h {print $4; exit} $1 == "output" && /norm rel err/ {h = 1}')
   r_err=$({ node "$HERE/ort/check_ort.mjs" "$(ort_model_of "$name")" "$data" 2>/dev/null || true; } | norm_rel || true)
   echo "$name: onnxc int8 / ORT fp32 latency $vs_fp32; error against float32 (norm-relative): onnxc ${o_err:--}, ORT int8 ${r_err:--}"
