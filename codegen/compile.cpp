@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -64,6 +65,9 @@ void compile_object(const BuiltKernel& b, const std::string& path, const Halide:
   try {
     Halide::Pipeline p = b.pipeline;  // a handle: compiling does not change the kernel
     p.compile_to_object(path, b.args, b.fn_name, t);
+    // For reading a kernel's loops and vectorization: its lowered Halide statement, as text.
+    if (const char* dir = std::getenv("ONNXC_DUMP_STMT"); dir && *dir)
+      p.compile_to_lowered_stmt((fs::path(dir) / (b.fn_name + ".stmt")).string(), b.args, Halide::Text, t);
   } catch (const Halide::CompileError& e) {
     user_error << "kernel " << what << ": " << e.what();
   } catch (const Halide::Error& e) {

@@ -45,7 +45,10 @@ void schedule_cpu(Func out4, AttentionStages& s, const Halide::Target& t) {
       .vectorize(d, w, TailStrategy::GuardWithIf)
       .unroll(qii);
   s.scores.compute_at(s.tiles, kt).split(j, jo, ji, kKeyBlock).reorder(qi, ji, jo).vectorize(qi, w).unroll(ji);
-  s.scores_acc.compute_at(s.scores, jo).vectorize(qi, w).unroll(j);
+  // All kKeyBlock keys, also past the last key: their K rows are clamped reads, and the scores mask
+  // them. Left to bounds inference, the block is trimmed at the last key (the mask's select), and
+  // the unrolled accumulators of the keys that may be trimmed went through memory on every step.
+  s.scores_acc.compute_at(s.scores, jo).bound_extent(j, kKeyBlock).vectorize(qi, w).unroll(j);
   s.scores_acc.update(0).reorder(qi, j, rd).vectorize(qi, w).unroll(j);
   for (Func f : {s.tile_max, s.tile_sum}) {
     f.compute_at(s.tiles, kt).vectorize(qi, w);

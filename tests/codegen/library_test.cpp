@@ -96,6 +96,27 @@ TEST(Library, CacheAndParallelJobsGiveTheSameLibrary) {
   for (const auto& d : {o.cache_dir, fs::path(first.so_path).parent_path().string(), o.out_dir}) fs::remove_all(d);
 }
 
+// ONNXC_DUMP_STMT=DIR writes each kernel it compiles (not those found in the cache) as Halide's
+// lowered statement, named by the kernel's function.
+TEST(Library, DumpStmtWritesEachCompiledKernel) {
+  codegen::CompileOptions o;
+  o.name = "dumped";
+  o.use_cache = false;
+  o.out_dir = temp_dir("dumped");
+  std::string dir = temp_dir("stmt");
+  setenv("ONNXC_DUMP_STMT", dir.c_str(), 1);
+  auto r = codegen::compile_model(scaled_relu(2), o);
+  unsetenv("ONNXC_DUMP_STMT");
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    ++files;
+    EXPECT_EQ(e.path().extension(), ".stmt");
+    EXPECT_NE(read(e.path().string()).find("produce"), std::string::npos) << e.path();
+  }
+  EXPECT_EQ(files, r.distinct_kernels);
+  for (const auto& d : {dir, o.out_dir}) fs::remove_all(d);
+}
+
 // Two layers that differ only in their weights (a transformer's twelve, say) share one compiled
 // function, each call reading its own weights; constants whose values shape the code (Pad's pads)
 // keep kernels apart even when every shape is the same.
