@@ -51,41 +51,11 @@ DescBuilder if_model() {
                                      {6, 0, nullptr, ONNXC_STEP_JUMP, 0, nullptr},    // past the else-range
                                      {1, 2, xb, ONNXC_STEP_KERNEL, 0, nullptr},
                                      {0, 2, by, ONNXC_STEP_KERNEL, 0, nullptr}};
-  static onnxc_model_desc d;
-  d = onnxc_model_desc{};
-  d.abi_version = ONNXC_ABI_VERSION;
-  d.name = "if";
-  d.target = "host";
-  d.producer = "test";
-  d.n_symbols = 1;
-  d.symbols = kSymbols;
-  d.n_exprs = 1;
-  d.expr_start = kExprStart;
-  d.expr_code = kExprCode;
-  d.n_tensors = 5;
-  d.tensors = tensors;
-  d.n_inputs = 2;
-  d.inputs = inputs;
-  d.n_outputs = 1;
-  d.outputs = outputs;
-  d.n_kernels = 2;
-  d.kernels = kernels;
-  d.n_steps = 6;
-  d.steps = steps;
-  return DescBuilder(d);
+  return hand_written({"if", kSymbols, kExprStart, kExprCode, tensors, inputs, outputs, kernels, steps});
 }
 
-struct Loaded {
-  explicit Loaded(const onnxc_model_desc *d) {
-    EXPECT_EQ(onnxc_model_from_desc(d, &model), ONNXC_OK) << onnxc_last_error();
-    if (model) {
-      EXPECT_EQ(onnxc_session_create(model, nullptr, &session), ONNXC_OK) << onnxc_last_error();
-    }
-  }
-  ~Loaded() {
-    onnxc_session_free(session);
-    onnxc_model_free(model);
-  }
+struct Loaded : LoadedDesc {
+  using LoadedDesc::LoadedDesc;
   std::vector<float> run(bool c, std::vector<float> x) {
     uint8_t cond = c;
     int64_t n = static_cast<int64_t>(x.size());
@@ -99,8 +69,6 @@ struct Loaded {
     const float *p = static_cast<const float *>(out.data);
     return std::vector<float>(p, p + out.dims[0]);
   }
-  onnxc_model *model = nullptr;
-  onnxc_session *session = nullptr;
 };
 
 TEST(ControlSteps, BranchRunsOneRangePerRunAndBothWriteTheOutput) {

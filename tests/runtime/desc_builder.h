@@ -1,4 +1,6 @@
-// A mutable copy of a model descriptor, for tests that corrupt or vary one field of the tiny model.
+// Hand-written model descriptors for the runtime's tests: a mutable copy of a descriptor (to corrupt
+// or vary one field), a descriptor over a test's static arrays (HandPlan), and a model with one
+// session loaded from a descriptor.
 #ifndef ONNXC_TESTS_RUNTIME_DESC_BUILDER_H
 #define ONNXC_TESTS_RUNTIME_DESC_BUILDER_H
 
@@ -6,7 +8,10 @@
 #include <deque>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "onnxc/model_abi.h"
+#include "onnxc/runtime.h"
 
 struct DescBuilder {
   explicit DescBuilder(const onnxc_model_desc &src) : d(src) {
@@ -75,6 +80,71 @@ struct DescBuilder {
     return arrays.back().data();
   }
   std::deque<std::vector<int32_t>> arrays;  // deque: pointers into earlier arrays stay valid
+};
+
+// A list field of a descriptor: a static array and its length (or nothing).
+template <typename T>
+struct StaticList {
+  const T *items = nullptr;
+  uint32_t count = 0;
+  StaticList() = default;
+  template <size_t N>
+  StaticList(const T (&a)[N]) : items(a), count(static_cast<uint32_t>(N)) {}  // NOLINT: implicit by design
+};
+
+// A plan written by hand for a test: the arrays a descriptor points at, counted by their sizes.
+struct HandPlan {
+  const char *name;
+  StaticList<const char *const> symbols;
+  StaticList<uint32_t> expr_start;  // n_exprs + 1 entries
+  const int64_t *expr_code;
+  StaticList<onnxc_tensor_desc> tensors;
+  StaticList<int32_t> inputs, outputs;
+  StaticList<onnxc_kernel_desc> kernels;
+  StaticList<onnxc_step> steps;
+};
+
+// A descriptor for `p` (ABI version, target "host", producer "test"), as a builder tests may edit.
+inline DescBuilder hand_written(const HandPlan &p) {
+  onnxc_model_desc d{};
+  d.abi_version = ONNXC_ABI_VERSION;
+  d.name = p.name;
+  d.target = "host";
+  d.producer = "test";
+  d.n_symbols = p.symbols.count;
+  d.symbols = p.symbols.items;
+  d.n_exprs = p.expr_start.count ? p.expr_start.count - 1 : 0;
+  d.expr_start = p.expr_start.items;
+  d.expr_code = p.expr_code;
+  d.n_tensors = p.tensors.count;
+  d.tensors = p.tensors.items;
+  d.n_inputs = p.inputs.count;
+  d.inputs = p.inputs.items;
+  d.n_outputs = p.outputs.count;
+  d.outputs = p.outputs.items;
+  d.n_kernels = p.kernels.count;
+  d.kernels = p.kernels.items;
+  d.n_steps = p.steps.count;
+  d.steps = p.steps.items;
+  return DescBuilder(d);
+}
+
+// A model loaded from a descriptor (which must outlive it) with one session; both freed on scope exit.
+struct LoadedDesc {
+  explicit LoadedDesc(const onnxc_model_desc *d) {
+    EXPECT_EQ(onnxc_model_from_desc(d, &model), ONNXC_OK) << onnxc_last_error();
+    if (model) {
+      EXPECT_EQ(onnxc_session_create(model, nullptr, &session), ONNXC_OK) << onnxc_last_error();
+    }
+  }
+  ~LoadedDesc() {
+    onnxc_session_free(session);
+    onnxc_model_free(model);
+  }
+  LoadedDesc(const LoadedDesc &) = delete;
+  LoadedDesc &operator=(const LoadedDesc &) = delete;
+  onnxc_model *model = nullptr;
+  onnxc_session *session = nullptr;
 };
 
 #endif

@@ -28,25 +28,7 @@ DescBuilder nonzero_model() {
                                               {"y", 7, ONNXC_TENSOR_OUTPUT, 2, kDimsOneCount, -1, 0, 0, ONNXC_VALUE_TENSOR}};
   static const int32_t inputs[] = {0}, outputs[] = {1}, args[] = {0, 1}, binds[] = {1};
   static const onnxc_step steps[] = {{ONNXC_HOST_NONZERO, 2, args, ONNXC_STEP_HOST, 1, binds}};
-  static onnxc_model_desc d;
-  d = onnxc_model_desc{};
-  d.abi_version = ONNXC_ABI_VERSION;
-  d.name = "nonzero";
-  d.target = "host";
-  d.producer = "test";
-  d.n_symbols = 3;
-  d.symbols = kSymbols;
-  d.n_exprs = 7;
-  d.expr_start = kExprStart;
-  d.expr_code = kExprCode;
-  d.n_tensors = 2;
-  d.tensors = tensors;
-  d.n_inputs = d.n_outputs = 1;
-  d.inputs = inputs;
-  d.outputs = outputs;
-  d.n_steps = 1;
-  d.steps = steps;
-  return DescBuilder(d);
+  return hand_written({"nonzero", kSymbols, kExprStart, kExprCode, tensors, inputs, outputs, {}, steps});
 }
 
 std::vector<int64_t> run_i64(onnxc_session *s, const std::vector<float> &x, size_t output, std::vector<int64_t> *dims) {
@@ -63,20 +45,7 @@ std::vector<int64_t> run_i64(onnxc_session *s, const std::vector<float> &x, size
   return std::vector<int64_t>(p, p + numel);
 }
 
-struct Loaded {
-  explicit Loaded(const onnxc_model_desc *d) {
-    EXPECT_EQ(onnxc_model_from_desc(d, &model), ONNXC_OK) << onnxc_last_error();
-    if (model) {
-      EXPECT_EQ(onnxc_session_create(model, nullptr, &session), ONNXC_OK) << onnxc_last_error();
-    }
-  }
-  ~Loaded() {
-    onnxc_session_free(session);
-    onnxc_model_free(model);
-  }
-  onnxc_model *model = nullptr;
-  onnxc_session *session = nullptr;
-};
+using Loaded = LoadedDesc;
 
 TEST(HostSteps, NonZeroBindsItsCountPerRun) {
   DescBuilder b = nonzero_model();

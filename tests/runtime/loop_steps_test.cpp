@@ -86,28 +86,7 @@ DescBuilder loop_model() {
                                      {3, 0, nullptr, ONNXC_STEP_NEXT, 0, nullptr},
                                      {ONNXC_HOST_SCAN_COLLECT, 4, a10, ONNXC_STEP_HOST, 1, b10},
                                      {K_COPY, 2, a11, ONNXC_STEP_KERNEL, 0, nullptr}};
-  static onnxc_model_desc d;
-  d = onnxc_model_desc{};
-  d.abi_version = ONNXC_ABI_VERSION;
-  d.name = "loop";
-  d.target = "host";
-  d.producer = "test";
-  d.n_symbols = 2;
-  d.symbols = kSymbols;
-  d.n_exprs = 4;
-  d.expr_start = kExprStart;
-  d.expr_code = kExprCode;
-  d.n_tensors = 11;
-  d.tensors = tensors;
-  d.n_inputs = 3;
-  d.inputs = inputs;
-  d.n_outputs = 2;
-  d.outputs = outputs;
-  d.n_kernels = 5;
-  d.kernels = kernels;
-  d.n_steps = 12;
-  d.steps = steps;
-  return DescBuilder(d);
+  return hand_written({"loop", kSymbols, kExprStart, kExprCode, tensors, inputs, outputs, kernels, steps});
 }
 
 struct Result {
@@ -116,17 +95,8 @@ struct Result {
   std::vector<float> scan;
 };
 
-struct Loaded {
-  explicit Loaded(const onnxc_model_desc *d) {
-    EXPECT_EQ(onnxc_model_from_desc(d, &model), ONNXC_OK) << onnxc_last_error();
-    if (model) {
-      EXPECT_EQ(onnxc_session_create(model, nullptr, &session), ONNXC_OK) << onnxc_last_error();
-    }
-  }
-  ~Loaded() {
-    onnxc_session_free(session);
-    onnxc_model_free(model);
-  }
+struct Loaded : LoadedDesc {
+  using LoadedDesc::LoadedDesc;
   Result run(int64_t trip, int64_t stop, std::vector<float> x) {
     int64_t n = static_cast<int64_t>(x.size());
     float none = 0;
@@ -143,8 +113,6 @@ struct Loaded {
     r.scan.assign(static_cast<const float *>(scan.data), static_cast<const float *>(scan.data) + scan.dims[0] * scan.dims[1]);
     return r;
   }
-  onnxc_model *model = nullptr;
-  onnxc_session *session = nullptr;
 };
 
 // What the model computes, written out as plain loops.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "desc_builder.h"
 #include "onnxc/runtime.h"
 
 namespace {
@@ -86,20 +87,7 @@ Model insert_model() {
   return m;
 }
 
-struct Session {
-  explicit Session(const onnxc_model_desc *d) {
-    EXPECT_EQ(onnxc_model_from_desc(d, &model), ONNXC_OK) << onnxc_last_error();
-    if (model) {
-      EXPECT_EQ(onnxc_session_create(model, nullptr, &session), ONNXC_OK) << onnxc_last_error();
-    }
-  }
-  ~Session() {
-    onnxc_session_free(session);
-    onnxc_model_free(model);
-  }
-  onnxc_model *model = nullptr;
-  onnxc_session *session = nullptr;
-};
+using Session = LoadedDesc;
 
 // The first element of each tensor of a sequence output (every test tensor is filled with one value).
 std::vector<float> heads(onnxc_session *s, size_t output) {
