@@ -1,8 +1,7 @@
-// Graph -> kernels. Grouping: each MatMul first takes its chain of single-use, same-shape elementwise
-// consumers as an epilogue; then, in reverse topological order, an elementwise or data-movement node
-// joins the kernel of its consumers when every use of its output lies in that one kernel (and the
-// output is not a graph output). Each kernel is a convex set (one root plus the trees that feed only
-// it), so no path leaves a kernel and comes back. Shape-only nodes are copied into their readers.
+// Graph -> kernels: the tensor table (inputs, weights, views, intermediates, outputs), then each group
+// of nodes (codegen/partition_group.h) as a kernel with its own copy of the nodes, a host step or,
+// for If, Loop and Scan, control steps (codegen/partition_control.h). Shape-only nodes are copied
+// into their readers.
 #include "codegen/partition.h"
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 
 #include "codegen/host_steps.h"
 #include "codegen/partition_control.h"
+#include "codegen/partition_group.h"
 #include "codegen/partition_values.h"
 #include "ir/error.h"
 #include "ir/infer/infer.h"
@@ -24,11 +24,6 @@ namespace {
 bool is_constant_node(const ir::Node& n) { return n.domain().empty() && n.op_type() == "Constant"; }
 
 bool is_if(const ir::Node& n) { return n.domain().empty() && n.op_type() == "If"; }
-
-// Nodes with subgraphs that become control steps: If, Loop, Scan.
-bool is_control_flow(const ir::Node& n) {
-  return n.domain().empty() && (n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan");
-}
 
 // Values of enclosing graphs that nodes inside n's subgraphs (nested ones too) read: n needs them as
 // much as its own inputs.
@@ -81,33 +76,6 @@ std::set<const ir::Node*> live_nodes(const ir::Graph& g) {
 }
 
 bool value_live(const ir::Value* v) { return v && (!v->uses().empty() || v->is_graph_output()); }
-
-KernelClass class_of(const ir::Node& n) {
-  const OpLowering* l = find_lowering(n.domain(), n.op_type());
-  return l ? l->kclass : KernelClass::Other;
-}
-
-// Kernels whose lowering may read fused producers as inline Funcs: not GEMMs and convolutions, whose
-// inner loops would recompute them.
-bool accepts_fused_producers(KernelClass k) {
-  return k != KernelClass::MatMul && k != KernelClass::Attention && k != KernelClass::Other;
-}
-
-// Producers that may be inlined into their consumer's kernel: pure index maps of their inputs.
-bool is_fusible_producer(const ir::Node& n) {
-  KernelClass k = class_of(n);  // a host step (a Cast to or from strings) is no kernel to inline
-  return (k == KernelClass::Elementwise || k == KernelClass::DataMovement) && n.num_outputs() == 1 && !is_host_op(n);
-}
-
-// Nodes computed from shapes alone (no input data read): copied into every kernel that reads them
-// rather than run as kernels of their own; a consumer that never loads the value drops it.
-bool is_shape_only(const ir::Node& n) {
-  return (n.domain() == "onnxc" && n.op_type() == "SymbolicShape") || (n.domain().empty() && n.op_type() == "Shape");
-}
-
-bool same_shape(const ir::Value* a, const ir::Value* b) {
-  return a->shape() && b->shape() && *a->shape() == *b->shape() && a->dtype() == b->dtype();
-}
 
 // What the partitioner of the model's graph and those of its If branches share: the tensor table and
 // kernel list, and the tensor of each value (a branch reads an outer value as the outer tensor).
@@ -167,8 +135,10 @@ class Partitioner : public ControlScope {
       outer_reads(*n, reads);
       read_by_subgraphs_.insert(reads.begin(), reads.end());
     }
-    group_nodes();
-    for (size_t g = 0; g < groups_.size(); ++g) build_kernel(groups_[g], group_class_[g]);
+    NodeGroups grouped =
+        group_nodes(nodes_, [this](const ir::Node* n) { return needs_kernel(n); }, live_, read_by_subgraphs_);
+    shape_only_ = std::move(grouped.shape_only);
+    for (size_t g = 0; g < grouped.groups.size(); ++g) build_kernel(grouped.groups[g], grouped.classes[g]);
   }
 
  private:
@@ -258,131 +228,6 @@ class Partitioner : public ControlScope {
     return live_.count(n) && !is_constant_node(*n) && !(is_view_op(*n) && !view_needs_kernel(*n));
   }
 
-  // Assigns every node that needs a kernel to a group; groups_ ends in execution order. First each
-  // MatMul takes its chain of single-use elementwise consumers (bias, activation) as an epilogue;
-  // then, in reverse topological order, fusible producers join the group of all their uses.
-  void group_nodes() {
-    std::unordered_map<const ir::Node*, int>& topo = topo_;
-    for (size_t i = 0; i < nodes_.size(); ++i) topo[nodes_[i]] = static_cast<int>(i);
-    std::vector<std::vector<const ir::Node*>> groups;
-    auto new_group = [&](const ir::Node* n) {
-      groups.emplace_back();
-      root_class_.push_back(class_of(*n));
-      group_root_.push_back(n);
-      return static_cast<int>(groups.size()) - 1;
-    };
-    auto join = [&](const ir::Node* n, int g) {
-      groups[g].push_back(n);
-      group_of_[n] = g;
-    };
-    for (const ir::Node* n : nodes_) {
-      if (!needs_kernel(n) || class_of(*n) != KernelClass::MatMul || group_of_.count(n)) continue;
-      int g = new_group(n);
-      join(n, g);
-      for (const ir::Node* e = epilogue_of(n); e; e = epilogue_of(e)) join(e, g);
-    }
-    for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
-      const ir::Node* n = *it;
-      if (!needs_kernel(n) || group_of_.count(n)) continue;
-      if (is_shape_only(*n) && only_kernel_uses(*n)) {
-        shape_only_.insert(n);
-        continue;
-      }
-      int g = fusion_target(*n);
-      if (g >= 0) depth_[n] = fused_depth(*n, g);
-      join(n, g < 0 ? new_group(n) : g);
-    }
-    std::vector<int> root_pos(groups.size());
-    for (size_t g = 0; g < groups.size(); ++g) {
-      std::sort(groups[g].begin(), groups[g].end(), [&](auto* a, auto* b) { return topo[a] < topo[b]; });
-      root_pos[g] = topo[groups[g].back()];
-    }
-    std::vector<int> order(groups.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return root_pos[a] < root_pos[b]; });
-    for (int g : order) {
-      groups_.push_back(std::move(groups[g]));
-      group_class_.push_back(root_class_[g]);
-    }
-  }
-
-  // The elementwise node that can run as the epilogue of `n` (its output's only use, same shape).
-  const ir::Node* epilogue_of(const ir::Node* n) const {
-    const ir::Value* out = n->num_outputs() == 1 ? n->output(0) : nullptr;
-    if (!out || out->is_graph_output() || out->uses().size() != 1) return nullptr;
-    const ir::Node* e = out->uses()[0].node;
-    if (!needs_kernel(e) || group_of_.count(e) || class_of(*e) != KernelClass::Elementwise || e->num_outputs() != 1 ||
-        is_host_op(*e))
-      return nullptr;
-    return same_shape(out, e->output(0)) ? e : nullptr;
-  }
-
-  bool only_kernel_uses(const ir::Node& n) const {
-    for (const ir::Value* v : n.outputs()) {
-      if (!v) continue;
-      if (v->is_graph_output() || read_by_subgraphs_.count(v)) return false;
-      for (const auto& u : v->uses())  // a view, a shape-only node, a host step or an If cannot compute it
-        if (live_.count(u.node) && (!group_of_.count(u.node) || is_host_op(*u.node) || is_control_flow(*u.node)))
-          return false;
-    }
-    return true;
-  }
-
-  // The group a fusible producer joins, or -1 for a new group.
-  int fusion_target(const ir::Node& n) const {
-    if (!is_fusible_producer(n)) return -1;
-    const ir::Value* out = n.output(0);
-    if (!out || out->is_graph_output() || out->uses().empty()) return -1;
-    int target = -1;
-    bool shared = false;
-    for (const auto& u : out->uses()) {
-      auto it = group_of_.find(u.node);
-      if (it == group_of_.end()) return -1;  // a view, or a node of another graph
-      shared |= target >= 0 && it->second != target;
-      target = it->second;
-    }
-    if (shared) target = norm_sharing_target(*out);
-    if (target < 0 || !accepts_fused_producers(root_class_[target]) || is_host_op(*groups_root(target))) return -1;
-    return fused_depth(n, target) <= kMaxFusedDepth ? target : -1;
-  }
-
-  // A residual sum read by a norm and by later nodes (the next residual `Add`): it joins the
-  // norm's kernel, which writes it as a second output, instead of being a kernel of its own. Only
-  // when the norm reads it as its input x and every other reader comes after the norm: then no
-  // path leaves that kernel and comes back (its members all precede the norm).
-  int norm_sharing_target(const ir::Value& out) const {
-    int target = -1;
-    for (const auto& u : out.uses()) {
-      int g = group_of_.at(u.node);
-      if (root_class_[g] == KernelClass::Norm && u.node->input(0) == &out && groups_root(g) == u.node) {
-        if (target >= 0 && target != g) return -1;
-        target = g;
-      }
-    }
-    if (target < 0) return -1;
-    int norm_pos = topo_.at(groups_root(target));
-    for (const auto& u : out.uses())
-      if (group_of_.at(u.node) != target && topo_.at(u.node) <= norm_pos) return -1;
-    return target;
-  }
-
-  // Fused chains are cut every kMaxFusedDepth nodes. A fused producer becomes an inline Func of
-  // its consumer, so the kernel's expression nests as deep as the chain is long: Halide's passes
-  // recurse on it (a chain of 20,000 Adds overflowed the stack) and its bounds inference grows
-  // faster than linearly with the depth. A cut costs one intermediate buffer per cut.
-  static constexpr int kMaxFusedDepth = 64;
-
-  // How deep `n` would sit in `target`'s expression: one below its deepest use there (depths are
-  // recorded in group_nodes() as producers join, so each node is looked at once).
-  int fused_depth(const ir::Node& n, int target) const {
-    int d = 0;
-    for (const auto& u : n.output(0)->uses()) {
-      auto it = depth_.find(u.node);
-      if (group_of_.at(u.node) == target && it != depth_.end()) d = std::max(d, it->second);
-    }
-    return d + 1;
-  }
-
   // A tensor for an output no one reads (absent, or dead): the host op writes it all the same.
   int host_output(const HostStepArgs::Output& o) {
     if (o.value && value_live(o.value)) return tensor_of(o.value);
@@ -423,9 +268,6 @@ class Partitioner : public ControlScope {
     for (const auto& o : a.outputs) k.outputs.push_back(host_output(o));
     p_.kernels.push_back(std::move(k));
   }
-
-  // The node a group was started with (its root: the last node in topological order).
-  const ir::Node* groups_root(int g) const { return group_root_.at(static_cast<size_t>(g)); }
 
   // Sizes given as data (value symbols, ir/infer/infer.h) that this group's outputs use: each gets a
   // host step reading the value, before the first kernel that needs it.
@@ -578,13 +420,6 @@ class Partitioner : public ControlScope {
   std::set<const ir::Node*> live_;
   std::vector<ir::Node*> nodes_;
   std::set<const ir::Value*> read_by_subgraphs_;      // values nodes inside subgraphs read
-  std::unordered_map<const ir::Node*, int> group_of_;
-  std::unordered_map<const ir::Node*, int> depth_;    // fused producers: depth below their group's root
-  std::vector<KernelClass> root_class_;  // by group index, while grouping
-  std::vector<const ir::Node*> group_root_;  // by group index, while grouping
-  std::unordered_map<const ir::Node*, int> topo_;  // node -> position in topological order
-  std::vector<std::vector<const ir::Node*>> groups_;  // in execution order
-  std::vector<KernelClass> group_class_;              // aligned with groups_
   std::set<const ir::Node*> shape_only_;              // copied into the kernels that read them
 };
 

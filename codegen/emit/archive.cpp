@@ -64,7 +64,8 @@ std::vector<uint64_t> member_offsets(const std::vector<ArchiveMember>& members, 
 
 void write_archive(const std::string& path, const std::vector<ArchiveMember>& members) {
   // The index's size does not depend on the offsets' values, only on their width.
-  std::vector<uint64_t> at = member_offsets(members, index_body(members, std::vector<uint64_t>(members.size()), 4).size());
+  const std::vector<uint64_t> zeros(members.size());
+  std::vector<uint64_t> at = member_offsets(members, index_body(members, zeros, 4).size());
   bool wide = !at.empty() && at.back() > UINT32_MAX;
   if (wide) at = member_offsets(members, index_body(members, at, 8).size());
   std::string index = index_body(members, at, wide ? 8 : 4);

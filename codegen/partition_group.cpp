@@ -1,0 +1,201 @@
+// Grouping nodes into kernels (see partition_group.h).
+#include "codegen/partition_group.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "codegen/host_steps.h"
+
+namespace onnxc::codegen {
+
+KernelClass class_of(const ir::Node& n) {
+  const OpLowering* l = find_lowering(n.domain(), n.op_type());
+  return l ? l->kclass : KernelClass::Other;
+}
+
+bool is_control_flow(const ir::Node& n) {
+  return n.domain().empty() && (n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan");
+}
+
+namespace {
+
+// Kernels whose lowering may read fused producers as inline Funcs: not GEMMs and convolutions, whose
+// inner loops would recompute them.
+bool accepts_fused_producers(KernelClass k) {
+  return k != KernelClass::MatMul && k != KernelClass::Attention && k != KernelClass::Other;
+}
+
+// Producers that may be inlined into their consumer's kernel: pure index maps of their inputs.
+bool is_fusible_producer(const ir::Node& n) {
+  KernelClass k = class_of(n);  // a host step (a Cast to or from strings) is no kernel to inline
+  return (k == KernelClass::Elementwise || k == KernelClass::DataMovement) && n.num_outputs() == 1 && !is_host_op(n);
+}
+
+// Nodes computed from shapes alone (no input data read): copied into every kernel that reads them
+// rather than run as kernels of their own; a consumer that never loads the value drops it.
+bool is_shape_only(const ir::Node& n) {
+  return (n.domain() == "onnxc" && n.op_type() == "SymbolicShape") || (n.domain().empty() && n.op_type() == "Shape");
+}
+
+bool same_shape(const ir::Value* a, const ir::Value* b) {
+  return a->shape() && b->shape() && *a->shape() == *b->shape() && a->dtype() == b->dtype();
+}
+
+class NodeGrouper {
+ public:
+  NodeGrouper(const std::vector<ir::Node*>& nodes, const std::function<bool(const ir::Node*)>& needs_kernel,
+              const std::set<const ir::Node*>& live, const std::set<const ir::Value*>& read_by_subgraphs)
+      : nodes_(nodes), needs_kernel_(needs_kernel), live_(live), read_by_subgraphs_(read_by_subgraphs) {}
+
+  // Assigns every node that needs a kernel to a group; the groups come out in execution order.
+  // First each MatMul takes its chain of single-use elementwise consumers (bias, activation) as an
+  // epilogue; then, in reverse topological order, fusible producers join the group of all their uses.
+  NodeGroups run() {
+    std::unordered_map<const ir::Node*, int>& topo = topo_;
+    for (size_t i = 0; i < nodes_.size(); ++i) topo[nodes_[i]] = static_cast<int>(i);
+    std::vector<std::vector<const ir::Node*>> groups;
+    auto new_group = [&](const ir::Node* n) {
+      groups.emplace_back();
+      root_class_.push_back(class_of(*n));
+      group_root_.push_back(n);
+      return static_cast<int>(groups.size()) - 1;
+    };
+    auto join = [&](const ir::Node* n, int g) {
+      groups[g].push_back(n);
+      group_of_[n] = g;
+    };
+    for (const ir::Node* n : nodes_) {
+      if (!needs_kernel_(n) || class_of(*n) != KernelClass::MatMul || group_of_.count(n)) continue;
+      int g = new_group(n);
+      join(n, g);
+      for (const ir::Node* e = epilogue_of(n); e; e = epilogue_of(e)) join(e, g);
+    }
+    for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
+      const ir::Node* n = *it;
+      if (!needs_kernel_(n) || group_of_.count(n)) continue;
+      if (is_shape_only(*n) && only_kernel_uses(*n)) {
+        shape_only_.insert(n);
+        continue;
+      }
+      int g = fusion_target(*n);
+      if (g >= 0) depth_[n] = fused_depth(*n, g);
+      join(n, g < 0 ? new_group(n) : g);
+    }
+    std::vector<int> root_pos(groups.size());
+    for (size_t g = 0; g < groups.size(); ++g) {
+      std::sort(groups[g].begin(), groups[g].end(), [&](auto* a, auto* b) { return topo[a] < topo[b]; });
+      root_pos[g] = topo[groups[g].back()];
+    }
+    std::vector<int> order(groups.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return root_pos[a] < root_pos[b]; });
+    NodeGroups r;
+    for (int g : order) {
+      r.groups.push_back(std::move(groups[g]));
+      r.classes.push_back(root_class_[g]);
+    }
+    r.shape_only = std::move(shape_only_);
+    return r;
+  }
+
+  // The elementwise node that can run as the epilogue of `n` (its output's only use, same shape).
+  const ir::Node* epilogue_of(const ir::Node* n) const {
+    const ir::Value* out = n->num_outputs() == 1 ? n->output(0) : nullptr;
+    if (!out || out->is_graph_output() || out->uses().size() != 1) return nullptr;
+    const ir::Node* e = out->uses()[0].node;
+    if (!needs_kernel_(e) || group_of_.count(e) || class_of(*e) != KernelClass::Elementwise || e->num_outputs() != 1 ||
+        is_host_op(*e))
+      return nullptr;
+    return same_shape(out, e->output(0)) ? e : nullptr;
+  }
+
+  bool only_kernel_uses(const ir::Node& n) const {
+    for (const ir::Value* v : n.outputs()) {
+      if (!v) continue;
+      if (v->is_graph_output() || read_by_subgraphs_.count(v)) return false;
+      for (const auto& u : v->uses())  // a view, a shape-only node, a host step or an If cannot compute it
+        if (live_.count(u.node) && (!group_of_.count(u.node) || is_host_op(*u.node) || is_control_flow(*u.node)))
+          return false;
+    }
+    return true;
+  }
+
+  // The group a fusible producer joins, or -1 for a new group.
+  int fusion_target(const ir::Node& n) const {
+    if (!is_fusible_producer(n)) return -1;
+    const ir::Value* out = n.output(0);
+    if (!out || out->is_graph_output() || out->uses().empty()) return -1;
+    int target = -1;
+    bool shared = false;
+    for (const auto& u : out->uses()) {
+      auto it = group_of_.find(u.node);
+      if (it == group_of_.end()) return -1;  // a view, or a node of another graph
+      shared |= target >= 0 && it->second != target;
+      target = it->second;
+    }
+    if (shared) target = norm_sharing_target(*out);
+    if (target < 0 || !accepts_fused_producers(root_class_[target]) || is_host_op(*groups_root(target))) return -1;
+    return fused_depth(n, target) <= kMaxFusedDepth ? target : -1;
+  }
+
+  // A residual sum read by a norm and by later nodes (the next residual `Add`): it joins the
+  // norm's kernel, which writes it as a second output, instead of being a kernel of its own. Only
+  // when the norm reads it as its input x and every other reader comes after the norm: then no
+  // path leaves that kernel and comes back (its members all precede the norm).
+  int norm_sharing_target(const ir::Value& out) const {
+    int target = -1;
+    for (const auto& u : out.uses()) {
+      int g = group_of_.at(u.node);
+      if (root_class_[g] == KernelClass::Norm && u.node->input(0) == &out && groups_root(g) == u.node) {
+        if (target >= 0 && target != g) return -1;
+        target = g;
+      }
+    }
+    if (target < 0) return -1;
+    int norm_pos = topo_.at(groups_root(target));
+    for (const auto& u : out.uses())
+      if (group_of_.at(u.node) != target && topo_.at(u.node) <= norm_pos) return -1;
+    return target;
+  }
+
+  // Fused chains are cut every kMaxFusedDepth nodes. A fused producer becomes an inline Func of
+  // its consumer, so the kernel's expression nests as deep as the chain is long: Halide's passes
+  // recurse on it (a chain of 20,000 Adds overflowed the stack) and its bounds inference grows
+  // faster than linearly with the depth. A cut costs one intermediate buffer per cut.
+  static constexpr int kMaxFusedDepth = 64;
+
+  // How deep `n` would sit in `target`'s expression: one below its deepest use there (depths are
+  // recorded in group_nodes() as producers join, so each node is looked at once).
+  int fused_depth(const ir::Node& n, int target) const {
+    int d = 0;
+    for (const auto& u : n.output(0)->uses()) {
+      auto it = depth_.find(u.node);
+      if (group_of_.at(u.node) == target && it != depth_.end()) d = std::max(d, it->second);
+    }
+    return d + 1;
+  }
+
+ private:
+  // The node a group was started with (its root: the last node in topological order).
+  const ir::Node* groups_root(int g) const { return group_root_.at(static_cast<size_t>(g)); }
+
+  const std::vector<ir::Node*>& nodes_;
+  const std::function<bool(const ir::Node*)>& needs_kernel_;
+  const std::set<const ir::Node*>& live_;
+  const std::set<const ir::Value*>& read_by_subgraphs_;
+  std::unordered_map<const ir::Node*, int> group_of_;
+  std::unordered_map<const ir::Node*, int> depth_;  // fused producers: depth below their group's root
+  std::vector<KernelClass> root_class_;             // by group index, while grouping
+  std::vector<const ir::Node*> group_root_;         // by group index, while grouping
+  std::unordered_map<const ir::Node*, int> topo_;   // node -> position in topological order
+  std::set<const ir::Node*> shape_only_;
+};
+
+}  // namespace
+
+NodeGroups group_nodes(const std::vector<ir::Node*>& nodes, const std::function<bool(const ir::Node*)>& needs_kernel,
+                       const std::set<const ir::Node*>& live, const std::set<const ir::Value*>& read_by_subgraphs) {
+  return NodeGrouper(nodes, needs_kernel, live, read_by_subgraphs).run();
+}
+
+}  // namespace onnxc::codegen

@@ -1,0 +1,37 @@
+// Grouping the nodes of one graph into kernels, the first half of partitioning (partition.cpp turns
+// each group into a kernel). Each MatMul first takes its chain of single-use, same-shape elementwise
+// consumers as an epilogue; then, in reverse topological order, an elementwise or data-movement node
+// joins the kernel of its consumers when every use of its output lies in that one kernel (and the
+// output is not a graph output); a residual sum read by a norm and by later nodes joins the norm's
+// kernel. Each kernel is a convex set (one root plus the trees that feed only it), so no path leaves
+// a kernel and comes back. Shape-only nodes are left out, to be copied into their readers.
+#pragma once
+
+#include <functional>
+#include <set>
+#include <vector>
+
+#include "codegen/lower/lower.h"
+#include "ir/graph.h"
+
+namespace onnxc::codegen {
+
+struct NodeGroups {
+  std::vector<std::vector<const ir::Node*>> groups;  // in execution order; members in topological order
+  std::vector<KernelClass> classes;                  // the class of each group's root
+  std::set<const ir::Node*> shape_only;              // copied into the kernels that read them
+};
+
+// `nodes`: the graph's nodes in topological order. `needs_kernel`: the ones that run in a kernel (live,
+// not constants, not views). `live`: the nodes graph outputs depend on. `read_by_subgraphs`: values
+// that nodes inside subgraphs read (their producers cannot be fused away).
+NodeGroups group_nodes(const std::vector<ir::Node*>& nodes, const std::function<bool(const ir::Node*)>& needs_kernel,
+                       const std::set<const ir::Node*>& live, const std::set<const ir::Value*>& read_by_subgraphs);
+
+// The kernel class of a node's lowering (Other when it has none).
+KernelClass class_of(const ir::Node& n);
+
+// Nodes with subgraphs that become control steps: If, Loop, Scan.
+bool is_control_flow(const ir::Node& n);
+
+}  // namespace onnxc::codegen
