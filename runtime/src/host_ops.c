@@ -12,14 +12,20 @@
 #include "loops.h"
 #include "model.h"
 
-enum { DT_FLOAT = 1, DT_BOOL = 9, DT_INT64 = 7, DT_FLOAT16 = 10, DT_DOUBLE = 11, DT_BFLOAT16 = 16 };
+enum { DT_FLOAT = 1, DT_INT64 = 7, DT_STRING = 8, DT_BOOL = 9, DT_FLOAT16 = 10, DT_DOUBLE = 11, DT_BFLOAT16 = 16 };
 
 bool onnxc_host_is_float(int32_t dtype) {
   return dtype == DT_FLOAT || dtype == DT_DOUBLE || dtype == DT_FLOAT16 || dtype == DT_BFLOAT16;
 }
 
-/* True unless every bit but a float's sign bit is 0 (so -0.0 is zero and NaN is not). */
-static bool is_nonzero(const uint8_t *e, size_t size, bool is_float) {
+/* True unless every bit but a float's sign bit is 0 (so -0.0 is zero and NaN is not); a string
+ * element (a `const char *`) is non-zero when it is not empty, as numpy's nonzero has it. */
+static bool is_nonzero(const uint8_t *e, size_t size, bool is_float, bool is_string) {
+  if (is_string) {
+    const char *str;
+    memcpy(&str, e, sizeof str);
+    return str && str[0] != '\0';
+  }
   for (size_t b = 0; b < size; b++) {
     uint8_t mask = is_float && b == size - 1 ? 0x7f : 0xff; /* little-endian: the sign is in the last byte */
     if (e[b] & mask) return true;
@@ -89,17 +95,17 @@ static bool check_nonzero(const onnxc_model_desc *d, const int32_t *t, char *why
 static onnxc_status run_nonzero(onnxc_host_call *c) {
   const onnxc_host_tensor *x = &c->t[0];
   size_t size = onnxc_dtype_size(x->dtype);
-  bool fl = onnxc_host_is_float(x->dtype);
+  bool fl = onnxc_host_is_float(x->dtype), str = x->dtype == DT_STRING;
   const uint8_t *data = x->data;
   int64_t count = 0;
-  for (uint64_t i = 0; i < x->numel; i++) count += is_nonzero(data + i * size, size, fl);
+  for (uint64_t i = 0; i < x->numel; i++) count += is_nonzero(data + i * size, size, fl, str);
   onnxc_status st = onnxc_host_bind(c, &count);
   int64_t want[2] = {x->rank, count};
   if (st == ONNXC_OK) st = onnxc_host_check_dims(c, 1, want, 2);
   if (st != ONNXC_OK) return st;
   int64_t *y = c->t[1].data, j = 0;
   for (uint64_t i = 0; i < x->numel; i++) {
-    if (!is_nonzero(data + i * size, size, fl)) continue;
+    if (!is_nonzero(data + i * size, size, fl, str)) continue;
     uint64_t rest = i;
     for (int32_t a = x->rank - 1; a >= 0; a--) {
       y[a * count + j] = (int64_t)(rest % (uint64_t)x->dims[a]);

@@ -264,6 +264,24 @@ TEST(HostTfIdf, TfIdfWeighsPerOutputColumnAndSharedColumnsAddUp) {
 
 // size: int32 scalar -> VALUE_SIZE binds symbol 0; y: int64 [that symbol] is shaped by it (no step writes
 // y: a run of the one step shows the bound size).
+// NonZero over strings: an element is non-zero when the string is not empty (numpy's rule), whatever
+// its pointer.
+TEST(HostStrings, NonZeroCountsNonEmptyStrings) {
+  Model m(0);
+  m.tensors = {{"x", ONNXC_DTYPE_STRING, ONNXC_TENSOR_INPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR},
+               {"y", ONNXC_DTYPE_INT64, ONNXC_TENSOR_OUTPUT, 2, m.dims_one_count.data(), -1, 0, 0, ONNXC_VALUE_TENSOR}};
+  m.inputs = {0};
+  m.outputs = {1};
+  ASSERT_TRUE(m.load(ONNXC_HOST_NONZERO, {0, 1}, {1})) << onnxc_last_error();
+  ASSERT_EQ(m.run_strings({"a", "", "bc", "", "0"}), ONNXC_OK) << onnxc_session_last_error(m.session);
+  onnxc_tensor out;
+  ASSERT_EQ(onnxc_session_get_output(m.session, 0, &out), ONNXC_OK);
+  ASSERT_EQ(out.rank, 2);
+  ASSERT_EQ(out.dims[1], 3);
+  const int64_t *y = static_cast<const int64_t *>(out.data);
+  EXPECT_EQ((std::vector<int64_t>(y, y + 3)), (std::vector<int64_t>{0, 2, 4}));
+}
+
 TEST(HostValueSize, BindsASymbolFromATensorsValue) {
   Model m(0);
   std::vector<int32_t> scalar_dims;
