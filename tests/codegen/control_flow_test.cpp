@@ -8,6 +8,7 @@
 
 #include "ir/error.h"
 #include "onnxc/runtime.h"
+#include "opened_library.h"
 #include "test_util.h"
 
 namespace onnxc::test {
@@ -42,17 +43,8 @@ ir::Node* add_if(ModelBuilder& b, ir::Value* cond, Branch& then_b, Branch& else_
 }
 
 #ifdef HAVE_ONNXC_RUNTIME
-struct Session {
-  explicit Session(const std::string& so) {
-    EXPECT_EQ(onnxc_model_open(so.c_str(), &model), ONNXC_OK) << onnxc_last_error();
-    if (model) {
-      EXPECT_EQ(onnxc_session_create(model, nullptr, &s), ONNXC_OK) << onnxc_last_error();
-    }
-  }
-  ~Session() {
-    onnxc_session_free(s);
-    onnxc_model_free(model);
-  }
+struct Session : OpenedLibrary {
+  using OpenedLibrary::OpenedLibrary;
   // Inputs x (float [n]) then the bool flags; returns every output.
   std::vector<std::vector<float>> run(std::vector<float> x, std::vector<uint8_t> flags) {
     int64_t n = static_cast<int64_t>(x.size());
@@ -72,8 +64,6 @@ struct Session {
     }
     return r;
   }
-  onnxc_model* model = nullptr;
-  onnxc_session* s = nullptr;
 };
 
 // y = If(c, then: x * 2, else: -x); z = y + x after the If. Outputs z, y.

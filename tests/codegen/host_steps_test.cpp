@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "onnxc/runtime.h"
+#include "opened_library.h"
 #include "test_util.h"
 
 namespace onnxc::test {
@@ -29,17 +30,8 @@ ir::Model nonzero_then_kernel() {
   return std::move(b.model());
 }
 
-struct Session {
-  explicit Session(const std::string& so) {
-    EXPECT_EQ(onnxc_model_open(so.c_str(), &model), ONNXC_OK) << onnxc_last_error();
-    if (model) {
-      EXPECT_EQ(onnxc_session_create(model, nullptr, &s), ONNXC_OK) << onnxc_last_error();
-    }
-  }
-  ~Session() {
-    onnxc_session_free(s);
-    onnxc_model_free(model);
-  }
+struct Session : OpenedLibrary {
+  using OpenedLibrary::OpenedLibrary;
   template <class T>
   std::vector<T> output(size_t i, std::vector<int64_t>* dims) {
     onnxc_tensor o;
@@ -49,8 +41,6 @@ struct Session {
     for (int64_t d : *dims) numel *= static_cast<size_t>(d);
     return std::vector<T>(static_cast<const T*>(o.data), static_cast<const T*>(o.data) + numel);
   }
-  onnxc_model* model = nullptr;
-  onnxc_session* s = nullptr;
 };
 
 TEST(HostSteps, CompiledNonZeroRunsAtTwoSizes) {

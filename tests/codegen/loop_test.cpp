@@ -9,6 +9,7 @@
 
 #include "ir/error.h"
 #include "onnxc/runtime.h"
+#include "opened_library.h"
 #include "test_util.h"
 
 namespace onnxc::test {
@@ -47,17 +48,8 @@ void set_ints(ir::Node* n, const std::string& name, std::vector<int64_t> v) { n-
 
 #ifdef HAVE_ONNXC_RUNTIME
 // A compiled library through the runtime's C API: inputs and outputs as HostTensors.
-struct Session {
-  explicit Session(const std::string& so) {
-    EXPECT_EQ(onnxc_model_open(so.c_str(), &model), ONNXC_OK) << onnxc_last_error();
-    if (model) {
-      EXPECT_EQ(onnxc_session_create(model, nullptr, &s), ONNXC_OK) << onnxc_last_error();
-    }
-  }
-  ~Session() {
-    onnxc_session_free(s);
-    onnxc_model_free(model);
-  }
+struct Session : OpenedLibrary {
+  using OpenedLibrary::OpenedLibrary;
   std::vector<HostTensor> run(std::vector<HostTensor> inputs) {
     uint8_t none = 0;
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -81,8 +73,6 @@ struct Session {
     }
     return r;
   }
-  onnxc_model* model = nullptr;
-  onnxc_session* s = nullptr;
 };
 
 HostTensor scalar_i64(int64_t v) { return HostTensor::i64({}, {v}); }

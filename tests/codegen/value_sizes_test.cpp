@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "onnxc/runtime.h"
+#include "opened_library.h"
 #include "test_util.h"
 
 namespace onnxc::test {
@@ -28,24 +29,13 @@ ir::Model hann_times_two(const Dim& len) {
   return std::move(b.model());
 }
 
-struct SizedRun {
-  explicit SizedRun(const std::string& so) {
-    EXPECT_EQ(onnxc_model_open(so.c_str(), &model), ONNXC_OK) << onnxc_last_error();
-    if (model) {
-      EXPECT_EQ(onnxc_session_create(model, nullptr, &s), ONNXC_OK) << onnxc_last_error();
-    }
-  }
-  ~SizedRun() {
-    onnxc_session_free(s);
-    onnxc_model_free(model);
-  }
+struct SizedRun : OpenedLibrary {
+  using OpenedLibrary::OpenedLibrary;
   onnxc_status operator()(int64_t size) {
     onnxc_tensor in{ONNXC_DTYPE_INT64, 0, nullptr, &size};
     onnxc_status st = onnxc_session_set_input(s, 0, &in);
     return st == ONNXC_OK ? onnxc_session_run(s) : st;
   }
-  onnxc_model* model = nullptr;
-  onnxc_session* s = nullptr;
 };
 
 TEST(ValueSizes, CompiledHannWindowTakesItsLengthFromData) {
