@@ -60,9 +60,10 @@ double percentile(std::vector<double> v, double q) {
 }  // namespace
 
 int bench_main(const std::vector<std::string>& args) {
-  std::string model, shapes_arg, dims_arg, target = "host", profile_json;
-  int threads = 0, runs = 50, warmup = 5;
-  bool no_cache = false, tsv = false, profile = false;
+  std::string model, shapes_arg, dims_arg, profile_json;
+  int runs = 50, warmup = 5;
+  bool tsv = false, profile = false;
+  Executable::Options eo;
   ArgParser p("bench", "MODEL [--shapes NAME=DIMS,...] [options]",
               "Times MODEL on random inputs: median, p10 and p90 latency of single runs, and peak memory\n"
               "(the process's RSS high-water mark during the runs, and the session arena). An .onnx MODEL\n"
@@ -71,13 +72,9 @@ int bench_main(const std::vector<std::string>& args) {
   p.option("shapes", 's', "NAME=DIMS,...", "input shapes, e.g. src=1x128x64,mask=1x128", &shapes_arg);
   p.option("dims", 'd', "SYM=N,...", "values for symbolic dims, e.g. batch=1,seq=128 (default:\n"
                                       "symbols named like 'batch' are 1, all others 128)", &dims_arg);
-  p.option("threads", 't', "N", "runtime threads (default: all cores)", &threads);
   p.option("runs", 'n', "N", "timed runs (default 50)", &runs);
   p.option("warmup", 'w', "N", "untimed runs first (default 5)", &warmup);
-  p.option("target", 0, "T", "compile target for an .onnx MODEL (default host)", &target);
-  std::string quantize;
-  add_quantize_option(p, &quantize);
-  p.flag("no-cache", 0, "do not use the kernel cache when compiling an .onnx MODEL", &no_cache);
+  add_executable_options(p, &eo);
   p.flag("tsv", 0, "print one machine-readable line:\n"
                     "median_ms p10_ms p90_ms peak_rss_bytes arena_bytes", &tsv);
   p.flag("profile", 0, "after the timed runs, time every step of --runs more runs and print\n"
@@ -89,7 +86,7 @@ int bench_main(const std::vector<std::string>& args) {
   add_external_path_option(p);
   if (!p.parse(args)) return kExitOk;
   if (runs < 1) throw UsageError("--runs must be >= 1");
-  if (warmup < 0 || threads < 0) throw UsageError("--warmup and --threads must be >= 0");
+  if (warmup < 0 || eo.threads < 0) throw UsageError("--warmup and --threads must be >= 0");
 
   std::map<std::string, std::vector<int64_t>> shapes;
   for (const std::string& item : split_list(shapes_arg, ',')) {
@@ -105,11 +102,6 @@ int bench_main(const std::vector<std::string>& args) {
   }
 
   require_file(model);
-  Executable::Options eo;
-  eo.threads = threads;
-  eo.target = target;
-  eo.quantize = quantize;
-  eo.use_cache = !no_cache;
   eo.quiet = !stderr_is_tty();
   Executable exe(model, eo);
   ModelRunner& r = exe.runner();
@@ -180,7 +172,7 @@ int bench_main(const std::vector<std::string>& args) {
   }
   std::printf("model     %s (%s, target %s)\n", model.c_str(), r.name().c_str(), r.target().c_str());
   std::printf("inputs    %s\n", shape_note.c_str());
-  std::printf("threads   %s   runs %d (+%d warmup)\n", threads ? std::to_string(threads).c_str() : "all cores",
+  std::printf("threads   %s   runs %d (+%d warmup)\n", eo.threads ? std::to_string(eo.threads).c_str() : "all cores",
               runs, warmup);
   std::printf("latency   median %.3f ms   p10 %.3f ms   p90 %.3f ms   min %.3f ms\n", med, p10, p90,
               *std::min_element(ms.begin(), ms.end()));
@@ -189,7 +181,7 @@ int bench_main(const std::vector<std::string>& args) {
               human_bytes(r.arena_bytes()).c_str());
   std::printf("speed     %.2f runs/s", 1e3 / med);
   if (gflop > 0) {
-    const int cores = threads ? threads : static_cast<int>(std::thread::hardware_concurrency());
+    const int cores = eo.threads ? eo.threads : static_cast<int>(std::thread::hardware_concurrency());
     const double peak = measure_peak_gflops(cores);
     std::printf("   %.3f GFLOP per run (matrix products)   %.1f GFLOP/s", gflop, gflop / med * 1e3);
     if (peak > 0) std::printf(" = %.0f%% of the fp32 FMA peak (%.0f GFLOP/s on %d thread%s)",

@@ -135,6 +135,13 @@ void add_quantize_option(ArgParser& p, std::string* mode) {
            mode);
 }
 
+void add_executable_options(ArgParser& p, Executable::Options* o) {
+  p.option("threads", 't', "N", "runtime threads (default: all cores)", &o->threads);
+  p.option("target", 0, "T", "compile target for an .onnx MODEL (default host)", &o->target);
+  add_quantize_option(p, &o->quantize);
+  p.flag("no-cache", 0, "do not use the kernel cache when compiling an .onnx MODEL", &o->no_cache);
+}
+
 std::string pass_list_help() {
   std::ostringstream os;
   size_t width = 0;
@@ -223,7 +230,7 @@ Executable::Executable(const std::string& path, const Options& opt) {
     bo.name = default_model_name(path);
     bo.target = opt.target;
     bo.jobs = opt.jobs;
-    bo.use_cache = opt.use_cache;
+    bo.use_cache = !opt.no_cache;
     if (!opt.quiet) {
       bo.progress = [](const Progress& p) {
         std::fprintf(stderr, "\r\033[Kcompiling kernel %d/%d%s", p.done, p.total, p.done == p.total ? "\n" : "");

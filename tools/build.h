@@ -98,7 +98,7 @@ class Executable {
     int threads = 0;
     std::string target = "host";
     int jobs = 0;
-    bool use_cache = true;
+    bool no_cache = false;  // compile without the kernel cache
     bool quiet = true;  // no progress output while compiling
     std::string quantize;  // --quantize mode for an .onnx model
   };
@@ -112,5 +112,9 @@ class Executable {
   BuildResult build_;
   std::unique_ptr<ModelRunner> runner_;
 };
+
+// Registers the options run, bench and compare share for a model they may compile first: --threads,
+// --target, --quantize and --no-cache, parsed into `o`.
+void add_executable_options(ArgParser& p, Executable::Options* o);
 
 }  // namespace onnxc::tools

@@ -33,9 +33,9 @@ int compare_main(const std::vector<std::string>& args) {
   std::string model;
   std::vector<std::string> data, references;
   check::Tolerance tol;
-  int threads = 0, worst = 5;
-  std::string target = "host";
-  bool no_cache = false, quiet = false;
+  int worst = 5;
+  bool quiet = false;
+  Executable::Options eo;
   ArgParser p("compare", "MODEL [DATA...] [options]",
               "Runs MODEL on the inputs of ONNX test-data folders (input_0.pb, input_1.pb, ...) and compares\n"
               "each output with output_K.pb: max abs and rel error, mismatches at --rtol/--atol (an element\n"
@@ -48,12 +48,8 @@ int compare_main(const std::vector<std::string>& args) {
   p.option_list("reference", 'r', "DIR", "a data folder (same as a DATA argument; repeatable)", &references);
   p.option("rtol", 0, "R", "relative tolerance (default 1e-3, as ONNX's backend tests)", &tol.rtol);
   p.option("atol", 0, "A", "absolute tolerance (default 1e-7)", &tol.atol);
-  p.option("threads", 't', "N", "runtime threads (default: all cores)", &threads);
   p.option("worst", 0, "K", "list the K worst elements of a failing output (default 5)", &worst);
-  p.option("target", 0, "T", "compile target for an .onnx MODEL (default host)", &target);
-  std::string quantize;
-  add_quantize_option(p, &quantize);
-  p.flag("no-cache", 0, "do not use the kernel cache when compiling an .onnx MODEL", &no_cache);
+  add_executable_options(p, &eo);
   p.flag("quiet", 'q', "print only the summary line", &quiet);
   p.epilog("Exit status: 0 every output matches, 1 an output differs (it is named), 2 error.\n\n"
            "Examples:\n"
@@ -81,11 +77,6 @@ int compare_main(const std::vector<std::string>& args) {
     for (std::string& s : check::find_data_sets(d)) sets.push_back(std::move(s));
   }
 
-  Executable::Options eo;
-  eo.threads = threads;
-  eo.target = target;
-  eo.quantize = quantize;
-  eo.use_cache = !no_cache;
   eo.quiet = quiet || !stderr_is_tty();
   Executable exe(model, eo);
   ModelRunner& runner = exe.runner();

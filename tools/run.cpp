@@ -50,10 +50,10 @@ std::string output_file(const std::string& dir, size_t k) {
 }  // namespace
 
 int run_main(const std::vector<std::string>& args) {
-  std::string model, output_dir, target = "host";
+  std::string model, output_dir;
   std::vector<std::string> inputs;
-  int threads = 0;
-  bool no_cache = false, quiet = false;
+  Executable::Options eo;
+  bool quiet = false;
   ArgParser p("run", "MODEL --input NAME=FILE... [--output-dir DIR] [options]",
               "Runs MODEL once. An .onnx file is compiled into a temporary folder first (the same lowering\n"
               "as `onnxc compile`, through the kernel cache) and loaded like a compiled library.\n"
@@ -65,16 +65,12 @@ int run_main(const std::vector<std::string>& args) {
                 "v1-v3, little-endian, C order). Without NAME= (FILE alone),\n"
                 "inputs are taken in the model's order", &inputs);
   p.option("output-dir", 'o', "DIR", "write the outputs here (created if missing)", &output_dir);
-  p.option("threads", 't', "N", "runtime threads (default: all cores)", &threads);
-  p.option("target", 0, "T", "compile target for an .onnx MODEL (default host)", &target);
-  std::string quantize;
-  add_quantize_option(p, &quantize);
-  p.flag("no-cache", 0, "do not use the kernel cache when compiling an .onnx MODEL", &no_cache);
+  add_executable_options(p, &eo);
   p.flag("quiet", 'q', "do not print the output summary", &quiet);
   p.epilog("Example:\n  onnxc run model.onnx -i src=src.npy -i mask=mask.pb -o outputs/");
   add_external_path_option(p);
   if (!p.parse(args)) return kExitOk;
-  if (threads < 0) throw UsageError("--threads must be >= 0");
+  if (eo.threads < 0) throw UsageError("--threads must be >= 0");
 
   require_file(model);
   // Read every input before compiling: a bad input file fails fast.
@@ -90,11 +86,6 @@ int run_main(const std::vector<std::string>& args) {
   user_check(output_dir.empty() || !fs::exists(output_dir, ec) || fs::is_directory(output_dir, ec))
       << output_dir << ": exists and is not a directory";
 
-  Executable::Options eo;
-  eo.threads = threads;
-  eo.target = target;
-  eo.quantize = quantize;
-  eo.use_cache = !no_cache;
   eo.quiet = !stderr_is_tty();
   Executable exe(model, eo);
   ModelRunner& r = exe.runner();
