@@ -18,27 +18,12 @@ using ir::DType;
 using ir::Dim;
 using ir::Type;
 
-// A branch graph inside `outer` that reads outer values directly; add nodes, then outputs.
-struct Branch {
-  explicit Branch(ir::Graph* outer, const std::string& name) : g(std::make_shared<ir::Graph>(name, outer)) {}
-  ir::Value* op(const std::string& op, const std::vector<ir::Value*>& ins, const std::string& out, Type t) {
-    ir::Node* n = g->add_node(op, ins, {out});
-    n->set_name(out);
-    n->output()->set_type(std::move(t));
-    return n->output();
-  }
-  std::shared_ptr<ir::Graph> g;
-};
+using Branch = Subgraph;  // a branch graph inside `outer` that reads outer values directly
 
 ir::Node* add_if(ModelBuilder& b, ir::Value* cond, Branch& then_b, Branch& else_b, const std::string& out, Type t) {
   ir::Node* n = b.node("If", {cond}, {{out, std::move(t)}});
-  for (auto [name, br] : {std::pair{"then_branch", &then_b}, std::pair{"else_branch", &else_b}}) {
-    ir::Attribute a;
-    a.name = name;
-    a.kind = ir::Attribute::Kind::Graph;
-    a.g = br->g;
-    n->set_attr(a);
-  }
+  set_graph_attr(n, "then_branch", then_b);
+  set_graph_attr(n, "else_branch", else_b);
   return n;
 }
 
@@ -106,13 +91,8 @@ TEST(ControlFlow, NestedIfAndABranchThatReturnsAnOuterValue) {
   ir::Node* inner = e.g->add_node("If", {d}, {"inner"});
   inner->set_name("inner");
   inner->output()->set_type(f);
-  for (auto [name, br] : {std::pair{"then_branch", &et}, std::pair{"else_branch", &ee}}) {
-    ir::Attribute a;
-    a.name = name;
-    a.kind = ir::Attribute::Kind::Graph;
-    a.g = br->g;
-    inner->set_attr(a);
-  }
+  set_graph_attr(inner, "then_branch", et);
+  set_graph_attr(inner, "else_branch", ee);
   e.g->add_output(inner->output());
   b.output(add_if(b, c, t, e, "y", f)->output());
   auto r = compile(std::move(b.model()), "if_nested");

@@ -23,26 +23,7 @@ Type f32(ir::Shape s) { return Type::tensor(DType::Float32, std::move(s)); }
 Type i64(ir::Shape s) { return Type::tensor(DType::Int64, std::move(s)); }
 Type boolean() { return Type::tensor(DType::Bool, ir::Shape{}); }
 
-// A loop body inside `outer`, reading outer values directly.
-struct Body {
-  Body(ir::Graph* outer, const std::string& name) : g(std::make_shared<ir::Graph>(name, outer)) {}
-  ir::Value* in(const std::string& name, Type t) { return g->add_input(name, std::move(t)); }
-  ir::Value* op(const std::string& op, const std::vector<ir::Value*>& ins, const std::string& out, Type t) {
-    ir::Node* n = g->add_node(op, ins, {out});
-    n->set_name(out);
-    n->output()->set_type(std::move(t));
-    return n->output();
-  }
-  std::shared_ptr<ir::Graph> g;
-};
-
-void set_body(ir::Node* n, const Body& body) {
-  ir::Attribute a;
-  a.name = "body";
-  a.kind = ir::Attribute::Kind::Graph;
-  a.g = body.g;
-  n->set_attr(a);
-}
+using Body = Subgraph;  // a loop body inside `outer`, reading outer values directly
 
 void set_ints(ir::Node* n, const std::string& name, std::vector<int64_t> v) { n->set_attr_ints(name, std::move(v)); }
 
@@ -113,7 +94,7 @@ TEST(Loop, TripCountConditionCarriedValueAndScanOutput) {
   body.g->add_output(next);
   body.g->add_output(body.op("Identity", {next}, "row", f32({n})));
   ir::Node* loop = b.node("Loop", {m, cond0, x}, {{"y", f32({n})}, {"scan", f32({count, n})}});
-  set_body(loop, body);
+  set_graph_attr(loop, "body", body);
   b.output(loop->output(0));
   b.output(loop->output(1));
   auto r = compile(std::move(b.model()), "loop_basic");
@@ -158,11 +139,11 @@ TEST(Loop, NestedLoops) {
   ir::Node* in_loop = outer.g->add_node("Loop", {k, nullptr, oacc}, {"inner_acc"});
   in_loop->set_name("inner_loop");
   in_loop->output()->set_type(f32({n}));
-  set_body(in_loop, inner);
+  set_graph_attr(in_loop, "body", inner);
   outer.g->add_output(outer.op("Identity", {oc}, "oc_out", boolean()));
   outer.g->add_output(outer.op("Mul", {in_loop->output(), two}, "oacc_next", f32({n})));
   ir::Node* loop = b.node("Loop", {m, nullptr, x}, {{"y", f32({n})}});
-  set_body(loop, outer);
+  set_graph_attr(loop, "body", outer);
   b.output(loop->output(0));
   auto r = compile(std::move(b.model()), "loop_nested");
   Session s(r.so_path);
@@ -198,17 +179,12 @@ TEST(Loop, IfInsideABody) {
   ir::Node* branch = body.g->add_node("If", {body.op("Less", {i, k}, "early", boolean())}, {"acc_next"});
   branch->set_name("branch");
   branch->output()->set_type(f32({n}));
-  for (auto [name, br] : {std::pair{"then_branch", &then_b}, std::pair{"else_branch", &else_b}}) {
-    ir::Attribute a;
-    a.name = name;
-    a.kind = ir::Attribute::Kind::Graph;
-    a.g = br->g;
-    branch->set_attr(a);
-  }
+  set_graph_attr(branch, "then_branch", then_b);
+  set_graph_attr(branch, "else_branch", else_b);
   body.g->add_output(c);
   body.g->add_output(branch->output());
   ir::Node* loop = b.node("Loop", {m, nullptr, x}, {{"y", f32({n})}});
-  set_body(loop, body);
+  set_graph_attr(loop, "body", body);
   b.output(loop->output(0));
   auto r = compile(std::move(b.model()), "loop_if");
   Session s(r.so_path);
@@ -238,7 +214,7 @@ TEST(Scan, ReversedInputAndOutputsOnAxisOneAndReversed) {
   body.g->add_output(body.op("Identity", {next}, "z_t", f32({n})));
   body.g->add_output(body.op("Identity", {xt}, "x_t", f32({n})));
   ir::Node* scan = b.node("Scan", {s0, xs}, {{"s_final", f32({n})}, {"z", f32({n, t})}, {"x_again", f32({t, n})}});
-  set_body(scan, body);
+  set_graph_attr(scan, "body", body);
   scan->set_attr_int("num_scan_inputs", 1);
   set_ints(scan, "scan_input_directions", {1});
   set_ints(scan, "scan_output_axes", {1, 0});
@@ -285,7 +261,7 @@ TEST(Scan, Opset8BatchAxisAsAnOuterLoop) {
   body.g->add_output(next);
   body.g->add_output(body.op("Mul", {next, xt}, "y_t", f32({2})));
   ir::Node* scan = b.node("Scan", {nullptr, s0, xs}, {{"s_final", f32({bd, 2})}, {"Y", f32({bd, t, 2})}});
-  set_body(scan, body);
+  set_graph_attr(scan, "body", body);
   scan->set_attr_int("num_scan_inputs", 1);
   set_ints(scan, "directions", {1});
   b.output(scan->output(0));
@@ -331,7 +307,7 @@ TEST(Loop, ACarriedValueThatChangesShapeIsRefused) {
   cat->output()->set_type(f32({4}));
   body.g->add_output(cat->output());
   ir::Node* loop = b.node("Loop", {m, nullptr, x}, {{"y", f32({Dim::unknown()})}});
-  set_body(loop, body);
+  set_graph_attr(loop, "body", body);
   b.output(loop->output(0));
   try {
     compile(std::move(b.model()), "loop_grows");

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,29 @@ class LoadedModel {
   void* handle_ = nullptr;
   const onnxc_model_desc* desc_ = nullptr;
 };
+
+// A subgraph (an If branch, a Loop or Scan body) nested in `outer`, whose nodes may read outer
+// values directly; add inputs and nodes, then outputs through `g`.
+struct Subgraph {
+  Subgraph(ir::Graph* outer, const std::string& name) : g(std::make_shared<ir::Graph>(name, outer)) {}
+  ir::Value* in(const std::string& name, ir::Type t) { return g->add_input(name, std::move(t)); }
+  ir::Value* op(const std::string& op, const std::vector<ir::Value*>& ins, const std::string& out, ir::Type t) {
+    ir::Node* n = g->add_node(op, ins, {out});
+    n->set_name(out);
+    n->output()->set_type(std::move(t));
+    return n->output();
+  }
+  std::shared_ptr<ir::Graph> g;
+};
+
+// Sets the graph attribute `name` of `n` (then_branch, else_branch, body) to `sub`.
+inline void set_graph_attr(ir::Node* n, const std::string& name, const Subgraph& sub) {
+  ir::Attribute a;
+  a.name = name;
+  a.kind = ir::Attribute::Kind::Graph;
+  a.g = sub.g;
+  n->set_attr(a);
+}
 
 // A fresh directory under the test temp dir.
 std::string temp_dir(const std::string& hint);
