@@ -129,14 +129,18 @@ class Partitioner : public ControlScope {
     for (auto* n : nodes_) {
       if (!live_.count(n)) continue;
       if (is_constant_node(*n)) make_constant(*n);
-      else if (is_view_op(*n) && !view_needs_kernel(*n)) make_view(*n);
       if (n->subgraphs().empty()) continue;
       std::vector<const ir::Value*> reads;
       outer_reads(*n, reads);
       read_by_subgraphs_.insert(reads.begin(), reads.end());
     }
-    NodeGroups grouped =
-        group_nodes(nodes_, [this](const ir::Node* n) { return needs_kernel(n); }, live_, read_by_subgraphs_);
+    NodeGroups grouped = group_nodes(
+        nodes_, [this](const ir::Node* n) { return needs_kernel(n); }, [this](const ir::Node* n) { return is_view(n); },
+        live_, read_by_subgraphs_);
+    std::set<const ir::Node*> grouped_nodes;
+    for (const auto& g : grouped.groups) grouped_nodes.insert(g.begin(), g.end());
+    for (auto* n : nodes_)  // views a kernel computes inline are no tensors of their own
+      if (is_view(n) && !grouped_nodes.count(n)) make_view(*n);
     shape_only_ = std::move(grouped.shape_only);
     for (size_t g = 0; g < grouped.groups.size(); ++g) build_kernel(grouped.groups[g], grouped.classes[g]);
   }
@@ -222,6 +226,10 @@ class Partitioner : public ControlScope {
       t.view_of = s.kind == TensorKind::View ? s.view_of : src;
     }
     ids_[out] = add_tensor(std::move(t));
+  }
+
+  bool is_view(const ir::Node* n) const {
+    return live_.count(n) && is_view_op(*n) && !view_needs_kernel(*n);
   }
 
   bool needs_kernel(const ir::Node* n) const {
@@ -320,19 +328,22 @@ class Partitioner : public ControlScope {
     std::unordered_map<const ir::Value*, ir::Value*> local;
     std::function<ir::Value*(const ir::Value*)> local_value;
     auto copy_node = [&](const ir::Node* n) {
+      // A view in a kernel is computed as onnxc.Copy of its data input (its shape input is not live).
+      bool view = is_view(n);
       std::vector<ir::Value*> ins;
-      for (auto* v : n->inputs()) ins.push_back(local_value(v));
+      for (size_t i = 0; i < (view ? 1 : n->num_inputs()); ++i) ins.push_back(local_value(n->input(i)));
       std::vector<std::string> outs;
-      for (auto* v : n->outputs()) outs.push_back(v ? v->name() : "");
-      ir::Node* c = k.graph->add_node(n->op_type(), ins, outs, n->domain());
+      for (size_t i = 0; i < (view ? 1 : n->num_outputs()); ++i) outs.push_back(n->output(i) ? n->output(i)->name() : "");
+      ir::Node* c = k.graph->add_node(view ? "Copy" : n->op_type(), ins, outs, view ? "onnxc" : n->domain());
       c->set_name(n->name());
-      c->mutable_attributes() = n->attributes();
-      for (size_t i = 0; i < n->num_outputs(); ++i)
+      if (!view) c->mutable_attributes() = n->attributes();
+      for (size_t i = 0; i < outs.size(); ++i)
         if (const ir::Value* v = n->output(i)) {
           c->output(i)->set_type(v->type());
           local[v] = c->output(i);
         }
-      k.opsets[n->domain()] = m_.opset(n->domain());
+      if (view) k.opsets["onnxc"] = 1;
+      else k.opsets[n->domain()] = m_.opset(n->domain());
       return c;
     };
     local_value = [&](const ir::Value* v) -> ir::Value* {

@@ -19,10 +19,15 @@ bool is_control_flow(const ir::Node& n) {
 
 namespace {
 
-// Kernels whose lowering may read fused producers as inline Funcs: not GEMMs and convolutions, whose
-// inner loops would recompute them.
-bool accepts_fused_producers(KernelClass k) {
-  return k != KernelClass::MatMul && k != KernelClass::Attention && k != KernelClass::Other;
+// Whether a kernel rooted in class `k` may read producer `n` as an inline Func. GEMMs and convolutions
+// take none: their inner loops would recompute them. Attention takes pure index maps only (the
+// Slice, Reshape and Transpose that split a projection into heads): inline they cost address
+// arithmetic, where an arithmetic producer of K or V would be recomputed for every query tile.
+// Views join no other kernel, which reads them in place as they are.
+bool accepts_fused_producer(KernelClass k, const ir::Node& n, bool is_view) {
+  if (k == KernelClass::Attention)
+    return is_view || (n.domain().empty() && (n.op_type() == "Transpose" || n.op_type() == "Slice"));
+  return !is_view && k != KernelClass::MatMul && k != KernelClass::Other;
 }
 
 // Producers that may be inlined into their consumer's kernel: pure index maps of their inputs.
@@ -43,9 +48,9 @@ bool same_shape(const ir::Value* a, const ir::Value* b) {
 
 class NodeGrouper {
  public:
-  NodeGrouper(const std::vector<ir::Node*>& nodes, const std::function<bool(const ir::Node*)>& needs_kernel,
+  NodeGrouper(const std::vector<ir::Node*>& nodes, const NodePredicate& needs_kernel, const NodePredicate& is_view,
               const std::set<const ir::Node*>& live, const std::set<const ir::Value*>& read_by_subgraphs)
-      : nodes_(nodes), needs_kernel_(needs_kernel), live_(live), read_by_subgraphs_(read_by_subgraphs) {}
+      : nodes_(nodes), needs_kernel_(needs_kernel), is_view_(is_view), live_(live), read_by_subgraphs_(read_by_subgraphs) {}
 
   // Assigns every node that needs a kernel to a group; the groups come out in execution order.
   // First each MatMul takes its chain of single-use elementwise consumers (bias, activation) as an
@@ -72,6 +77,14 @@ class NodeGrouper {
     }
     for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
       const ir::Node* n = *it;
+      if (is_view_(n)) {  // a view joins a kernel only as a fused producer; otherwise it stays a view
+        int g = fusion_target(*n);
+        if (g >= 0) {
+          depth_[n] = fused_depth(*n, g);
+          join(n, g);
+        }
+        continue;
+      }
       if (!needs_kernel_(n) || group_of_.count(n)) continue;
       if (is_shape_only(*n) && only_kernel_uses(*n)) {
         shape_only_.insert(n);
@@ -134,7 +147,8 @@ class NodeGrouper {
       target = it->second;
     }
     if (shared) target = norm_sharing_target(*out);
-    if (target < 0 || !accepts_fused_producers(root_class_[target]) || is_host_op(*groups_root(target))) return -1;
+    if (target < 0 || !accepts_fused_producer(root_class_[target], n, is_view_(&n)) || is_host_op(*groups_root(target)))
+      return -1;
     return fused_depth(n, target) <= kMaxFusedDepth ? target : -1;
   }
 
@@ -180,7 +194,8 @@ class NodeGrouper {
   const ir::Node* groups_root(int g) const { return group_root_.at(static_cast<size_t>(g)); }
 
   const std::vector<ir::Node*>& nodes_;
-  const std::function<bool(const ir::Node*)>& needs_kernel_;
+  const NodePredicate& needs_kernel_;
+  const NodePredicate& is_view_;
   const std::set<const ir::Node*>& live_;
   const std::set<const ir::Value*>& read_by_subgraphs_;
   std::unordered_map<const ir::Node*, int> group_of_;
@@ -193,9 +208,9 @@ class NodeGrouper {
 
 }  // namespace
 
-NodeGroups group_nodes(const std::vector<ir::Node*>& nodes, const std::function<bool(const ir::Node*)>& needs_kernel,
+NodeGroups group_nodes(const std::vector<ir::Node*>& nodes, const NodePredicate& needs_kernel, const NodePredicate& is_view,
                        const std::set<const ir::Node*>& live, const std::set<const ir::Value*>& read_by_subgraphs) {
-  return NodeGrouper(nodes, needs_kernel, live, read_by_subgraphs).run();
+  return NodeGrouper(nodes, needs_kernel, is_view, live, read_by_subgraphs).run();
 }
 
 }  // namespace onnxc::codegen

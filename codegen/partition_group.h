@@ -4,7 +4,8 @@
 // joins the kernel of its consumers when every use of its output lies in that one kernel (and the
 // output is not a graph output); a residual sum read by a norm and by later nodes joins the norm's
 // kernel. Each kernel is a convex set (one root plus the trees that feed only it), so no path leaves
-// a kernel and comes back. Shape-only nodes are left out, to be copied into their readers.
+// a kernel and comes back. Shape-only nodes are left out, to be copied into their readers. Groups
+// may hold views (see group_nodes); such a view runs in its kernel as onnxc.Copy.
 #pragma once
 
 #include <functional>
@@ -23,9 +24,13 @@ struct NodeGroups {
 };
 
 // `nodes`: the graph's nodes in topological order. `needs_kernel`: the ones that run in a kernel (live,
-// not constants, not views). `live`: the nodes graph outputs depend on. `read_by_subgraphs`: values
-// that nodes inside subgraphs read (their producers cannot be fused away).
-NodeGroups group_nodes(const std::vector<ir::Node*>& nodes, const std::function<bool(const ir::Node*)>& needs_kernel,
+// not constants, not views). `is_view`: live views (Reshape, Squeeze...: no kernel of their own,
+// new dims over their input's bytes). A view normally stays one, but one between producers that an
+// Attention kernel takes in (the head split of Q, K and V) joins that kernel, computed inline, so
+// the kernel reads the projection's output in place. `live`: the nodes graph outputs depend on.
+// `read_by_subgraphs`: values that nodes inside subgraphs read (their producers cannot be fused away).
+using NodePredicate = std::function<bool(const ir::Node*)>;
+NodeGroups group_nodes(const std::vector<ir::Node*>& nodes, const NodePredicate& needs_kernel, const NodePredicate& is_view,
                        const std::set<const ir::Node*>& live, const std::set<const ir::Value*>& read_by_subgraphs);
 
 // The kernel class of a node's lowering (Other when it has none).

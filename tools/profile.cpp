@@ -33,28 +33,46 @@ double StepProfile::flops_per_run() const {
 
 namespace {
 
-// "MatMul+Add" from "MatMul 'a', Add 'b'": the op types a kernel's nodes are.
-std::string op_chain(const std::string& nodes) {
-  std::string r;
+// The (op, name) pairs of a kernel's node list, "MatMul 'a', Add 'b'". Views the kernel computes
+// inline (onnxc.Copy) are left out when it has other nodes: they are not what it is known by.
+std::vector<std::pair<std::string, std::string>> kernel_ops(const std::string& nodes) {
+  std::vector<std::pair<std::string, std::string>> ops;
   size_t pos = 0;
   while (pos < nodes.size()) {
     size_t sp = nodes.find(' ', pos);
     std::string op = nodes.substr(pos, sp == std::string::npos ? std::string::npos : sp - pos);
-    if (r.size() < 60) r += (r.empty() ? "" : "+") + op;
     size_t q1 = nodes.find('\'', pos), q2 = q1 == std::string::npos ? q1 : nodes.find('\'', q1 + 1);
+    ops.emplace_back(op, q2 == std::string::npos ? "" : nodes.substr(q1 + 1, q2 - q1 - 1));
     if (q2 == std::string::npos) break;
     size_t next = nodes.find(", ", q2);
     if (next == std::string::npos) break;
     pos = next + 2;
+  }
+  auto view = [](const auto& o) { return o.first == "onnxc.Copy"; };
+  if (!std::all_of(ops.begin(), ops.end(), view)) ops.erase(std::remove_if(ops.begin(), ops.end(), view), ops.end());
+  return ops;
+}
+
+// "MatMul+Add": the op types of a kernel's nodes, in order; a long chain keeps its first ops and
+// its last, the kernel's root ("Slice+Slice+...+Attention").
+std::string op_chain(const std::string& nodes) {
+  auto ops = kernel_ops(nodes);
+  std::string r;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (i + 1 < ops.size() && r.size() + ops[i].first.size() + ops.back().first.size() > 56) {
+      r += "+...";
+      i = ops.size() - 2;
+      continue;
+    }
+    r += (r.empty() ? "" : "+") + ops[i].first;
   }
   return r.empty() ? "?" : r;
 }
 
 // The first node's name, as an example of where the kernel runs.
 std::string first_name(const std::string& nodes) {
-  size_t q1 = nodes.find('\''), q2 = q1 == std::string::npos ? q1 : nodes.find('\'', q1 + 1);
-  if (q2 == std::string::npos) return "";
-  std::string n = nodes.substr(q1 + 1, q2 - q1 - 1);
+  auto ops = kernel_ops(nodes);
+  std::string n = ops.empty() ? "" : ops.front().second;
   return n.size() > 40 ? "..." + n.substr(n.size() - 37) : n;
 }
 

@@ -307,14 +307,73 @@ Index delinearize(Expr lin, const std::vector<Expr>& shape) {
   return i;
 }
 
-// onnxc.Copy: the input's elements in row-major order, into the output's shape.
+bool provably_equal(const Expr& a, const Expr& b) { return Halide::Internal::can_prove(a == b); }
+
+// a / b when b provably divides a (a symbolic extent like batch·768 over 64 included); undefined if not.
+Expr exact_quotient(const Expr& a, const Expr& b) {
+  Expr q = Halide::Internal::simplify(a / b);
+  return Halide::Internal::can_prove(q * b == a) ? q : Expr();
+}
+
+// The input index of output element `o` of a row-major reshape from `in` to `out`, matched as
+// mixed-radix digits from the innermost dim outwards. Where one extent divides the other, an output
+// index either adds `index · stride` to the input dim it falls in (a split) or gives its remainder
+// and passes the quotient on (a merge), so splitting and merging dims stay affine in the inner dims
+// (torch's [s, b, h·d] -> [s, b·h, d] becomes (s, i / h, (i % h)·d + j), divisions only in the
+// outer index). Unit dims map to index 0. Returns an empty index when the extents do not nest that
+// way; the caller then goes through the flat index.
+Index reshape_index(const Index& o, const std::vector<Expr>& out, const std::vector<Expr>& in) {
+  Index r(in.size());
+  int i = static_cast<int>(out.size()) - 1;
+  Expr digit, digit_extent;  // the part of an output index not yet placed, and its extent
+  for (int k = static_cast<int>(in.size()) - 1; k >= 0; --k) {
+    Expr acc = 0, stride = 1, left = in[k];  // input dim k: its index so far, and the extent still to fill
+    while (!Halide::Internal::is_const_one(left)) {
+      if (!digit.defined()) {
+        while (i >= 0 && Halide::Internal::is_const_one(out[i])) --i;
+        if (i < 0) return {};
+        digit = o[i];
+        digit_extent = out[i];
+        --i;
+      }
+      if (provably_equal(digit_extent, left)) {
+        acc = acc + digit * stride;
+        digit = Expr();
+        break;
+      }
+      if (Expr q = exact_quotient(left, digit_extent); q.defined()) {  // the output dim splits this one
+        acc = acc + digit * stride;
+        stride = stride * digit_extent;
+        left = q;
+        digit = Expr();
+      } else if (Expr q2 = exact_quotient(digit_extent, left); q2.defined()) {  // it merges this one with outer dims
+        acc = acc + (digit % left) * stride;
+        digit = digit / left;
+        digit_extent = q2;
+        break;
+      } else {
+        return {};
+      }
+    }
+    r[k] = Halide::Internal::simplify(acc);
+  }
+  if (digit.defined()) return {};
+  for (; i >= 0; --i)
+    if (!Halide::Internal::is_const_one(out[i])) return {};
+  return r;
+}
+
+// onnxc.Copy, and the view ops when a kernel computes them: the input's elements in row-major
+// order, into the output's shape.
 std::vector<HTensor> copy(LowerContext& ctx) {
   const HTensor& x = ctx.in[0];
   const auto& shape = out_shape(ctx);
   bool same = x.rank() == static_cast<int>(shape.size());
   for (int k = 0; same && k < x.rank(); ++k) same = Halide::Internal::equal(x.shape[k], shape[k]);
   return {define("Copy", shape, out_dtype(ctx), [&](const Index& o) {
-    return same ? x.at(o) : x.at(delinearize(linearize(o, shape), x.shape));
+    if (same) return x.at(o);
+    Index i = reshape_index(o, shape, x.shape);
+    return x.at(i.empty() && !x.shape.empty() ? delinearize(linearize(o, shape), x.shape) : i);
   })};
 }
 

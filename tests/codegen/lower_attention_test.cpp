@@ -9,6 +9,7 @@
 #include <optional>
 #include <tuple>
 
+#include "codegen/partition.h"
 #include "ir/error.h"
 #include "test_util.h"
 
@@ -379,6 +380,66 @@ TEST(LowerAttention, MatchesUnfusedPlainOpGraph) {
   auto unfused = compile_and_run(mb.model(), fused.inputs, "attention_plain")[0].values<float>();
   auto out = compile_and_run(fused.model, fused.inputs, "attention_fused")[0].values<float>();
   EXPECT_TRUE(all_close(out, unfused, 1e-4, 2e-5));
+}
+
+// Q, K and V split from one packed projection, as exporters write the head split: torch's
+// nn.MultiheadAttention ([s, b, 3·h·d] -> Slice -> Reshape [s, b·h, d] -> Transpose -> Unsqueeze)
+// and Hugging Face's ([b, s, 3·h·d] -> Slice -> Reshape [b, s, h, d] -> Transpose(0, 2, 1, 3)), with
+// symbolic lengths. The head split joins the attention kernel, which reads the projection in place:
+// one kernel, no Transpose or Slice of its own, and the values of the reference.
+TEST(LowerAttention, HeadSplitOfAPackedProjectionIsReadInPlace) {
+  const int h = 2, d = 8, e = h * d, S = 37, B = 2;
+  for (bool torch : {true, false}) {
+    SCOPED_TRACE(torch ? "torch [s, b, 3e]" : "hf [b, s, 3e]");
+    ModelBuilder mb(23);
+    Dim s = Dim::symbol("s"), b = Dim::symbol("b");
+    Shape qkv_shape = torch ? Shape{s, b, 3 * e} : Shape{b, s, 3 * e};
+    auto* qkv = mb.input("qkv", DType::Float32, qkv_shape);
+    Shape head = torch ? Shape{b * h, Dim(1), s, d} : Shape{b, h, s, d};
+    std::vector<ir::Value*> qkv_heads;
+    for (int i = 0; i < 3; ++i) {
+      std::string n = std::string(1, "qkv"[i]);
+      Shape part = torch ? Shape{s, b, e} : Shape{b, s, e};
+      auto* sl = mb.op("Slice", {qkv, mb.const_i64(n + "_start", {i * e}), mb.const_i64(n + "_end", {(i + 1) * e}),
+                                 mb.const_i64(n + "_axes", {2})},
+                       n + "_part", DType::Float32, part);
+      Shape split = torch ? Shape{s, b * h, d} : Shape{b, s, h, d};
+      auto* rs = mb.op("Reshape", {sl, mb.const_i64(n + "_shape", torch ? std::vector<int64_t>{0, -1, d}
+                                                                       : std::vector<int64_t>{0, 0, h, d})},
+                       n + "_split", DType::Float32, split);
+      Shape moved = torch ? Shape{b * h, s, d} : head;
+      ir::Node* tr = mb.node("Transpose", {rs}, {{n + "_heads", ir::Type::tensor(DType::Float32, moved)}});
+      tr->set_attr_ints("perm", torch ? std::vector<int64_t>{1, 0, 2} : std::vector<int64_t>{0, 2, 1, 3});
+      ir::Value* x = tr->output();
+      if (torch) x = mb.op("Unsqueeze", {x, mb.const_i64(n + "_axis", {1})}, n + "_4d", DType::Float32, head);
+      qkv_heads.push_back(x);
+    }
+    mb.output(mb.node("Attention", qkv_heads, {{"y", ir::Type::tensor(DType::Float32, head)}})->output());
+
+    codegen::Partition p = codegen::partition_model(mb.model());
+    ASSERT_EQ(p.kernels.size(), 1u);
+    EXPECT_EQ(p.kernels[0].kclass, codegen::KernelClass::Attention);
+
+    std::vector<float> packed = wave(static_cast<size_t>(S) * B * 3 * e, 0.29f);
+    auto in = [&](int which, int bb, int hh, int ss, int dd) {  // the packed projection's element
+      int64_t row = torch ? static_cast<int64_t>(ss) * B + bb : static_cast<int64_t>(bb) * S + ss;
+      return packed[static_cast<size_t>(row * 3 * e + which * e + hh * d + dd)];
+    };
+    std::vector<float> q4, k4, v4;  // [b·h, s, d], as the reference reads them
+    for (int bb = 0; bb < B; ++bb)
+      for (int hh = 0; hh < h; ++hh)
+        for (int ss = 0; ss < S; ++ss)
+          for (int dd = 0; dd < d; ++dd) {
+            q4.push_back(in(0, bb, hh, ss, dd));
+            k4.push_back(in(1, bb, hh, ss, dd));
+            v4.push_back(in(2, bb, hh, ss, dd));
+          }
+    Case c;
+    c.b = B * h, c.hq = c.hkv = 1, c.sq = c.skv = S, c.dk = c.dv = d;
+    std::vector<int64_t> dims = torch ? std::vector<int64_t>{S, B, 3 * e} : std::vector<int64_t>{B, S, 3 * e};
+    auto out = compile_and_run(mb.model(), {HostTensor::f32(dims, packed)}, torch ? "head_split_torch" : "head_split_hf");
+    EXPECT_TRUE(all_close(out[0].values<float>(), reference(c, q4, k4, v4, {}, {}), 1e-4, 2e-5));
+  }
 }
 
 // GPU targets take the materialized form (scores stored, as unfused); it must lower and schedule

@@ -1,6 +1,6 @@
 // Data-movement and shape lowerings: Transpose, Concat, Split, Slice (negative, stepped, clamped,
 // symbolic extents), Gather, Expand, Tile, Pad, Trilu, Shape, ConstantOfShape, Range,
-// onnxc.SymbolicShape.
+// onnxc.SymbolicShape, onnxc.Copy into another shape.
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -139,6 +139,25 @@ TEST(LowerDataMovement, ShapeOpsFromSymbols) {
   EXPECT_TRUE(all_close(out[1].values<float>(), std::vector<float>(6, 2.5f)));
   EXPECT_EQ(out[2].values<int64_t>(), (std::vector<int64_t>{8, 6}));
   EXPECT_EQ(out[3].values<int64_t>(), (std::vector<int64_t>{3, 6, 9}));
+}
+
+// A reshape computed in a kernel (a view fused into its reader) reads the row-major element: splits
+// and merges by factors that divide take the affine path, the rest (4 x 3n, where neither extent
+// divides the other) the flat index. Each output is the input's elements in order.
+TEST(LowerDataMovement, ReshapeInAKernelKeepsRowMajorOrder) {
+  ModelBuilder b(13);
+  Dim n = Dim::symbol("n");
+  auto* x = b.input("x", DType::Float32, {n, 12});
+  std::vector<ir::Shape> shapes = {{n, 3, 4}, {n * 3, 4}, {n * 2, 6}, {n * 12}, {Dim(1), n, 2, Dim(1), 6}, {4, n * 3}};
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    ir::Node* c = b.node("Copy", {x}, {{"r" + std::to_string(i), ir::Type::tensor(DType::Float32, shapes[i])}}, "onnxc");
+    b.output(c->output());
+  }
+  auto r = compile(b.model(), "reshape");
+  LoadedModel lib(r.so_path);
+  auto out = lib.run({HostTensor::f32({2, 12}, iota(24))});
+  ASSERT_EQ(out.size(), shapes.size());
+  for (size_t i = 0; i < shapes.size(); ++i) EXPECT_TRUE(all_close(out[i].values<float>(), iota(24))) << "output " << i;
 }
 
 }  // namespace
