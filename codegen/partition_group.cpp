@@ -21,19 +21,23 @@ namespace {
 
 // Whether a kernel rooted in class `k` may read producer `n` as an inline Func. GEMMs and convolutions
 // take none: their inner loops would recompute them. Attention takes pure index maps only (the
-// Slice, Reshape and Transpose that split a projection into heads): inline they cost address
+// Slice or Split, Reshape and Transpose that split a projection into heads): inline they cost address
 // arithmetic, where an arithmetic producer of K or V would be recomputed for every query tile.
 // Views join no other kernel, which reads them in place as they are.
 bool accepts_fused_producer(KernelClass k, const ir::Node& n, bool is_view) {
   if (k == KernelClass::Attention)
-    return is_view || (n.domain().empty() && (n.op_type() == "Transpose" || n.op_type() == "Slice"));
+    return is_view ||
+           (n.domain().empty() && (n.op_type() == "Transpose" || n.op_type() == "Slice" || n.op_type() == "Split"));
   return !is_view && k != KernelClass::MatMul && k != KernelClass::Other;
 }
 
-// Producers that may be inlined into their consumer's kernel: pure index maps of their inputs.
+// Producers that may be inlined into their consumer's kernel: pure index maps of their inputs. One
+// output each, but for Split, whose parts (GPT-2's Q, K and V) may all be read by one kernel.
 bool is_fusible_producer(const ir::Node& n) {
   KernelClass k = class_of(n);  // a host step (a Cast to or from strings) is no kernel to inline
-  return (k == KernelClass::Elementwise || k == KernelClass::DataMovement) && n.num_outputs() == 1 && !is_host_op(n);
+  bool split = n.domain().empty() && n.op_type() == "Split";
+  return (k == KernelClass::Elementwise || k == KernelClass::DataMovement) && (n.num_outputs() == 1 || split) &&
+         !is_host_op(n);
 }
 
 // Nodes computed from shapes alone (no input data read): copied into every kernel that reads them
@@ -136,17 +140,20 @@ class NodeGrouper {
   // The group a fusible producer joins, or -1 for a new group.
   int fusion_target(const ir::Node& n) const {
     if (!is_fusible_producer(n)) return -1;
-    const ir::Value* out = n.output(0);
-    if (!out || out->is_graph_output() || out->uses().empty()) return -1;
     int target = -1;
     bool shared = false;
-    for (const auto& u : out->uses()) {
-      auto it = group_of_.find(u.node);
-      if (it == group_of_.end()) return -1;  // a view, or a node of another graph
-      shared |= target >= 0 && it->second != target;
-      target = it->second;
+    for (const ir::Value* out : n.outputs()) {
+      if (!out) continue;
+      if (out->is_graph_output() || read_by_subgraphs_.count(out)) return -1;
+      for (const auto& u : out->uses()) {
+        auto it = group_of_.find(u.node);
+        if (it == group_of_.end()) return -1;  // a view, or a node of another graph
+        shared |= target >= 0 && it->second != target;
+        target = it->second;
+      }
     }
-    if (shared) target = norm_sharing_target(*out);
+    if (target < 0) return -1;  // nothing reads it
+    if (shared) target = n.num_outputs() == 1 ? norm_sharing_target(*n.output(0)) : -1;
     if (target < 0 || !accepts_fused_producer(root_class_[target], n, is_view_(&n)) || is_host_op(*groups_root(target)))
       return -1;
     return fused_depth(n, target) <= kMaxFusedDepth ? target : -1;
@@ -182,9 +189,12 @@ class NodeGrouper {
   // recorded in group_nodes() as producers join, so each node is looked at once).
   int fused_depth(const ir::Node& n, int target) const {
     int d = 0;
-    for (const auto& u : n.output(0)->uses()) {
-      auto it = depth_.find(u.node);
-      if (group_of_.at(u.node) == target && it != depth_.end()) d = std::max(d, it->second);
+    for (const ir::Value* out : n.outputs()) {
+      if (!out) continue;
+      for (const auto& u : out->uses()) {
+        auto it = depth_.find(u.node);
+        if (group_of_.at(u.node) == target && it != depth_.end()) d = std::max(d, it->second);
+      }
     }
     return d + 1;
   }

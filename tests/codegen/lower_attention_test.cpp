@@ -384,25 +384,32 @@ TEST(LowerAttention, MatchesUnfusedPlainOpGraph) {
 
 // Q, K and V split from one packed projection, as exporters write the head split: torch's
 // nn.MultiheadAttention ([s, b, 3·h·d] -> Slice -> Reshape [s, b·h, d] -> Transpose -> Unsqueeze)
-// and Hugging Face's ([b, s, 3·h·d] -> Slice -> Reshape [b, s, h, d] -> Transpose(0, 2, 1, 3)), with
+// and GPT-2's ([b, s, 3·h·d] -> Split -> Reshape [b, s, h, d] -> Transpose(0, 2, 1, 3)), with
 // symbolic lengths. The head split joins the attention kernel, which reads the projection in place:
-// one kernel, no Transpose or Slice of its own, and the values of the reference.
+// one kernel, no Transpose, Slice or Split of its own, and the values of the reference.
 TEST(LowerAttention, HeadSplitOfAPackedProjectionIsReadInPlace) {
   const int h = 2, d = 8, e = h * d, S = 37, B = 2;
   for (bool torch : {true, false}) {
-    SCOPED_TRACE(torch ? "torch [s, b, 3e]" : "hf [b, s, 3e]");
+    SCOPED_TRACE(torch ? "torch [s, b, 3e]" : "gpt2 [b, s, 3e]");
     ModelBuilder mb(23);
     Dim s = Dim::symbol("s"), b = Dim::symbol("b");
     Shape qkv_shape = torch ? Shape{s, b, 3 * e} : Shape{b, s, 3 * e};
     auto* qkv = mb.input("qkv", DType::Float32, qkv_shape);
     Shape head = torch ? Shape{b * h, Dim(1), s, d} : Shape{b, h, s, d};
+    Shape part = torch ? Shape{s, b, e} : Shape{b, s, e};
+    ir::Node* split = nullptr;  // the GPT-2 form splits in one node; torch's slices three times
+    if (!torch) {
+      auto t = ir::Type::tensor(DType::Float32, part);
+      split = mb.node("Split", {qkv, mb.const_i64("sizes", {e, e, e})}, {{"q_part", t}, {"k_part", t}, {"v_part", t}});
+      split->set_attr_int("axis", 2);
+    }
     std::vector<ir::Value*> qkv_heads;
     for (int i = 0; i < 3; ++i) {
       std::string n = std::string(1, "qkv"[i]);
-      Shape part = torch ? Shape{s, b, e} : Shape{b, s, e};
-      auto* sl = mb.op("Slice", {qkv, mb.const_i64(n + "_start", {i * e}), mb.const_i64(n + "_end", {(i + 1) * e}),
-                                 mb.const_i64(n + "_axes", {2})},
-                       n + "_part", DType::Float32, part);
+      ir::Value* sl = split ? split->output(i)
+                            : mb.op("Slice", {qkv, mb.const_i64(n + "_start", {i * e}), mb.const_i64(n + "_end", {(i + 1) * e}),
+                                              mb.const_i64(n + "_axes", {2})},
+                                    n + "_part", DType::Float32, part);
       Shape split = torch ? Shape{s, b * h, d} : Shape{b, s, h, d};
       auto* rs = mb.op("Reshape", {sl, mb.const_i64(n + "_shape", torch ? std::vector<int64_t>{0, -1, d}
                                                                        : std::vector<int64_t>{0, 0, h, d})},
@@ -437,7 +444,7 @@ TEST(LowerAttention, HeadSplitOfAPackedProjectionIsReadInPlace) {
     Case c;
     c.b = B * h, c.hq = c.hkv = 1, c.sq = c.skv = S, c.dk = c.dv = d;
     std::vector<int64_t> dims = torch ? std::vector<int64_t>{S, B, 3 * e} : std::vector<int64_t>{B, S, 3 * e};
-    auto out = compile_and_run(mb.model(), {HostTensor::f32(dims, packed)}, torch ? "head_split_torch" : "head_split_hf");
+    auto out = compile_and_run(mb.model(), {HostTensor::f32(dims, packed)}, torch ? "head_split_torch" : "head_split_gpt2");
     EXPECT_TRUE(all_close(out[0].values<float>(), reference(c, q4, k4, v4, {}, {}), 1e-4, 2e-5));
   }
 }
