@@ -446,6 +446,10 @@ TEST(LowerAttention, HeadSplitOfAPackedProjectionIsReadInPlace) {
     std::vector<int64_t> dims = torch ? std::vector<int64_t>{S, B, 3 * e} : std::vector<int64_t>{B, S, 3 * e};
     auto out = compile_and_run(mb.model(), {HostTensor::f32(dims, packed)}, torch ? "head_split_torch" : "head_split_gpt2");
     EXPECT_TRUE(all_close(out[0].values<float>(), reference(c, q4, k4, v4, {}, {}), 1e-4, 2e-5));
+    // The GPU form (scores materialized) reads the same inline head split.
+    if (torch) {
+      EXPECT_NO_THROW(compile(mb.model(), "head_split_cuda", "cuda"));
+    }
   }
 }
 
