@@ -16,7 +16,9 @@ namespace onnxc::codegen {
 // exported from a shared library. A blob over `large_from` bytes goes to .lrodata
 // (SHF_X86_64_LARGE), which linkers place after .bss, so 32-bit PC-relative code references to
 // everything else never have to cross it. The layout is fixed on construction, so the object's
-// size is known before a byte is written (an archive member header states it first).
+// size is known before a byte is written (an archive member header states it first). It keeps a
+// reference to `blob` and reads the weights' storage only in write(): the blob (and the tensors it
+// points into) must outlive every call to write().
 class WeightsObject {
  public:
   WeightsObject(const WeightsBlob& blob, std::string symbol, uint64_t large_from);
