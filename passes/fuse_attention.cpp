@@ -14,24 +14,25 @@
 // mask (constant, or Trilu of a -inf fill) over square self-attention becomes is_causal=1 and is
 // never materialized. Softmax weights also read outside the block (Luong's `align`) become the
 // node's qk_matmul_output (mode 3). 3-D [b·h, s, d] bmm becomes 4-D
-// Attention on [b·h, 1, s, d] (Unsqueeze/Squeeze around it); HF repeat_kv (GQA/MQA) is dropped, as
-// Attention repeats the key/value heads itself.
+// Attention on [b·h, 1, s, d] (Unsqueeze/Squeeze around it); 5-D and higher (MaxViT's [b, partitions,
+// h, s, d]) becomes 4-D Attention on the leading dims merged into one (Reshape views around it);
+// HF repeat_kv (GQA/MQA) is dropped, as Attention repeats the key/value heads itself.
 #include "passes/fuse_attention.h"
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
+#include "passes/attention_masks.h"
 #include "passes/rewrite.h"
 
 namespace onnxc::passes {
 namespace {
 
 using namespace pat;
+using namespace attn;
 using ir::Dim;
-
-// Fill values at least this large in magnitude absorb any realistic score: s + fill == fill in f32.
-constexpr double kHugeNegative = -1e30;
 
 Pattern scaled(const Pattern& x, const std::string& name) {
   Pattern c = any().constant().scalar();
@@ -69,11 +70,6 @@ Pattern attention_pattern() {
   return op("MatMul", {probs, any().capture("v")});
 }
 
-std::optional<double> scalar(const ir::Value* v) {
-  if (!v || !v->is_constant() || v->constant().numel() != 1) return std::nullopt;
-  return v->constant().get_f64(0);
-}
-
 // How the rewrite builds the Attention node; filled by analyse() or a reason given why not.
 struct Plan {
   ir::Value *q = nullptr, *k = nullptr, *v = nullptr;
@@ -85,6 +81,9 @@ struct Plan {
   std::vector<int64_t> k_perm;  // Transpose K's source by this to get [..., s, d]; empty: use as is
   double scale = 1;
   bool causal = false, three_d = false;
+  // Scores of rank 5 or more (MaxViT's [batch, partitions, heads, n, n]): the leading `lead` + 1 dims
+  // are merged into Attention's batch dim (Reshape views around the node).
+  size_t lead = 0;
   // The softmax weights are read outside the block too (Luong's `align`, output_attentions): the
   // Attention node returns them as qk_matmul_output (mode 3) and they replace the value.
   bool weights_out = false;
@@ -94,6 +93,9 @@ struct Plan {
     ir::Value* value;
     bool where = false, negate = false;
     double fill = 0;
+    // With lead > 0, how the mask reaches 4-D: 0 as it is (rank <= 3), 1 its leading dims (all 1)
+    // dropped, 2 its leading dims (the scores' own) merged like the scores'.
+    int to_4d = 0;
   };
   std::vector<Term> masks;
   // A mask that is causal but stays materialized, and why it did not become is_causal (a note
@@ -101,135 +103,6 @@ struct Plan {
   ir::Value* causal_kept = nullptr;
   std::string causal_kept_why;
 };
-
-// How a mask applies to the scores: added (float), or a Where's bool condition that keeps
-// (Where(c, scores, fill)) or drops (masked_fill: Where(c, fill, scores)) the scores it marks.
-enum class MaskForm { kAdditive, kKeep, kDrop };
-
-// A constant [..1.., n, n] mask that is exactly causal: keeps j <= i (float 0; bool true in the
-// keep form, false in the drop form) and drops j > i (float -inf or a finfo.min-sized value).
-bool constant_is_causal(const ir::Tensor& t, MaskForm form) {
-  const auto& d = t.dims();
-  if (d.size() < 2 || d[d.size() - 1] != d[d.size() - 2]) return false;
-  for (size_t i = 0; i + 2 < d.size(); ++i)
-    if (d[i] != 1) return false;
-  int64_t n = d.back();
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double x = t.get_f64(i * n + j);
-      bool keep = j <= i;
-      bool ok = form == MaskForm::kAdditive ? (keep ? x == 0 : x <= kHugeNegative)
-                                            : (x != 0) == (form == MaskForm::kKeep ? keep : !keep);
-      if (!ok) return false;
-    }
-  return true;
-}
-
-// Trilu(fill -inf | finfo.min, k=1, upper) -- torch.triu(full(-inf), 1) -- optionally unsqueezed
-// or times 1: an additive causal mask of whatever square shape the fill has.
-bool trilu_is_causal(ir::Value* mask) {
-  Pattern huge = any().constant().scalar().where([](const ir::Value& v) { return *scalar(&v) <= kHugeNegative; },
-                                                 "fill is not -inf or finfo.min");
-  Pattern full = alt({op("ConstantOfShape").where_node([](const ir::Node& n) {
-                        const ir::Attribute* a = n.attr("value");
-                        return a && a->t.numel() == 1 && a->t.get_f64(0) <= kHugeNegative ? "" : "fill is not -inf";
-                      }),
-                      op("Expand", {huge, any()}), huge});
-  Pattern tri = op("Trilu", {full, const_value(1)}).attr("upper", 1, 1);
-  Pattern p = alt({op("Unsqueeze", {tri, any()}), tri});
-  p = alt({op("Mul", {p, const_value(1)}), p});
-  return static_cast<bool>(match(p, mask));
-}
-
-bool dims_equal(const Dim& a, const Dim& b) { return !a.is_unknown() && a == b; }
-
-// Equal, or two symbolic extents the model's own ops require to be equal at run time that inference
-// left as different expressions (max(min(64, seq), seq) for seq). Never a 1 against another extent
-// (that is a broadcast) nor an extent holding an unknown. The kernel checks the extents at run time.
-bool dims_match(const Dim& a, const Dim& b) {
-  if (dims_equal(a, b)) return true;
-  auto known = [](const Dim& d) { return !d.is_unknown() && d.str().find('?') == std::string::npos; };
-  auto one = [](const Dim& d) { return d.is_const() && d.value() == 1; };
-  // Two different input symbols are independent extents, not one extent written twice.
-  if (a.is_symbol() && b.is_symbol()) return false;
-  return known(a) && known(b) && !one(a) && !one(b) && !(a.is_const() && b.is_const());
-}
-
-// Whether `m` broadcasts to `scores` without growing it: rank <= and each dim 1 or equal.
-bool broadcasts_to(const ir::Shape& m, const ir::Shape& s) {
-  if (m.size() > s.size()) return false;
-  for (size_t i = 0; i < m.size(); ++i) {
-    const Dim& d = m[i];
-    if (!(d.is_const() && d.value() == 1) && !dims_match(d, s[s.size() - m.size() + i])) return false;
-  }
-  return true;
-}
-
-std::string not_broadcastable(const ir::Shape* mask, const ir::Shape& scores) {
-  return "mask is not broadcastable to the scores (mask " + (mask ? ir::shape_str(*mask) : std::string("unknown")) +
-         ", scores " + ir::shape_str(scores) + ")";
-}
-
-// Is this mask value the causal mask of these square scores?
-bool is_causal_mask(ir::Value* mask, const ir::Shape& scores, MaskForm form) {
-  const ir::Shape* ms = shape_of(mask);
-  size_t r = scores.size();
-  if (!ms || ms->size() < 2 || !dims_equal(scores[r - 1], scores[r - 2])) return false;
-  if (!dims_equal((*ms)[ms->size() - 1], scores[r - 1]) || !dims_equal((*ms)[ms->size() - 2], scores[r - 2]))
-    return false;
-  if (mask->is_constant()) return constant_is_causal(mask->constant(), form);
-  return form == MaskForm::kAdditive && trilu_is_causal(mask);
-}
-
-// GPT-2's causal mask: a constant lower-triangular buffer [1, .., N, N] sliced (step 1) to rows
-// [r0, kv) or [r0, r0 + q) and columns [0, kv) of scores [.., q, kv], bounds computed from shapes. Element (i, j)
-// is buf[r0 + i, j]: kept iff j <= i + r0, the causal mask offset by r0 (kv - q: the past length).
-// Returns r0, symbolic as inference tracks it. Only lengths beyond the buffer (kv > N) behave
-// differently: there the export's slice comes out short and its Where fails to broadcast.
-std::optional<Dim> sliced_causal_offset(ir::Value* mask, const ir::Shape& scores, MaskForm form,
-                                        const FusionContext& c) {
-  size_t r = scores.size();
-  const Dim &q = scores[r - 2], &kv = scores[r - 1];
-  std::optional<Dim> row_start, col_start;
-  ir::Value* x = mask;
-  for (; x->producer() && x->producer()->op_type() == "Slice" && x->producer()->domain().empty();
-       x = x->producer()->input(0)) {
-    const ir::Node* sl = x->producer();
-    const ir::Shape* ds = shape_of(sl->input(0));
-    auto starts = c.dims(sl->input(1)), ends = c.dims(sl->input(2));
-    if (!ds || ds->size() < 2 || !starts || !ends || starts->size() != ends->size()) return std::nullopt;
-    int64_t rank = static_cast<int64_t>(ds->size());
-    std::vector<int64_t> axes(starts->size());
-    for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int64_t>(i);
-    if (sl->num_inputs() > 3 && sl->input(3)) {
-      auto a = c.ints(sl->input(3));
-      if (!a || a->size() != axes.size()) return std::nullopt;
-      axes = *a;
-    }
-    if (sl->num_inputs() > 4 && sl->input(4)) {
-      auto st = c.ints(sl->input(4));
-      if (!st || std::any_of(st->begin(), st->end(), [](int64_t v) { return v != 1; })) return std::nullopt;
-    }
-    for (size_t i = 0; i < axes.size(); ++i) {
-      int64_t ax = axes[i] < 0 ? axes[i] + rank : axes[i];
-      const Dim &st = (*starts)[i], &en = (*ends)[i];
-      if (st.is_const() && st.value() < 0) return std::nullopt;  // counted from the end
-      if (ax < rank - 2) {
-        if (!(st.is_const() && st.value() == 0)) return std::nullopt;
-        continue;
-      }
-      std::optional<Dim>& start = ax == rank - 2 ? row_start : col_start;
-      // One slice per axis; q rows ending at kv (or q of them), and the columns [0, kv) (or [0, end of buffer)).
-      bool to_end = en == kv || (ax == rank - 2 ? en - st == q
-                                                : en.is_const() && (*ds)[ax].is_const() && en.value() >= (*ds)[ax].value());
-      if (start || !to_end) return std::nullopt;
-      start = st;
-    }
-  }
-  if (x == mask || !x->is_constant() || !constant_is_causal(x->constant(), form)) return std::nullopt;
-  if (!row_start || (col_start && !(col_start->is_const() && col_start->value() == 0))) return std::nullopt;
-  return *row_start;
-}
 
 // K or V concatenated from a past and a new part on the sequence axis: the Concat, else null.
 const ir::Node* past_concat(const ir::Value* x) {
@@ -259,14 +132,6 @@ bool computed_from(const std::vector<ir::Value*>& roots, const ir::Node* n) {
 // A causal mask found among the masks: is_causal=1 when ONNX's alignment of it matches. Attention
 // offsets causal rows by past_key's length (0 without one), so a mask offset by r0 needs r0 == 0,
 // or K and V concatenated from a past of length r0, which then becomes past_key and past_value.
-// A mask the checks above would call causal were it square and unshifted: a constant causal pattern
-// or a slice of one. Used only to say why such a mask was kept.
-bool looks_causal(ir::Value* mask, MaskForm form) {
-  ir::Value* x = mask;
-  while (x->producer() && x->producer()->op_type() == "Slice") x = x->producer()->input(0);
-  return x->is_constant() && constant_is_causal(x->constant(), form);
-}
-
 bool take_causal(ir::Value* mask, const ir::Shape& scores, MaskForm form, const FusionContext& c,
                  const std::vector<ir::Value*>& other_masks, Plan& p) {
   auto kept = [&](std::string why) {
@@ -336,12 +201,31 @@ ir::Value* through_repeat_kv(ir::Value* x, const FusionContext& c) {
   return ok ? kv : x;
 }
 
+// How a mask broadcast to scores of rank 4 + lead reaches the merged 4-D scores (Plan::Term::to_4d):
+// the dims it lines up with the merged ones must be all 1, or all of them the scores' own.
+std::string mask_to_4d(const ir::Shape& mask, const ir::Shape& scores, size_t lead, int& to_4d) {
+  to_4d = 0;
+  if (lead == 0 || mask.size() <= 3) return "";
+  size_t merged = mask.size() - 3, off = scores.size() - mask.size();
+  bool ones = true, own = mask.size() == scores.size();
+  for (size_t i = 0; i < merged; ++i) {
+    ones = ones && mask[i].is_const() && mask[i].value() == 1;
+    own = own && dims_match(mask[i], scores[off + i]);
+  }
+  if (!ones && !own)
+    return "the mask varies over some of the batch dims the scores merge into one (mask " + ir::shape_str(mask) +
+           ", scores " + ir::shape_str(scores) + ")";
+  to_4d = ones ? 1 : 2;
+  return "";
+}
+
 std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
   const ir::Shape *qs = shape_of(m["q"]), *ss = shape_of(m["qk"]);
   if (!qs || !ss) return "shapes of Q or the scores are unknown";
   size_t r = ss->size();
-  if (r != 3 && r != 4) return "scores are not 3-D or 4-D";
+  if (r < 3) return "scores have fewer than 3 dims";
   p.three_d = r == 3;
+  p.lead = r > 4 ? r - 4 : 0;
   if (!ir::dtype_is_float(m["q"]->dtype()) || m.root()->dtype() != m["q"]->dtype())
     return "Q and the output are not the same floating-point type";
   // The softmax runs over the key axis.
@@ -359,10 +243,13 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
   p.weights_out = !only_use_is(*probs, *m.root()->producer());
   if (p.weights_out && probs->dtype() != m["q"]->dtype())
     return "the softmax weights are used outside the block in another type than Q's";
+  if (p.weights_out && p.lead > 0) return "the softmax weights of scores with more than 4 dims are used outside the block";
   p.v = through_repeat_kv(m["v"], c);
   if (m.has("kt")) {
     p.k = m["kt"];
-    p.k_perm = r == 4 ? std::vector<int64_t>{0, 1, 3, 2} : std::vector<int64_t>{0, 2, 1};
+    p.k_perm.resize(r);
+    for (size_t i = 0; i < r; ++i) p.k_perm[i] = static_cast<int64_t>(i);
+    std::swap(p.k_perm[r - 1], p.k_perm[r - 2]);
   } else {
     p.k = through_repeat_kv(m["k"], c);
     std::vector<int64_t> perm = m.node("kt_transpose")->attr_ints("perm");
@@ -378,17 +265,18 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
     return "Q, K and V do not all have the scores' rank";
   ir::Shape ks = *k_raw;  // K as the Attention node will read it: [..., s, d]
   for (size_t i = 0; i < p.k_perm.size(); ++i) ks[i] = (*k_raw)[p.k_perm[i]];
-  if (!dims_match((*qs)[0], (*ss)[0]) || !dims_match(ks[0], (*ss)[0]))
-    return "Q or K is broadcast over the batch";
+  for (size_t i = 0; i <= p.lead; ++i) {
+    if (!dims_match((*qs)[i], (*ss)[i]) || !dims_match(ks[i], (*ss)[i])) return "Q or K is broadcast over the batch";
+    if (!dims_match((*vs)[i], (*ss)[i]))
+      return "V's batch differs from the scores' (V " + ir::shape_str(*vs) + ", scores " + ir::shape_str(*ss) + ")";
+  }
   if (!dims_match(ks[r - 2], (*ss)[r - 1])) return "K's length is not the key length";
-  if (r == 4) {
+  if (r >= 4) {
     // Fewer key/value heads than query heads (GQA, MQA) must divide them, the same for K and V.
-    const Dim &hq = (*ss)[1], &hk = ks[1], &hv = (*vs)[1];
+    const Dim &hq = (*ss)[r - 3], &hk = ks[r - 3], &hv = (*vs)[r - 3];
     bool divides = dims_match(hq, hk) || (hq.is_const() && hk.is_const() && hk.value() > 0 && hq.value() % hk.value() == 0);
     if (!divides || !dims_match(hk, hv)) return "key/value heads do not divide the query heads";
   }
-  if (!dims_match((*vs)[0], (*ss)[0]))
-    return "V's batch differs from the scores' (V " + ir::shape_str(*vs) + ", scores " + ir::shape_str(*ss) + ")";
   if (!dims_match((*vs)[r - 2], (*ss)[r - 1])) return "V's length is not the key length";
   // Scale: the product of every constant factor; none at all is scale 1 (T5).
   for (const char* s : {"sq", "sk", "ss"}) {
@@ -408,7 +296,7 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
     if (!(f <= kHugeNegative))  // -inf compares <= too
       return "Where fills masked scores with a finite value that a fused mask would not reproduce";
     terms.push_back({cond, true, drop, f});
-    return "";
+    return mask_to_4d(*cs, *ss, p.lead, terms.back().to_4d);
   };
   why = where_term("_in");
   if (!why.empty()) return why;
@@ -419,6 +307,8 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
     if (!ms || !broadcasts_to(*ms, *ss)) return not_broadcastable(ms, *ss);
     if (mk->dtype() != m["q"]->dtype()) return "mask is not of the scores' type";
     terms.push_back({mk});
+    why = mask_to_4d(*ms, *ss, p.lead, terms.back().to_4d);
+    if (!why.empty()) return why;
   }
   why = where_term("");
   if (!why.empty()) return why;
@@ -443,11 +333,38 @@ ir::Value* i64s(RewriteBuilder& b, std::vector<int64_t> v, const std::string& hi
   return b.constant(ir::Tensor::from_vector(ir::DType::Int64, {n}, v), hint);
 }
 
+// The dims of x from `start` to `end` (Python-style, negative from the back) as a 1-D int64 value.
+ir::Value* dims_of(RewriteBuilder& b, ir::Value* x, int64_t start, std::optional<int64_t> end = std::nullopt) {
+  std::vector<ir::Attribute> a = {RewriteBuilder::attr("start", start)};
+  if (end) a.push_back(RewriteBuilder::attr("end", *end));
+  return b.add("Shape", {x}, a)->output();
+}
+
+// [a, b, .., h, s, d] -> [a·b·.., h, s, d]: the leading dims of a rank-5+ operand merged (a view).
+ir::Value* merge_lead(RewriteBuilder& b, ir::Value* x) {
+  ir::Value* shape = b.add("Concat", {i64s(b, {-1}, "attn_merged_batch"), dims_of(b, x, -3)},
+                           {RewriteBuilder::attr("axis", int64_t{0})})->output();
+  return b.add("Reshape", {x, shape})->output();
+}
+
 void rewrite(const Match& m, RewriteBuilder& b) {
   Plan p;
   analyse(m, b.context(), p);
   ir::Value* k = p.k;
   if (!p.k_perm.empty()) k = b.add("Transpose", {k}, {RewriteBuilder::attr("perm", p.k_perm)})->output();
+  ir::Value *q = p.q, *v = p.v;
+  if (p.lead > 0) {
+    q = merge_lead(b, q);
+    k = merge_lead(b, k);
+    v = merge_lead(b, v);
+    for (Plan::Term& t : p.masks) {
+      size_t r = shape_of(t.value)->size();
+      std::vector<int64_t> axes(r > 3 ? r - 3 : 0);
+      for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int64_t>(i);
+      if (t.to_4d == 1) t.value = b.add("Squeeze", {t.value, i64s(b, axes, "attn_mask_axes")})->output();
+      if (t.to_4d == 2) t.value = merge_lead(b, t.value);
+    }
+  }
   // One attn_mask: a lone float mask or -inf Where as it is (bool), else the terms summed as floats
   // (Where(cond, 0, fill) for a Where), which gives the scores the same values.
   ir::Value* mask = nullptr;
@@ -468,7 +385,14 @@ void rewrite(const Match& m, RewriteBuilder& b) {
   if (p.causal) attrs.push_back(RewriteBuilder::attr("is_causal", int64_t{1}));
   ir::Value* weights = p.weights_out ? m["probs"] : nullptr;
   if (weights) attrs.push_back(RewriteBuilder::attr("qk_matmul_output_mode", int64_t{3}));
-  if (!p.three_d) {
+  if (p.lead > 0) {
+    // [a·b·.., h, s, dv] back to the block's [a, b, .., h, s, dv].
+    ir::Value* y = b.add_outputs("Attention", mask ? std::vector<ir::Value*>{q, k, v, mask} : std::vector<ir::Value*>{q, k, v},
+                                 attrs, {true, false, false, false})->output(0);
+    ir::Value* shape = b.add("Concat", {dims_of(b, p.q, 0, -1), dims_of(b, p.v, -1)},
+                             {RewriteBuilder::attr("axis", int64_t{0})})->output();
+    b.replace({m.root()}, "Reshape", {y, shape});
+  } else if (!p.three_d) {
     std::vector<ir::Value*> ins = {p.q, k, p.v};
     if (mask || p.past_k) ins.push_back(mask);
     if (p.past_k) ins.insert(ins.end(), {p.past_k, p.past_v});

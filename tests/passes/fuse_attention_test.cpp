@@ -2,6 +2,8 @@
 // reasons, and every fused graph evaluated against the unfused one (ir/eval's reference Attention).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "fusion_util.h"
 #include "passes/fuse_attention.h"
 
@@ -352,6 +354,43 @@ std::string near_miss_reason(const std::string& text) {
   EXPECT_EQ(std::count(f.ops.begin(), f.ops.end(), "Attention"), 0) << "fused a near miss";
   auto nm = f.report.ranked_near_misses();
   return nm.empty() ? "(no near miss reported)" : nm[0].reason;
+}
+
+// MaxViT's scores are 5-D, [batch, partitions, heads, n, n], with a relative position bias [heads,
+// n, n]: Attention runs on the leading two dims merged into one batch dim (Reshape views around the
+// node). A 5-D mask joins when its leading dims are all 1 (dropped) or the scores' own (merged); one
+// that varies over the batch but not over the partitions cannot be merged, and says so.
+std::string graph5(const std::string& mask_dims) {
+  return R"(
+  model ir_version=8 opset=[ai.onnx:17]
+  graph main(%q: f32[2,3,2,4,8], %k: f32[2,3,2,4,8], %v: f32[2,3,2,4,8], %mask: f32[)" + mask_dims + R"(]) {
+    %s = const f32[] {0.353553385}
+    %bias = const f32[2,4,4] {0.1, -0.2, 0.3, 0, 0.5, 0.1, -0.4, 0.2, 0, 0.3, -0.1, 0.6, 0.2, 0.2, -0.3, 0.1, -0.5, 0.4, 0, 0.1, 0.3, -0.2, 0.2, 0, 0.1, 0.1, 0.4, -0.6, 0, 0.2, -0.1, 0.3}
+    %kt: f32[2,3,2,8,4] = Transpose(%k) {perm=[0, 1, 2, 4, 3]}
+    %qk: f32[2,3,2,4,4] = MatMul(%q, %kt)
+    %scores: f32[2,3,2,4,4] = Mul(%qk, %s)
+    %biased: f32[2,3,2,4,4] = Add(%scores, %bias)
+    %masked: f32[2,3,2,4,4] = Add(%biased, %mask)
+    %p: f32[2,3,2,4,4] = Softmax(%masked) {axis=-1}
+    %y: f32[2,3,2,4,8] = MatMul(%p, %v)
+    return %y
+  }
+)";
+}
+
+TEST(FuseAttention, FiveDScoresMergeTheLeadingDims) {
+  for (std::string dims : {"2,3,1,1,4", "1,1,2,4,4", "4"}) {
+    SCOPED_TRACE(dims);
+    std::string g = graph5(dims);
+    Fused f = run(g);
+    ASSERT_TRUE(f.attention);
+    EXPECT_EQ(f.report.counts().at("attention"), 1);
+    EXPECT_EQ(std::count(f.ops.begin(), f.ops.end(), "MatMul"), 0);
+    expect_same_values(g, kPasses);
+  }
+  EXPECT_EQ(near_miss_reason(graph5("2,1,1,1,4")),
+            "the mask varies over some of the batch dims the scores merge into one (mask [2,1,1,1,4], scores "
+            "[2,3,2,4,4])");
 }
 
 TEST(FuseAttention, NearMisses) {

@@ -628,3 +628,14 @@ def swin():
     from torchvision.models.swin_transformer import SwinTransformer
     return SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2], window_size=[4, 4],
                            num_classes=10)
+
+
+# ---------------------------------------------------------------- torchvision MaxViT
+
+def maxvit():
+    """torchvision's MaxVit itself, tiny: 32x32 images, one stage of one layer (an MBConv, then
+    attention within 4x4 windows and across a 4x4 grid; 2 heads of 8). Its scores are 5-D,
+    [B, partitions, heads, n, n] (an Einsum), with a learned relative position bias added."""
+    from torchvision.models.maxvit import MaxVit
+    return MaxVit(input_size=(32, 32), stem_channels=8, partition_size=4, block_channels=[16], block_layers=[1],
+                  head_dim=8, stochastic_depth_prob=0.0, num_classes=10)

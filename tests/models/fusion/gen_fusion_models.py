@@ -133,6 +133,9 @@ SPECS = [
          names=["queries", "keys", "values"], outputs=["pooled"],
          dyn={"queries": {0: "n"}, "keys": {0: "n", 1: "m"}, "values": {0: "n", 1: "m"}, "pooled": {0: "n"}},
          counts=(1, 0, 0, 0), form="nadaraya_watson"),
+    dict(name="maxvit", make=fam.maxvit, opsets=[17],
+         inputs=lambda r, b, s: [normal(r, b, 3, 32, 32)], names=["pixel_values"], outputs=["logits"],
+         dyn={"pixel_values": {0: "batch"}, "logits": {0: "batch"}}, counts=(2, 5, 0, 5), form="sdpa"),
 ]
 
 DATA_SHAPES = [(2, 7), (1, 5)]  # (batch, seq) of test_data_set_0 and _1
