@@ -19,15 +19,24 @@ bool is_control_flow(const ir::Node& n) {
 
 namespace {
 
+// A Transpose that leaves the last axis in place: rows stay contiguous (vector loads of V's head dim).
+bool keeps_last_axis(const ir::Node& n) {
+  std::vector<int64_t> perm = n.attr_ints("perm");
+  return !perm.empty() && perm.back() == static_cast<int64_t>(perm.size()) - 1;
+}
+
 // Whether a kernel rooted in class `k` may read producer `n` as an inline Func. GEMMs and convolutions
 // take none: their inner loops would recompute them. Attention takes pure index maps only (the
 // Slice or Split, Reshape and Transpose that split a projection into heads): inline they cost address
-// arithmetic, where an arithmetic producer of K or V would be recomputed for every query tile.
-// Views join no other kernel, which reads them in place as they are.
+// arithmetic, where an arithmetic producer of K or V would be recomputed for every query tile, and a
+// Transpose that moves the last axis would turn V's row loads into gathers. Views join no other
+// kernel, which reads them in place as they are.
 bool accepts_fused_producer(KernelClass k, const ir::Node& n, bool is_view) {
-  if (k == KernelClass::Attention)
-    return is_view ||
-           (n.domain().empty() && (n.op_type() == "Transpose" || n.op_type() == "Slice" || n.op_type() == "Split"));
+  if (k == KernelClass::Attention) {
+    if (is_view) return true;
+    if (!n.domain().empty()) return false;
+    return n.op_type() == "Slice" || n.op_type() == "Split" || (n.op_type() == "Transpose" && keeps_last_axis(n));
+  }
   return !is_view && k != KernelClass::MatMul && k != KernelClass::Other;
 }
 

@@ -453,6 +453,34 @@ TEST(LowerAttention, HeadSplitOfAPackedProjectionIsReadInPlace) {
   }
 }
 
+// A Transpose that moves the last axis (V given as [b, h, d, s]) stays a kernel of its own: inline,
+// the attention kernel's vector loads along V's head dim would become gathers.
+TEST(LowerAttention, TransposeOfTheHeadDimIsNotInlined) {
+  Case c;
+  c.sq = c.skv = 9;
+  Built m = attention_model(c, false);
+  ir::Graph& g = *m.model.graph;
+  ir::Value* v = g.inputs()[2];
+  ir::Value* vt = g.add_input("vt", ir::Type::tensor(DType::Float32, Shape{c.b, c.hkv, c.dv, c.skv}));
+  ir::Node* tr = g.add_node("Transpose", {vt}, {"v_from_vt"});
+  tr->set_attr_ints("perm", {0, 1, 3, 2});
+  tr->output()->set_type(v->type());
+  for (ir::Node* n : g.nodes())
+    if (n->op_type() == "Attention") n->set_input(2, tr->output());
+  g.topological_sort();
+  codegen::Partition p = codegen::partition_model(m.model);
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_EQ(p.kernels[0].kclass, codegen::KernelClass::DataMovement);
+  std::vector<float> vt_data(m.v.size());  // [b, h, s, d] -> [b, h, d, s]
+  for (int bh = 0; bh < c.b * c.hkv; ++bh)
+    for (int t = 0; t < c.skv; ++t)
+      for (int d = 0; d < c.dv; ++d) vt_data[(bh * c.dv + d) * c.skv + t] = m.v[(bh * c.skv + t) * c.dv + d];
+  std::vector<HostTensor> in = m.inputs;
+  in.push_back(HostTensor::f32({c.b, c.hkv, c.dv, c.skv}, vt_data));
+  auto out = compile_and_run(m.model, in, "attention_vt");
+  EXPECT_TRUE(all_close(out[0].values<float>(), reference(c, m.q, m.k, m.v, m.pk, m.pv), 1e-4, 2e-5));
+}
+
 // GPU targets take the materialized form (scores stored, as unfused); it must lower and schedule
 // (compiled here without a GPU; run where one is present).
 TEST(LowerAttention, CompilesForCuda) {
