@@ -19,7 +19,8 @@
 #     --cold     also time a cold compile (empty kernel cache) of each model (the full table always does)
 #   env: ONNXC (default build/tools/onnxc), MODELS (default build/benchmodels)
 #
-# Columns: onnxc and ORT median latency, ratio onnxc/ORT (< 1: onnxc faster), peak RSS of each process
+# Columns: onnxc and ORT median latency, ratio onnxc/ORT (< 1: onnxc faster), the lowest and highest
+# ratio of a single round (a wide range: the machine moved during the row), peak RSS of each process
 # during its runs, onnxc compile time (cold: no kernel cache; warm: every kernel cached) and its peak
 # RSS. Needs bench/ort/node_modules: (cd bench/ort && npm ci --ignore-scripts).
 set -euo pipefail
@@ -119,8 +120,8 @@ done
 
 echo "onnxc $(git -C "$ROOT" rev-parse --short HEAD) vs onnxruntime-node 1.30.0; $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores;" \
      "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-15s %-17s %3s %10s %10s %7s %9s %9s %9s %9s %9s\n' model shape thr "onnxc ms" "ORT ms" ratio \
-  "onnxc MiB" "ORT MiB" "cold s" "warm s" "cc MiB"
+printf '%-15s %-17s %3s %10s %10s %7s %11s %9s %9s %9s %9s %9s\n' model shape thr "onnxc ms" "ORT ms" ratio \
+  "rounds" "onnxc MiB" "ORT MiB" "cold s" "warm s" "cc MiB"
 for row in "${ROWS[@]}"; do
   IFS='|' read -r name label dims <<<"$row"
   lib=$LIBS/$name/lib$name.so
@@ -136,9 +137,12 @@ for row in "${ROWS[@]}"; do
   om=$(printf '%s\n' "${o_ms[@]}" | median)
   rm_=$(printf '%s\n' "${r_ms[@]}" | median)
   ONNXC_MS[$name|$label]=$om ORT_MS[$name|$label]=$rm_
+  # The lowest and highest ratio of one round's pair: how much the machine moved during the row.
+  range=$(paste <(printf '%s\n' "${o_ms[@]}") <(printf '%s\n' "${r_ms[@]}") |
+    awk 'NR == 1 || $1 / $2 < lo {lo = $1 / $2} NR == 1 || $1 / $2 > hi {hi = $1 / $2} END {printf "%.2f-%.2f", lo, hi}')
   awk -v n="$name" -v s="$label" -v t="$THREADS" -v om="$om" -v rm="$rm_" -v orss="$o_rss" -v rrss="$r_rss" \
-      -v cold="${CC_COLD[$name]:--}" -v warm="${CC_WARM[$name]}" -v ccrss="${CC_RSS[$name]}" 'BEGIN {
-    printf "%-15s %-17s %3d %10.2f %10.2f %7.2f %9.0f %9.0f %9s %9s %9.0f\n", n, s, t, om, rm, om / rm,
+      -v range="$range" -v cold="${CC_COLD[$name]:--}" -v warm="${CC_WARM[$name]}" -v ccrss="${CC_RSS[$name]}" 'BEGIN {
+    printf "%-15s %-17s %3d %10.2f %10.2f %7.2f %11s %9.0f %9.0f %9s %9s %9.0f\n", n, s, t, om, rm, om / rm, range,
            orss / 1048576, rrss / 1048576, cold, warm, ccrss / 1024 }'
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
