@@ -232,9 +232,7 @@ class Partitioner : public ControlScope {
     return live_.count(n) && is_view_op(*n) && !view_needs_kernel(*n);
   }
 
-  bool needs_kernel(const ir::Node* n) const {
-    return live_.count(n) && !is_constant_node(*n) && !(is_view_op(*n) && !view_needs_kernel(*n));
-  }
+  bool needs_kernel(const ir::Node* n) const { return live_.count(n) && !is_constant_node(*n) && !is_view(n); }
 
   // A tensor for an output no one reads (absent, or dead): the host op writes it all the same.
   int host_output(const HostStepArgs::Output& o) {
