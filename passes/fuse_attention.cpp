@@ -328,9 +328,8 @@ std::string check(const Match& m, const FusionContext& c) {
   return analyse(m, c, p);
 }
 
-ir::Value* i64s(RewriteBuilder& b, std::vector<int64_t> v, const std::string& hint) {
-  int64_t n = static_cast<int64_t>(v.size());
-  return b.constant(ir::Tensor::from_vector(ir::DType::Int64, {n}, v), hint);
+ir::Value* i64s(RewriteBuilder& b, const std::vector<int64_t>& v, const std::string& hint) {
+  return b.constant(i64_tensor(v), hint);
 }
 
 // The dims of x from `start` to `end` (Python-style, negative from the back) as a 1-D int64 value.
@@ -443,9 +442,8 @@ bool expand_attention_masks_for_export(ir::Model& m) {
     int64_t seq_axis = qs->size() == 4 ? 2 : 1;
     if (dims_equal((*ms)[ms->size() - 2], (*qs)[seq_axis])) continue;
     // shape = [1, ..., 1, q_len, 1]: Expand broadcasts every other axis as it is.
-    auto ints = [&](std::vector<int64_t> v, const std::string& hint) {
-      int64_t k = static_cast<int64_t>(v.size());
-      return g.add_initializer(g.unique_name(hint), ir::Tensor::from_vector(ir::DType::Int64, {k}, v));
+    auto ints = [&](const std::vector<int64_t>& v, const std::string& hint) {
+      return g.add_initializer(g.unique_name(hint), i64_tensor(v));
     };
     ir::Node* len = g.insert_node_before(n, "Shape", {q}, {g.unique_name(mask->name() + "_qlen")});
     len->set_attr_int("start", seq_axis);

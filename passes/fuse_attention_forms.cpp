@@ -15,6 +15,8 @@
 // value is taken from the fused op too, so nothing is computed twice.
 #include "passes/fuse_attention_forms.h"
 
+#include "passes/rewrite.h"
+
 namespace onnxc::passes {
 namespace {
 
@@ -40,10 +42,7 @@ Pattern weighted_sum(const Pattern& weights) {
   return op("MatMul", {alt({op("Unsqueeze", {weights, any()}), weights}), any().capture("v")});
 }
 
-ir::Value* axes(RewriteBuilder& b, std::vector<int64_t> a) {
-  int64_t n = static_cast<int64_t>(a.size());
-  return b.constant(ir::Tensor::from_vector<int64_t>(ir::DType::Int64, {n}, a), "axes");
-}
+ir::Value* axes(RewriteBuilder& b, const std::vector<int64_t>& a) { return b.constant(i64_tensor(a), "axes"); }
 
 // Replaces the match root by output 0 of `fused` and, when the softmax `w` is used outside the
 // match, `w` by output 1 (squeezed back to w's rank).
