@@ -196,6 +196,17 @@ case_compile_unsupported_op() {
   true
 }
 
+# A target of another architecture is linked with its cross tools; without them, one clear line and
+# nothing written.
+case_compile_cross_missing_tools() {
+  ONNXC_CROSS_PREFIX=no-such-cross- run_onnxc compile "$ADD/model.onnx" -o outdir --target arm64
+  expect_user_error compile 'no-such-cross-gcc, which is not installed'
+  expect_absent outdir
+  run_onnxc compile "$ADD/model.onnx" -o outdir --target riscv-64-linux
+  expect_user_error compile '64-bit x86 and ARM only'
+  expect_absent outdir
+}
+
 case_inspect() {
   run_onnxc inspect "$ADD/model.onnx"
   expect_rc 0
