@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "codegen/schedule/target_desc.h"
 #include "ir/error.h"
 
 namespace onnxc::codegen {
@@ -36,6 +37,11 @@ Halide::Target with_dot_products(const Halide::Target& t) {
       t.has_feature(Halide::Target::AVX512_SapphireRapids) || cpuinfo_text().find("avx512_vnni") == std::string::npos)
     return t;
   return t.with_feature(Halide::Target::AVX512_SapphireRapids);
+}
+
+bool int8_products_pay(const Halide::Target& t) {
+  const Int8Dot dot = describe(with_dot_products(t)).int8_dot;
+  return dot == Int8Dot::Vnni512 || dot == Int8Dot::ArmSdot;
 }
 
 Halide::Target parse_target(const std::string& name) {

@@ -66,6 +66,7 @@ int compile_main(const std::vector<std::string>& args) {
 
   ir::Model m = read_model(model);
   bo.passes.passes = passes;
+  bo.passes.target = bo.target;
   optimize_model(m, bo.passes);
 
   const bool tty = stderr_is_tty();

@@ -207,6 +207,23 @@ case_compile_cross_missing_tools() {
   expect_absent outdir
 }
 
+# --quantize dynamic-int8 on a target without int8 dot products (AVX2) keeps the model float32 and
+# says so; :force quantizes anyway (the int8 kernel then matches at int8 tolerances).
+case_quantize_where_int8_pays() {
+  local q="$HERE/../models/quant/matmul_bias_relu"
+  run_onnxc compile "$q/model.onnx" -o plain --target x86-64-avx2 --quantize dynamic-int8 -q
+  expect_rc 0
+  expect_err 'left the model float32: target x86-64-avx2 has no int8 dot-product instruction'
+  run_onnxc compile "$q/model.onnx" -o forced --target x86-64-avx2 --quantize dynamic-int8:force -q
+  expect_rc 0
+  grep -q 'left the model float32' err && fail ":force still kept the model float32"
+  run_onnxc compare forced/*.so "$q" --rtol 0.05 --atol 0.35
+  expect_rc 0
+  run_onnxc compile "$q/model.onnx" -o bad --quantize int3
+  expect_rc 2
+  expect_err "unknown mode 'int3'"
+}
+
 case_inspect() {
   run_onnxc inspect "$ADD/model.onnx"
   expect_rc 0
