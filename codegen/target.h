@@ -19,10 +19,11 @@ Halide::Target parse_target(const std::string& name);
 // none of the FP16 instructions, so it is safe for them alone.
 Halide::Target with_dot_products(const Halide::Target& t);
 
-// Whether int8 products beat float32 ones on `t`: only with a four-way int8 dot-product instruction
-// (AVX-512 VNNI, as with_dot_products enables it, or ARM's sdot). Without one (AVX2, AVX-512 before
-// VNNI, plain NEON) the int8 kernel widens its operands to int16 pairs and runs slower than float32
-// (BERT on AVX2: 1.36x the float32 CPU time), so `--quantize dynamic-int8` keeps such models float32.
+// Whether int8 products beat float32 ones on `t`: only with a four-way u8 × s8 dot-product instruction
+// (AVX-512 VNNI, as with_dot_products enables it). Without one (AVX2, AVX-512 before VNNI, ARM, whose
+// sdot/udot take like-signed bytes) the int8 kernel widens its operands to int16 and runs slower than
+// float32 (BERT on AVX2: 1.36x the float32 CPU time), so `--quantize dynamic-int8` keeps such models
+// float32.
 bool int8_products_pay(const Halide::Target& t);
 
 }  // namespace onnxc::codegen

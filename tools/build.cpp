@@ -110,8 +110,8 @@ void optimize_model(ir::Model& m, const PassOptions& opt) {
   if (!opt.quantize.empty() && opt.quantize != "dynamic-int8:force" &&
       !codegen::int8_products_pay(codegen::parse_target(opt.target))) {
     std::cerr << "onnxc: note: --quantize dynamic-int8 left the model float32: target " << opt.target
-              << " has no int8 dot-product instruction (AVX-512 VNNI, ARM dotprod), where int8 products run "
-                 "slower than float32; --quantize dynamic-int8:force quantizes anyway\n";
+              << " has no u8 x s8 dot-product instruction (AVX-512 VNNI), and int8 products run slower than "
+                 "float32 without one; --quantize dynamic-int8:force quantizes anyway\n";
   } else if (!opt.quantize.empty()) {
     // After fold_matmul_batch, which makes [seq, batch, K] activations the 2-D rows it quantizes.
     auto at = std::find(names.begin(), names.end(), "fold_matmul_batch");
@@ -139,7 +139,7 @@ void add_quantize_option(ArgParser& p, std::string* mode) {
   p.option("quantize", 0, "MODE",
            "dynamic-int8: products with a constant weight run in int8 (weights per column,\n"
            "activations per row at run time, int32 sums); norms, softmax and the rest stay float32.\n"
-           "Only on targets with int8 dot products (AVX-512 VNNI, ARM dotprod), where it is faster;\n"
+           "Only on targets with u8 x s8 dot products (AVX-512 VNNI), where it is faster;\n"
            "elsewhere the model stays float32 and a note says so (dynamic-int8:force: quantize anyway).\n"
            "Changes results: check them with `onnxc compare` (default: float32 as written)",
            mode);

@@ -12,7 +12,8 @@ using namespace Halide;
 
 Int8Block int8_block(const TargetDesc& d) {
   const int lanes = std::max(1, d.vector_bytes / 4);
-  const bool dot4 = d.int8_dot == Int8Dot::Vnni512 || d.int8_dot == Int8Dot::ArmSdot;
+  // Only vpdpbusd takes the kernel's u8 × s8 products four at a time (sdot/udot want like signs).
+  const bool dot4 = d.int8_dot == Int8Dot::Vnni512;
   // 32 registers leave room for the widened operands beside 24 accumulators; 16 do not.
   const int spare = dot4 || d.vector_registers > 16 ? 0 : 4;
   return {2 * lanes, std::max(1, (d.accumulator_budget() - spare) / 2)};

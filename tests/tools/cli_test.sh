@@ -213,7 +213,7 @@ case_quantize_where_int8_pays() {
   local q="$HERE/../models/quant/matmul_bias_relu"
   run_onnxc compile "$q/model.onnx" -o plain --target x86-64-avx2 --quantize dynamic-int8 -q
   expect_rc 0
-  expect_err 'left the model float32: target x86-64-avx2 has no int8 dot-product instruction'
+  expect_err 'left the model float32: target x86-64-avx2 has no u8 x s8 dot-product instruction'
   run_onnxc compile "$q/model.onnx" -o forced --target x86-64-avx2 --quantize dynamic-int8:force -q
   expect_rc 0
   grep -q 'left the model float32' err && fail ":force still kept the model float32"
