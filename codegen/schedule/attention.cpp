@@ -89,6 +89,23 @@ void schedule_cpu(Func out4, AttentionStages& s, const Halide::Target& t) {
 
 }  // namespace
 
+bool streams_attention(const Halide::Target& t) { return !describe(t).gpu; }
+
+void schedule_materialized_attention(Func output, const std::vector<Func>& stages, Func y4, bool y4_is_output,
+                                     const Halide::Target& t) {
+  for (Func f : stages) {
+    f.compute_root();
+    schedule_reduction(f, true, Halide::Internal::const_true(), t);
+  }
+  if (!y4_is_output) {
+    // Not a kernel output: schedule_output's run-time size test would read an output buffer.
+    y4.compute_root();
+    if (describe(t).gpu) schedule_output(y4, KernelClass::Elementwise, t);
+    else y4.vectorize(y4.args()[0], vector_width(y4, t), TailStrategy::GuardWithIf).parallel(y4.args()[3]);
+  }
+  schedule_output(output, KernelClass::Elementwise, t);
+}
+
 void schedule_attention(Func output, AttentionStages s, const Halide::Target& t) {
   Func out4 = s.y4;
   if (output.name() != s.y4.name()) {
