@@ -197,15 +197,17 @@ int main(int argc, char** argv) {
       double median, best, cpu;
       if (std::sscanf(line, "%255[^\t]\t%lf\t%lf\t%lf", name, &median, &best, &cpu) != 4) continue;
       char cols[128];
+      // The CPU-second rate against one thread's share of the peak: the kernel's efficiency while it
+      // runs, which other processes on the cores do not lower (the wall-clock columns they do).
       std::snprintf(cols, sizeof cols, "%8.1f %8.1f %8.1f %5.0f%%", median, best, cpu,
-                    peak[t] > 0 ? 100 * median / peak[t] : 0.0);
+                    peak[t] > 0 ? 100 * cpu * t / peak[t] : 0.0);
       rows[name][t] = cols;
     }
     if (pclose(p) != 0) return 1;
   }
   const char* cold = std::getenv("GEMM_BENCH_COLD");
-  std::printf("GFLOP/s (median and best wall clock; per CPU-second; median as a share of the %s fp32 FMA peak:"
-              " %.0f GFLOP/s on 1 thread, %.0f on 2)%s\n",
+  std::printf("GFLOP/s (median and best wall clock; per CPU-second; the CPU-second rate as a share of one thread's"
+              " %s fp32 FMA peak: %.0f GFLOP/s on 1 thread, %.0f on 2)%s\n",
               onnxc::tools::peak_isa(target.to_string()), peak[1], peak[2],
               cold && std::strcmp(cold, "1") == 0 ? ", weights out of cache" : "");
   std::printf("%-24s %33s   %33s\n", "", "1 thread", "2 threads");
