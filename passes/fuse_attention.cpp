@@ -425,9 +425,37 @@ void rewrite(const Match& m, RewriteBuilder& b) {
 
 }  // namespace
 
+namespace {
+
+// The value `v` was computed, within a few steps back through views and elementwise ops, from a
+// MatMul: softmax weights over such a value are attention scores, whatever else is in between.
+bool computed_from_product(const ir::Value* v, int depth = 8) {
+  const ir::Node* p = v ? v->producer() : nullptr;
+  if (!p || depth == 0) return false;
+  if (p->op_type() == "MatMul" || p->op_type() == "Einsum") return true;
+  static const std::set<std::string> kThrough = {"Reshape", "Transpose", "Add", "Sub", "Mul", "Div", "Where",
+                                                 "Cast", "Tanh", "Squeeze", "Unsqueeze", "Expand", "Abs", "Neg"};
+  if (!p->domain().empty() || !kThrough.count(p->op_type())) return false;
+  for (const ir::Value* in : p->inputs())
+    if (computed_from_product(in, depth - 1)) return true;
+  return false;
+}
+
+// A product of softmax weights (through Casts) whose scores are a product: attention, to be fused
+// or explained.
+bool weighs_by_softmax_of_a_product(const ir::Node& n) {
+  if (n.op_type() != "MatMul" || !n.domain().empty() || n.num_inputs() < 1) return false;
+  const ir::Value* w = n.input(0);
+  while (produced_by_op(w, "Cast")) w = w->producer()->input(0);
+  return produced_by_op(w, "Softmax") && computed_from_product(w->producer()->input(0));
+}
+
+}  // namespace
+
 std::vector<FusionRule> attention_rules() {
   FusionRule r{"sdpa", "attention", attention_pattern(), check, rewrite, 23};
   r.may_escape = {"probs"};
+  r.must_explain = weighs_by_softmax_of_a_product;
   return {r};
 }
 

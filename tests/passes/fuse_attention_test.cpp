@@ -419,5 +419,25 @@ TEST(FuseAttention, NearMisses) {
             "Where fills masked scores with a finite value that a fused mask would not reproduce");
 }
 
+// Softmax weights of a product, times a value: whatever lies between the products, the block is
+// either fused or reported, never passed over in silence (here after only two matched nodes, below
+// the usual near-miss depth).
+TEST(FuseAttention, EverySoftmaxOfAProductIsExplained) {
+  EXPECT_EQ(near_miss_reason(graph4(R"(
+    %a: f32[1,2,5,5] = Abs(%scores)
+    %p: f32[1,2,5,5] = Softmax(%a) {axis=-1})")),
+            "MatMul.in0.Softmax.in0: expected Cast, found Abs node producing 'a'");
+  // A softmax of an input (no product behind it) weighing a value is no attention: nothing to say.
+  Fused f = run(R"(
+  model ir_version=8 opset=[ai.onnx:17]
+  graph main(%logits: f32[1,2,5,5], %v: f32[1,2,5,8]) {
+    %p: f32[1,2,5,5] = Softmax(%logits) {axis=-1}
+    %y: f32[1,2,5,8] = MatMul(%p, %v)
+    return %y
+  }
+)");
+  EXPECT_TRUE(f.report.near_misses.empty());
+}
+
 }  // namespace
 }  // namespace onnxc::testing
