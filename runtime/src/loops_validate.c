@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "error.h"
-#include "loops.h"
-#include "model.h"
+#include "loops_validate.h"
+#include "desc.h"
 
 #define FAIL(...) return onnxc_fail(ONNXC_ERR_LOAD_FAILED, __VA_ARGS__)
 

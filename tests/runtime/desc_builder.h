@@ -1,11 +1,12 @@
 // Hand-written model descriptors for the runtime's tests: a mutable copy of a descriptor (to corrupt
-// or vary one field), a descriptor over a test's static arrays (HandPlan), and a model with one
-// session loaded from a descriptor.
+// or vary one field), a descriptor over a test's static arrays (HandPlan), the message of one that must
+// fail to load, and a model with one session loaded from a descriptor.
 #ifndef ONNXC_TESTS_RUNTIME_DESC_BUILDER_H
 #define ONNXC_TESTS_RUNTIME_DESC_BUILDER_H
 
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -128,6 +129,18 @@ inline DescBuilder hand_written(const HandPlan &p) {
   d.steps = p.steps.items;
   return DescBuilder(d);
 }
+
+// The message of a descriptor that must fail to load with `want` (and leave no model behind).
+inline std::string load_error(const onnxc_model_desc *d, onnxc_status want = ONNXC_ERR_LOAD_FAILED) {
+  onnxc_model *model = nullptr;
+  onnxc_status st = onnxc_model_from_desc(d, &model);
+  EXPECT_EQ(st, want) << onnxc_status_string(st);
+  EXPECT_EQ(model, nullptr);
+  onnxc_model_free(model);
+  return onnxc_last_error();
+}
+
+inline std::string load_error(DescBuilder &b, onnxc_status want = ONNXC_ERR_LOAD_FAILED) { return load_error(b.get(), want); }
 
 // A model loaded from a descriptor (which must outlive it) with one session; both freed on scope exit.
 struct LoadedDesc {

@@ -1,5 +1,5 @@
-// Host ops on hand-written descriptors through the public API: string tensors (StringNormalizer, Cast
-// to and from strings; the element is a const char *), TfIdfVectorizer and sizes given as data
+// Host ops on hand-written descriptors through the public API: string tensors (StringNormalizer,
+// StringConcat, Cast to and from strings; the element is a const char *), TfIdfVectorizer and sizes given as data
 // (VALUE_SIZE). No kernels: these steps run in the runtime's C.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -158,6 +158,54 @@ TEST(HostStrings, NormalizerOfOnlyStopwordsGivesOneEmptyString) {
   EXPECT_EQ(m.string_output(), (std::vector<std::string>{""}));
   ASSERT_EQ(m.run_strings({}), ONNXC_OK) << onnxc_session_last_error(m.session);
   EXPECT_EQ(m.string_output(), (std::vector<std::string>{""}));
+}
+
+// a [n] + b [count] -> StringConcat -> y [n]: b broadcasts when count is 1 and must equal n otherwise.
+void concat_model(Model &m) {
+  m.tensors = {{"a", ONNXC_DTYPE_STRING, ONNXC_TENSOR_INPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR},
+               {"b", ONNXC_DTYPE_STRING, ONNXC_TENSOR_INPUT, 1, m.dims_count.data(), -1, 0, 0, ONNXC_VALUE_TENSOR},
+               {"y", ONNXC_DTYPE_STRING, ONNXC_TENSOR_OUTPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR}};
+  m.inputs = {0, 1};
+  m.outputs = {2};
+  ASSERT_TRUE(m.load(ONNXC_HOST_STRING_CONCAT, {0, 1, 2}, {})) << onnxc_last_error();
+}
+
+onnxc_status run_concat(Model &m, std::vector<const char *> a, std::vector<const char *> b) {
+  int64_t na = static_cast<int64_t>(a.size()), nb = static_cast<int64_t>(b.size());
+  onnxc_tensor ta{ONNXC_DTYPE_STRING, 1, &na, a.data()}, tb{ONNXC_DTYPE_STRING, 1, &nb, b.data()};
+  EXPECT_EQ(onnxc_session_set_input(m.session, 0, &ta), ONNXC_OK);
+  EXPECT_EQ(onnxc_session_set_input(m.session, 1, &tb), ONNXC_OK);
+  return onnxc_session_run(m.session);
+}
+
+TEST(HostStrings, ConcatJoinsElementwiseAndBroadcasts) {
+  Model m(0);
+  concat_model(m);
+  ASSERT_EQ(run_concat(m, {"abc", "", "caf"}, {"d", "e", "\xc3\xa9"}), ONNXC_OK) << onnxc_session_last_error(m.session);
+  EXPECT_EQ(m.string_output(), (std::vector<std::string>{"abcd", "e", "caf\xc3\xa9"}));
+  ASSERT_EQ(run_concat(m, {"x", "y"}, {"!"}), ONNXC_OK) << onnxc_session_last_error(m.session);
+  EXPECT_EQ(m.string_output(), (std::vector<std::string>{"x!", "y!"}));
+  ASSERT_EQ(run_concat(m, {}, {"!"}), ONNXC_OK) << onnxc_session_last_error(m.session);
+  EXPECT_EQ(m.string_output(), (std::vector<std::string>{}));
+}
+
+TEST(HostStrings, ConcatRefusesShapesThatDoNotBroadcast) {
+  Model m(0);
+  concat_model(m);
+  EXPECT_EQ(run_concat(m, {"a", "b"}, {"c", "d", "e"}), ONNXC_ERR_SHAPE_MISMATCH);
+  EXPECT_THAT(onnxc_session_last_error(m.session),
+              HasSubstr("step 0 (StringConcat): 'a' dim 0 is 2 and 'b' dim 0 is 3; they do not broadcast"));
+}
+
+TEST(HostStrings, ConcatChecksDtypesAtLoad) {
+  Model m(0);
+  m.tensors = {{"a", ONNXC_DTYPE_STRING, ONNXC_TENSOR_INPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR},
+               {"b", ONNXC_DTYPE_FLOAT, ONNXC_TENSOR_INPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR},
+               {"y", ONNXC_DTYPE_STRING, ONNXC_TENSOR_OUTPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR}};
+  m.inputs = {0, 1};
+  m.outputs = {2};
+  EXPECT_FALSE(m.load(ONNXC_HOST_STRING_CONCAT, {0, 1, 2}, {}));
+  EXPECT_STREQ(onnxc_last_error(), "model 'strings': step 0 (StringConcat): A, B and Y must be strings");
 }
 
 // x [n] of `from` -> Cast -> y [n] of `to`.

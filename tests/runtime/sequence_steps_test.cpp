@@ -256,13 +256,6 @@ TEST(SequenceSteps, WrongKindsAreRefused) {
   EXPECT_EQ(onnxc_session_run(s.session), ONNXC_ERR_INVALID_ARGUMENT);  // s not set
 }
 
-std::string load_error(const onnxc_model_desc *d) {
-  onnxc_model *model = nullptr;
-  EXPECT_EQ(onnxc_model_from_desc(d, &model), ONNXC_ERR_LOAD_FAILED);
-  onnxc_model_free(model);
-  return onnxc_last_error();
-}
-
 TEST(SequenceSteps, DescriptorChecks) {
   Model m = insert_model();
   m.tensors[3].rank = 1;
