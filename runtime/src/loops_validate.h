@@ -9,9 +9,12 @@
 #include "onnxc/model_abi.h"
 #include "onnxc/runtime.h"
 #include "shape_expr.h"
+#include "step_kind.h"
 
 /* Step k, a LOOP or NEXT (the step-kind table's validate for both). */
 onnxc_status onnxc_check_loop_step(const onnxc_model_desc *d, const char *m, uint32_t k);
-onnxc_status onnxc_check_loop_structure(const onnxc_model_desc *d, const onnxc_expr_table *table, const char *m);
+/* kinds: the step-kind table (which kinds move control forward, which repeat a range). */
+onnxc_status onnxc_check_loop_structure(const onnxc_model_desc *d, const onnxc_step_kind_info *kinds,
+                                        const onnxc_expr_table *table, const char *m);
 
 #endif

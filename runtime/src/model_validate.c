@@ -145,7 +145,7 @@ static onnxc_status check_steps(const onnxc_model_desc *d, const onnxc_step_kind
   if (d->n_steps > 0 && !d->steps) FAIL("model '%s': %u steps but the step list is NULL", m, d->n_steps);
   for (uint32_t k = 0; k < d->n_steps; k++) {
     const onnxc_step *s = &d->steps[k];
-    if (s->kind < ONNXC_STEP_KERNEL || s->kind > ONNXC_STEP_NEXT) FAIL("model '%s': step %u has unknown kind %d", m, k, s->kind);
+    if (s->kind < 0 || s->kind >= ONNXC_STEP_KIND_COUNT) FAIL("model '%s': step %u has unknown kind %d", m, k, s->kind);
     if (s->n_args < 0 || (s->n_args > 0 && !s->args)) FAIL("model '%s': step %u has %d args and args %s", m, k, s->n_args, s->args ? "set" : "NULL");
     for (int32_t i = 0; i < s->n_args; i++) {
       int64_t a = s->args[i];
@@ -309,7 +309,7 @@ onnxc_status onnxc_validate_desc(const onnxc_model_desc *d, const onnxc_step_kin
   if (st == ONNXC_OK) st = check_io(d, m, "output", d->n_outputs, d->outputs);
   if (st == ONNXC_OK) st = check_inputs_listed(d, m);
   if (st == ONNXC_OK) st = check_steps(d, kinds, m);
-  if (st == ONNXC_OK) st = onnxc_check_loop_structure(d, &table, m);
+  if (st == ONNXC_OK) st = onnxc_check_loop_structure(d, kinds, &table, m);
   if (st == ONNXC_OK) st = check_symbols_bound(d, kinds, &table, m);
   if (st == ONNXC_OK) st = check_known_in_time(d, kinds, &table, m);
   if (st == ONNXC_OK && d->uses_cuda && (!d->copy_to_host || !d->device_free)) {

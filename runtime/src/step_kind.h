@@ -12,6 +12,9 @@
 
 struct onnxc_plan;
 
+/* Kinds are numbered 0 .. ONNXC_STEP_KIND_COUNT - 1 (a new kind in model_abi.h moves this). */
+#define ONNXC_STEP_KIND_COUNT (ONNXC_STEP_NEXT + 1)
+
 enum onnxc_step_trait {
   ONNXC_STEP_BINDS = 1,       /* may bind symbols from data, deciding its own outputs' dims (host ops) */
   ONNXC_STEP_MOVES = 2,       /* goes on at step `kernel`, forward: the steps between may be skipped */

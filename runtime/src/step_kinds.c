@@ -14,7 +14,7 @@ static const char *control_label(const onnxc_model_desc *d, uint32_t k) {
   return "";
 }
 
-const onnxc_step_kind_info onnxc_step_kinds[ONNXC_STEP_NEXT + 1] = {
+const onnxc_step_kind_info onnxc_step_kinds[ONNXC_STEP_KIND_COUNT] = {
     [ONNXC_STEP_KERNEL] = {"kernel", ONNXC_STEP_COMPUTES | ONNXC_STEP_SKIPS_EMPTY, onnxc_validate_kernel, onnxc_run_kernel,
                            onnxc_kernel_label, NULL, NULL},
     [ONNXC_STEP_HOST] = {"host op", ONNXC_STEP_COMPUTES | ONNXC_STEP_BINDS, onnxc_validate_host,

@@ -8,7 +8,7 @@
 extern "C" {
 #endif
 
-extern const onnxc_step_kind_info onnxc_step_kinds[ONNXC_STEP_NEXT + 1];
+extern const onnxc_step_kind_info onnxc_step_kinds[ONNXC_STEP_KIND_COUNT];
 
 #ifdef __cplusplus
 }
