@@ -1,5 +1,5 @@
 // IR node -> host step arguments (see host_steps.h). The argument order here is the one
-// runtime/src/host_ops.c reads; model_abi.h documents it.
+// runtime/src/host_*.c read (host_ops.c: the table); model_abi.h documents it.
 #include "codegen/host_steps.h"
 
 #include <limits>

@@ -1,6 +1,6 @@
 /* Shape plans: for one set of input-bound symbol values, every tensor's dims and bytes, the scalar
  * arguments and the arena offsets. Built on first sight of the values and cached. What uses symbols bound
- * from data is left to bind_data.c. */
+ * from data is left to step_host.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,7 +146,7 @@ static onnxc_status place(onnxc_session *s, onnxc_plan *p) {
   onnxc_buffer_request *req = calloc(n ? n : 1, sizeof *req);
   if (!req) return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "out of memory planning the arena");
   for (uint32_t t = 0; t < n; t++) {
-    /* Sequences and optionals live in the session's value stores (values.c), never in the arena. */
+    /* Sequences and optionals live in the session's value stores (value_store.h), never in the arena. */
     bool arena = m->root[t] == (int32_t)t && onnxc_is_arena_kind(m->desc->tensors[t].kind) && m->tensor_step[t] < 0 &&
                  m->desc->tensors[t].value == ONNXC_VALUE_TENSOR;
     req[t] = (onnxc_buffer_request){arena ? p->bytes[t] : 0, arena ? m->first_use[t] : -1, arena ? m->last_use[t] : -1};

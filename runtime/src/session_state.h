@@ -14,7 +14,7 @@
 
 /* Everything that depends on the input shapes, i.e. on the values of the symbols bound by input dims:
  * built once per distinct set of values and cached. Tensors and scalars that use symbols bound from data
- * (model->tensor_step >= 0) are left out: bind_data.c evaluates and places them during each run. */
+ * (model->tensor_step >= 0) are left out: step_host.c evaluates and places them during each run. */
 typedef struct onnxc_plan {
   int64_t *symbols;    /* n_symbols: the key */
   int64_t *dims;       /* model->dim_offset[n_tensors]: every tensor's evaluated dims */
