@@ -39,7 +39,9 @@ void print_json(const std::string& model, const ir::Model& m, const BuildOptions
                     ", \"weights_bytes\": " + std::to_string(r.weights_bytes) + ", \"seconds\": " + json_num(r.seconds) +
                     ", \"threads\": " + std::to_string(bo.threads) + ",\n \"target\": " + json_str(bo.target) +
                     ", \"resolved_target\": " + json_str(codegen::parse_target(bo.target).to_string()) +
-                    ",\n \"producer_name\": " + json_str(m.producer_name) +
+                    ",\n \"graph_name\": " + json_str(m.graph->name()) +
+                    ", \"graph_doc_string\": " + json_str(m.graph->doc_string()) +
+                    ", \"producer_name\": " + json_str(m.producer_name) +
                     ", \"producer_version\": " + json_str(m.producer_version) + ", \"domain\": " + json_str(m.domain) +
                     ", \"model_version\": " + std::to_string(m.model_version) +
                     ", \"doc_string\": " + json_str(m.doc_string) + ", \"metadata\": {";

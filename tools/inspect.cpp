@@ -132,7 +132,8 @@ std::string value_json(const ir::Value* v) {
 // `inspect --json`: the summary as one JSON object (what print_summary and print_coverage print).
 void print_summary_json(const std::string& path, const ir::Model& m, bool coverage) {
   const ir::Graph& g = *m.graph;
-  std::string out = "{\"model\": " + json_str(path) + ", \"producer_name\": " + json_str(m.producer_name) +
+  std::string out = "{\"model\": " + json_str(path) + ", \"graph_name\": " + json_str(g.name()) +
+                    ", \"producer_name\": " + json_str(m.producer_name) +
                     ", \"producer_version\": " + json_str(m.producer_version) + ", \"domain\": " + json_str(m.domain) +
                     ", \"model_version\": " + std::to_string(m.model_version) + ", \"doc_string\": " +
                     json_str(m.doc_string) + ", \"ir_version\": " + std::to_string(m.ir_version) + ",\n \"opsets\": {";

@@ -58,7 +58,8 @@ class Library:
 
     def metadata(self):
         i = self.info
-        return ModelMetadata(producer_name=i.get("producer_name", ""), graph_name=self.name,
+        return ModelMetadata(producer_name=i.get("producer_name", ""), graph_name=i.get("graph_name", self.name),
+                             graph_description=i.get("graph_doc_string", ""),
                              domain=i.get("domain", ""), description=i.get("doc_string", ""),
                              version=i.get("model_version", 0), custom_metadata_map=dict(i.get("metadata", {})))
 
