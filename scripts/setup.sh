@@ -11,10 +11,12 @@ PACKAGES=(
   libonnx-testdata           # ONNX backend conformance tests (/usr/share/libonnx-testdata/data)
   libgtest-dev googletest
   clang libclang-rt-14-dev   # the sanitizer build and libFuzzer targets (scripts/sanitize.sh)
+  python3-numpy python3-pytest  # the Python package (python/onnxc) and its tests (tests/python)
 )
-# Optional extras: `--with-python` adds Debian's torch/onnx for tests/models/gen_models.py.
+# Optional extras: `--with-python` adds Debian's torch/onnx for tests/models/gen_models.py, the torch
+# tests of the Python package and examples/python (reported skipped without them).
 if [[ "${1:-}" == "--with-python" ]]; then
-  PACKAGES+=(python3-onnx python3-numpy python3-torch)
+  PACKAGES+=(python3-onnx python3-torch)
 fi
 
 missing=()

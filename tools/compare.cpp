@@ -8,6 +8,7 @@
 #include "tools/build.h"
 #include "tools/check/compare.h"
 #include "tools/check/dataset.h"
+#include "tools/json.h"
 
 namespace fs = std::filesystem;
 
@@ -27,6 +28,27 @@ size_t output_slot(const ModelRunner& r, const check::NamedTensor& t, size_t k) 
   return k;
 }
 
+// One data set's reports as a JSON object, for `compare --json`.
+std::string data_set_json(const std::string& dir, bool ok, const std::vector<check::TensorReport>& reports) {
+  std::string out = "  {\"dir\": " + json_str(dir) + ", \"ok\": " + (ok ? "true" : "false") + ", \"outputs\": [";
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const check::TensorReport& r = reports[i];
+    out += std::string(i ? "," : "") + "\n    {\"name\": " + json_str(r.name) + ", \"ok\": " + (r.ok ? "true" : "false") +
+           ", \"problem\": " + json_str(r.problem) + ", \"numel\": " + std::to_string(r.numel) +
+           ", \"mismatches\": " + std::to_string(r.mismatches) + ", \"max_abs_err\": " + json_num(r.max_abs_err) +
+           ", \"max_rel_err\": " + json_num(r.max_rel_err) + ", \"norm_rel_err\": " + json_num(r.norm_rel_err) +
+           ", \"exact\": " + (r.exact ? "true" : "false") + ", \"worst\": [";
+    for (size_t k = 0; k < r.worst.size(); ++k) {
+      const check::ElementError& e = r.worst[k];
+      out += std::string(k ? ", " : "") + "{\"index\": " + check::index_str(e.index) + ", \"actual\": " +
+             json_str(e.actual) + ", \"expected\": " + json_str(e.expected) + ", \"abs_err\": " + json_num(e.abs_err) +
+             ", \"rel_err\": " + json_num(e.rel_err) + "}";
+    }
+    out += "]}";
+  }
+  return out + "]}";
+}
+
 }  // namespace
 
 int compare_main(const std::vector<std::string>& args) {
@@ -34,7 +56,7 @@ int compare_main(const std::vector<std::string>& args) {
   std::vector<std::string> data, references;
   check::Tolerance tol;
   int worst = 5;
-  bool quiet = false;
+  bool quiet = false, json = false;
   Executable::Options eo;
   ArgParser p("compare", "MODEL [DATA...] [options]",
               "Runs MODEL on the inputs of ONNX test-data folders (input_0.pb, input_1.pb, ...) and compares\n"
@@ -51,6 +73,8 @@ int compare_main(const std::vector<std::string>& args) {
   p.option("worst", 0, "K", "list the K worst elements of a failing output (default 5)", &worst);
   add_executable_options(p, &eo);
   p.flag("quiet", 'q', "print only the summary line", &quiet);
+  p.flag("json", 0, "print {\"data_sets\": [{\"dir\", \"ok\", \"outputs\": [per-output errors]}], \"matched\",\n"
+                    "\"total\", \"first_failure\"} instead of the tables (the exit status is the same)", &json);
   p.epilog("Exit status: 0 every output matches, 1 an output differs (it is named), 2 error.\n\n"
            "Examples:\n"
            "  onnxc compare out/libencoder.so tests/models/encoder_layer --rtol 1e-4 --atol 1e-5\n"
@@ -77,12 +101,12 @@ int compare_main(const std::vector<std::string>& args) {
     for (std::string& s : check::find_data_sets(d)) sets.push_back(std::move(s));
   }
 
-  eo.quiet = quiet || !stderr_is_tty();
+  eo.quiet = quiet || json || !stderr_is_tty();
   Executable exe(model, eo);
   ModelRunner& runner = exe.runner();
 
   int failed_sets = 0;
-  std::string first_failure;
+  std::string first_failure, sets_json;
   for (const std::string& dir : sets) {
     std::vector<ir::Type> in_types, out_types;  // positional: how to read sequence and optional files
     for (const IOInfo& io : runner.inputs()) in_types.push_back(io.value_type());
@@ -138,15 +162,30 @@ int compare_main(const std::vector<std::string>& args) {
       }
     }
     failed_sets += ok ? 0 : 1;
+    if (json) {
+      sets_json += (sets_json.empty() ? "" : ",\n") + data_set_json(dir, ok, reports);
+      continue;
+    }
     if (!quiet || !ok) std::fputs(check::format_reports(dir, reports, tol).c_str(), stdout);
   }
+  if (json) {
+    std::printf("{\"model\": %s, \"rtol\": %s, \"atol\": %s, \"matched\": %zu, \"total\": %zu, \"first_failure\": %s,\n"
+                " \"data_sets\": [\n%s]}\n",
+                json_str(model).c_str(), json_num(tol.rtol).c_str(), json_num(tol.atol).c_str(), sets.size() - failed_sets,
+                sets.size(), json_str(first_failure).c_str(), sets_json.c_str());
+    std::fflush(stdout);
+  }
   if (failed_sets) {
+    if (json) {
+      std::fprintf(stderr, "onnxc compare: %s\n", first_failure.c_str());
+      return kExitMismatch;
+    }
     std::printf("compare: %d of %zu data sets differ: %s\n", failed_sets, sets.size(), first_failure.c_str());
     std::fflush(stdout);
     std::fprintf(stderr, "onnxc compare: %s\n", first_failure.c_str());
     return kExitMismatch;
   }
-  std::printf("compare: %zu of %zu data sets match\n", sets.size(), sets.size());
+  if (!json) std::printf("compare: %zu of %zu data sets match\n", sets.size(), sets.size());
   return kExitOk;
 }
 

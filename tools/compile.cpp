@@ -9,6 +9,7 @@
 #include "ir/error.h"
 #include "tools/args.h"
 #include "tools/build.h"
+#include "tools/json.h"
 
 namespace onnxc::tools {
 namespace {
@@ -25,12 +26,37 @@ void print_stats(const ir::Model& m) {
               human_bytes(static_cast<uint64_t>(ru.ru_maxrss) * 1024).c_str());
 }
 
+// `compile --json`: what was written and how, the model's metadata and the fusion report, as one object
+// (read by the Python package's onnxc.compile).
+void print_json(const std::string& model, const ir::Model& m, const BuildOptions& bo, const BuildResult& r,
+                const passes::FusionReport& fusions) {
+  std::string out = "{\"model\": " + json_str(model) + ", \"name\": " + json_str(bo.name) +
+                    ", \"library\": " + json_str(r.library) + ", \"static_library\": " + json_str(r.static_library) +
+                    ", \"header\": " + json_str(r.header) + ",\n \"kernels\": " + std::to_string(r.kernels) +
+                    ", \"distinct_kernels\": " + std::to_string(r.distinct_kernels) +
+                    ", \"cache_hits\": " + std::to_string(r.cache_hits) +
+                    ", \"library_bytes\": " + std::to_string(r.library_bytes) +
+                    ", \"weights_bytes\": " + std::to_string(r.weights_bytes) + ", \"seconds\": " + json_num(r.seconds) +
+                    ", \"threads\": " + std::to_string(bo.threads) + ",\n \"target\": " + json_str(bo.target) +
+                    ", \"resolved_target\": " + json_str(codegen::parse_target(bo.target).to_string()) +
+                    ",\n \"graph_name\": " + json_str(m.graph->name()) +
+                    ", \"graph_doc_string\": " + json_str(m.graph->doc_string()) +
+                    ", \"producer_name\": " + json_str(m.producer_name) +
+                    ", \"producer_version\": " + json_str(m.producer_version) + ", \"domain\": " + json_str(m.domain) +
+                    ", \"model_version\": " + std::to_string(m.model_version) +
+                    ", \"doc_string\": " + json_str(m.doc_string) + ", \"metadata\": {";
+  for (size_t i = 0; i < m.metadata_props.size(); ++i) {
+    out += (i ? ", " : "") + json_str(m.metadata_props[i].first) + ": " + json_str(m.metadata_props[i].second);
+  }
+  std::printf("%s},\n \"fusions\": %s}\n", out.c_str(), fusion_report_json(fusions).c_str());
+}
+
 }  // namespace
 
 int compile_main(const std::vector<std::string>& args) {
   std::string model, out_dir, passes = "default";
   BuildOptions bo;
-  bool no_cache = false, quiet = false, stats = false;
+  bool no_cache = false, quiet = false, stats = false, json = false;
   ArgParser p("compile", "MODEL -o DIR [options]",
               "Compiles an ONNX model into a native library: DIR/libNAME.so and DIR/libNAME.a (kernels, plan,\n"
               "embedded weights and a private Halide runtime) and DIR/NAME.h, which declares\n"
@@ -52,6 +78,8 @@ int compile_main(const std::vector<std::string>& args) {
   p.flag("no-cache", 0, "compile every kernel, neither reading nor filling the kernel cache\n"
                         "($ONNXC_CACHE_DIR, default ~/.cache/onnxc/kernels)", &no_cache);
   p.flag("quiet", 'q', "no progress, only errors", &quiet);
+  p.flag("json", 0, "print what was built (files, kernels, target, the model's metadata and the\n"
+                    "fusion report) as one JSON object instead of the text summary", &json);
   p.flag("stats", 0, "print the whole command's time and peak memory (also with --quiet)", &stats);
   p.epilog("Example:\n  onnxc compile encoder.onnx -o build/encoder --name encoder\n"
            "  cc app.c -Ibuild/encoder build/encoder/libencoder.a $(pkg-config --cflags --libs onnxc)");
@@ -67,6 +95,8 @@ int compile_main(const std::vector<std::string>& args) {
   ir::Model m = read_model(model);
   bo.passes.passes = passes;
   bo.passes.target = bo.target;
+  passes::FusionReport fusions;
+  if (json) bo.passes.report = &fusions;
   optimize_model(m, bo.passes);
 
   const bool tty = stderr_is_tty();
@@ -83,7 +113,8 @@ int compile_main(const std::vector<std::string>& args) {
   }
   BuildResult r = build_library(m, out_dir, bo);
   if (stats) print_stats(m);
-  if (quiet) return kExitOk;
+  if (json) print_json(model, m, bo, r, fusions);
+  if (quiet || json) return kExitOk;
   std::printf("compiled %s -> %s\n", model.c_str(), out_dir.c_str());
   std::printf("  library   %s (%s)\n", r.library.c_str(), human_bytes(r.library_bytes).c_str());
   std::printf("            %s, %s\n", r.static_library.c_str(), r.header.c_str());

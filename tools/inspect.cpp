@@ -13,6 +13,7 @@
 #include "passes/pass_context.h"
 #include "tools/args.h"
 #include "tools/build.h"
+#include "tools/json.h"
 
 namespace onnxc::tools {
 namespace {
@@ -113,47 +114,85 @@ void print_coverage(ir::Model m) {
   }
 }
 
-std::string json_str(const std::string& s) {
-  std::string r = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') r += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      r += buf;
-    } else {
-      r += c;
+// `{"name": .., "type": "f32[batch,seq,64]", "dtype": "f32", "shape": [.., "seq", 64]}`; shape null when the
+// rank is unknown, a symbolic or derived dim as its text.
+std::string value_json(const ir::Value* v) {
+  std::string shape = "null";
+  if (v->type().has_rank()) {
+    shape = "[";
+    for (const ir::Dim& d : *v->shape()) {
+      shape += (shape.size() > 1 ? ", " : "") + (d.is_const() ? std::to_string(d.value()) : json_str(d.str()));
+    }
+    shape += "]";
+  }
+  return "{\"name\": " + json_str(v->name()) + ", \"type\": " + json_str(v->type().str()) +
+         ", \"dtype\": " + json_str(std::string(ir::dtype_name(v->dtype()))) + ", \"shape\": " + shape + "}";
+}
+
+// `inspect --json`: the summary as one JSON object (what print_summary and print_coverage print).
+void print_summary_json(const std::string& path, const ir::Model& m, bool coverage) {
+  const ir::Graph& g = *m.graph;
+  std::string out = "{\"model\": " + json_str(path) + ", \"graph_name\": " + json_str(g.name()) +
+                    ", \"producer_name\": " + json_str(m.producer_name) +
+                    ", \"producer_version\": " + json_str(m.producer_version) + ", \"domain\": " + json_str(m.domain) +
+                    ", \"model_version\": " + std::to_string(m.model_version) + ", \"doc_string\": " +
+                    json_str(m.doc_string) + ", \"ir_version\": " + std::to_string(m.ir_version) + ",\n \"opsets\": {";
+  for (size_t i = 0; i < m.opset_imports.size(); ++i) {
+    const ir::OpsetImport& o = m.opset_imports[i];
+    out += (i ? ", " : "") + json_str(o.domain.empty() ? "ai.onnx" : o.domain) + ": " + std::to_string(o.version);
+  }
+  out += "}, \"metadata\": {";
+  for (size_t i = 0; i < m.metadata_props.size(); ++i) {
+    out += (i ? ", " : "") + json_str(m.metadata_props[i].first) + ": " + json_str(m.metadata_props[i].second);
+  }
+  out += "},\n \"inputs\": [";
+  bool first = true;
+  for (const ir::Value* v : g.inputs()) {
+    if (v->is_constant()) continue;
+    out += (first ? "" : ", ") + value_json(v);
+    first = false;
+  }
+  out += "],\n \"outputs\": [";
+  for (size_t i = 0; i < g.outputs().size(); ++i) out += (i ? ", " : "") + value_json(g.outputs()[i]);
+  int64_t params = 0;
+  for (const ir::Value* v : g.initializers()) params += v->constant().numel();
+  std::map<std::string, int> hist;
+  int sub = 0;
+  count_ops(g, hist, sub, false);
+  out += "],\n \"parameters\": " + std::to_string(params) + ", \"initializers\": " +
+         std::to_string(g.initializers().size()) + ", \"nodes\": " + std::to_string(g.num_nodes()) +
+         ", \"subgraph_nodes\": " + std::to_string(sub) + ",\n \"ops\": {";
+  first = true;
+  for (const auto& [op, n] : hist) {
+    out += (first ? "" : ", ") + json_str(op) + ": " + std::to_string(n);
+    first = false;
+  }
+  out += "},\n \"unsupported\": ";
+  if (!coverage) {
+    out += "null";
+  } else {
+    // As print_coverage: the default passes first; a failure there is reported, not thrown.
+    try {
+      ir::Model opt = read_model(path);
+      optimize_model(opt, PassOptions{});
+      std::vector<std::string> un = unsupported_ops(opt);
+      out += "[";
+      for (size_t i = 0; i < un.size(); ++i) out += (i ? ", " : "") + json_str(un[i]);
+      out += "]";
+    } catch (const UserError& e) {
+      out += "null, \"passes_error\": " + json_str(e.what());
     }
   }
-  return r + "\"";
+  std::printf("%s}\n", out.c_str());
 }
 
 // `inspect --fusions`: what fired (rule, nodes replaced, where) and the near misses with reasons.
 void print_fusions(const passes::FusionReport& r, bool json) {
-  std::vector<passes::NearMiss> misses = r.ranked_near_misses();
   if (json) {
-    std::printf("{\"fused\": [");
-    for (size_t i = 0; i < r.fused.size(); ++i) {
-      const passes::FusedEntry& e = r.fused[i];
-      std::printf("%s\n  {\"rule\": %s, \"family\": %s, \"nodes_replaced\": %d, \"where\": %s}", i ? "," : "",
-                  json_str(e.rule).c_str(), json_str(e.family).c_str(), e.nodes_replaced, json_str(e.where).c_str());
-    }
-    std::printf("],\n \"near_misses\": [");
-    for (size_t i = 0; i < misses.size(); ++i) {
-      const passes::NearMiss& e = misses[i];
-      std::printf("%s\n  {\"rule\": %s, \"family\": %s, \"matched_nodes\": %d, \"where\": %s, \"reason\": %s}",
-                  i ? "," : "", json_str(e.rule).c_str(), json_str(e.family).c_str(), e.matched,
-                  json_str(e.where).c_str(), json_str(e.reason).c_str());
-    }
-    std::printf("],\n \"counts\": {");
-    bool first = true;
-    for (const auto& [family, n] : r.counts()) {
-      std::printf("%s%s: %d", first ? "" : ", ", json_str(family).c_str(), n);
-      first = false;
-    }
-    std::printf("}}\n");
+    std::printf("%s\n", fusion_report_json(r).c_str());
     return;
   }
+  std::vector<passes::NearMiss> misses = r.ranked_near_misses();
   std::string counts;
   for (const auto& [family, n] : r.counts()) counts += (counts.empty() ? "" : ", ") + family + " " + std::to_string(n);
   std::printf("%-11s %zu fired, %zu near misses (%s)\n", "fusions", r.fused.size(), misses.size(), counts.c_str());
@@ -189,7 +228,8 @@ int inspect_main(const std::vector<std::string>& args) {
   p.flag("list-passes", 0, "list the registered passes and the default pipeline", &list_passes);
   p.flag("fusions", 0, "run the passes (default pipeline unless --passes) and list each fusion that\n"
                        "fired (rule, nodes replaced, where) and each near miss with its reason", &fusions);
-  p.flag("json", 0, "with --fusions: print {\"fused\": [...], \"near_misses\": [...], \"counts\": {...}}", &json);
+  p.flag("json", 0, "print the summary (or with --fusions, {\"fused\": [...], \"near_misses\": [...],\n"
+                    "\"counts\": {...}}) as JSON", &json);
   p.option("no-fuse", 0, "LIST", no_fuse_help(), &po.no_fuse);
   p.epilog("Examples:\n  onnxc inspect model.onnx\n  onnxc inspect model.onnx --passes default\n"
            "  onnxc inspect model.onnx --dump-after constant_folding --timings\n"
@@ -201,7 +241,6 @@ int inspect_main(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (model.empty()) throw UsageError("missing MODEL");
-  if (json && !fusions) throw UsageError("--json goes with --fusions");
   if (fusions) {
     ir::Model m = read_model(model);
     passes::FusionReport report;
@@ -220,10 +259,15 @@ int inspect_main(const std::vector<std::string>& args) {
     require_file(model);
     user_check(!is_library_path(model)) << model << ": is a compiled library; inspect reads .onnx models";
     ir::Model m = frontend::load_model(model, io);
+    if (json) {
+      print_summary_json(model, m, !no_coverage);
+      return kExitOk;
+    }
     print_summary(model, m);
     if (!no_coverage) print_coverage(read_model(model));
     return kExitOk;
   }
+  if (json) throw UsageError("--json goes with the summary or --fusions, not with --ir or --passes");
   ir::Model m = read_model(model);
   if (run_passes) {
     po.passes = passes_arg.empty() ? "default" : passes_arg;

@@ -3,7 +3,7 @@
 // axis); near-misses (the list is a graph output, iterations of different shapes) stay. The reference
 // evaluator has no Loop, so values are checked elsewhere: the committed PyTorch export
 // tests/models/recurrent/gru_greedy_loop (its ctest compares with torch once Loop compiles, and
-// `onnxc optimize` of it runs in ONNX Runtime: see the README).
+// `onnxc optimize` of it runs in ONNX Runtime: see docs/control-flow.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -351,9 +351,14 @@ case_fusions() {
   expect_rc 2
   expect_err "--no-fuse: unknown fusion 'bogus'"
   expect_absent lib
+  # --json alone is the summary (what the Python package's onnxc.inspect reads); not with --ir.
   run_onnxc inspect --json "$dec"
+  expect_rc 0
+  expect_out '"inputs": \[\{"name": "x", "type": "f32\[batch,seq,[0-9]+\]", "dtype": "f32", "shape": \["batch", "seq", [0-9]+\]\}'
+  expect_out '"unsupported": \[\]'
+  run_onnxc inspect --json --ir "$dec"
   expect_rc 2
-  expect_err "--json goes with --fusions"
+  expect_err "--json goes with the summary or --fusions"
 }
 
 # The compiled fused ops (LayerNormalization, RMSNormalization, Gelu) against PyTorch's outputs,
