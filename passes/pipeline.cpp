@@ -29,6 +29,8 @@ std::vector<std::string> default_pipeline() {
       "fuse_gelu",
       // [seq, batch, K] x W[K, N] is one [seq*batch, K] x W GEMM, not seq products of `batch` rows.
       "fold_matmul_batch",
+      // BatchNormalization (and a per-channel Mul or Add) after a Conv costs nothing folded into it.
+      "fold_batch_norm",
       // A patch-embedding or pointwise Conv is one GEMM over its patches.
       "conv_as_matmul",
       "fixpoint(constant_folding, remove_identities, cse, dce)",

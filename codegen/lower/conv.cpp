@@ -1,8 +1,11 @@
 // Convolution: Conv and ConvTranspose (any spatial rank, groups, strides, dilations, pads or
-// auto_pad, ConvTranspose's output_padding/output_shape). A direct reduction over input channels and
-// kernel positions into an accumulator computed root, vectorized along the innermost output dim and
-// parallel over the others: correct for every form, not a tuned GEMM-based convolution.
+// auto_pad, ConvTranspose's output_padding/output_shape). A float32 Conv with one group and constant
+// weights on a CPU is an implicit GEMM through the register-blocked kernel; other forms are a direct
+// reduction, vectorized along the innermost output dim and parallel over the others.
+#include <optional>
+
 #include "codegen/lower/window.h"
+#include "codegen/schedule/conv.h"
 #include "codegen/schedule/schedule.h"
 
 namespace onnxc::codegen {
@@ -22,24 +25,102 @@ std::vector<int64_t> static_dims(const LowerContext& ctx, const HTensor& t, int 
   return r;
 }
 
-// acc over the output dims, then bias: the schedule both conv forms share.
-std::vector<HTensor> finish(LowerContext& ctx, Func acc, const std::vector<Halide::Var>& vars, const Index& o) {
+// acc over the output dims, then bias: the schedule both conv forms share, unless `depthwise` (a
+// 2-D convolution with one input channel per output channel, on a CPU) names its window.
+std::vector<HTensor> finish(LowerContext& ctx, Func acc, const std::vector<Halide::Var>& vars, const Index& o,
+                            std::optional<Halide::RDom> depthwise = std::nullopt) {
   Halide::Type at = acc.output_types()[0];
   Func y("conv");
   Expr v = acc(std::vector<Expr>(vars.begin(), vars.end()));
   if (has_input(ctx, 2)) v = v + Halide::cast(at, ctx.in[2].at({o[1]}));
   y(vars) = Halide::cast(halide_type(out_dtype(ctx)), v);
-  ctx.schedule = [acc](Func output, const Halide::Target& t) {
-    schedule_output(output, KernelClass::Elementwise, t);
-    Func a = acc;
-    a.compute_root();
-    schedule_reduction(a, true, worth_parallel(output), t);
-  };
+  if (depthwise) {
+    Halide::RDom r = *depthwise;
+    ctx.schedule = [acc, r](Func output, const Halide::Target& t) { schedule_depthwise(acc, r, output, t); };
+  } else {
+    ctx.schedule = [acc](Func output, const Halide::Target& t) {
+      schedule_output(output, KernelClass::Elementwise, t);
+      Func a = acc;
+      a.compute_root();
+      schedule_reduction(a, true, worth_parallel(output), t);
+    };
+  }
+  acc.compute_root();  // until the schedule places it (and if it never runs)
   HTensor h;
   h.func = y;
   h.shape = out_shape(ctx);
   h.dtype = out_dtype(ctx);
   return {h};
+}
+
+// The implicit GEMM. With output pixels flattened to p (row-major over the spatial dims of Y) and
+// K = C·k1..kr, Y[n, m, p] = B[m] + sum_k W[m, k] · col(k, p), where col(k, p) is the input element
+// kernel offset r(k) of channel c(k) sees from pixel p, zero in the padding. col is never built
+// whole: the schedule gathers it one panel of pixels at a time, in the GEMM's packed-B layout
+// (gemm.h), and the weights are the GEMM's A, one row per output channel, read in place.
+std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
+  using Halide::Var;
+  const HTensor& x = ctx.in[0];
+  const ir::Tensor& wt = *ctx.const_in.data(1);
+  const auto& shape = out_shape(ctx);
+  const int sp = win.spatial();
+  const int64_t m_ext = wt.dims()[0];
+  int64_t k_ext = 1;
+  for (size_t i = 1; i < wt.dims().size(); ++i) k_ext *= wt.dims()[i];
+  Expr p_ext = 1;
+  for (int s = 0; s < sp; ++s) p_ext = p_ext * shape[s + 2];
+  p_ext = Halide::Internal::simplify(p_ext);
+
+  ConvGemmFuncs g;
+  const int64_t* p_static = Halide::Internal::as_const_int(p_ext);
+  g.panel = choose_panel(p_static ? *p_static : 64);
+  g.p_extent = p_ext;
+  g.m_extent = static_cast<int>(m_ext);
+  const int width = g.panel.width;
+  HTensor w2 = ctx.add_constant("conv_weights", wt.reshaped({m_ext, k_ext}));
+
+  // stage(i, kk, pn, n) = col(kk, pn·width + i) for image n; pixels past the end repeat the last.
+  Var i("i"), kk("kk"), pn("pn"), n("n");
+  Expr pix = Halide::min(pn * width + i, p_ext - 1), rem = kk;
+  std::vector<Expr> opos(sp), roff(sp);
+  for (int s = sp - 1; s >= 0; --s) {
+    opos[s] = s == 0 ? pix : pix % shape[s + 2];
+    pix = pix / shape[s + 2];
+    roff[s] = rem % static_cast<int32_t>(win.kernel[s]);
+    rem = rem / static_cast<int32_t>(win.kernel[s]);
+  }
+  Index xi = {n, rem};
+  Expr valid = Halide::Internal::const_true();
+  for (int s = 0; s < sp; ++s) {
+    Expr pos = win.input_pos(s, opos[s], roff[s]);
+    valid = valid && pos >= 0 && pos < x.shape[s + 2];
+    xi.push_back(Halide::clamp(pos, 0, x.shape[s + 2] - 1));
+  }
+  g.stage = Func("conv_im2col");
+  g.stage(i, kk, pn, n) = Halide::select(valid, x.at(xi), 0.0f);
+
+  Var p("p"), m("m");
+  g.k = Halide::RDom(0, static_cast<int32_t>(k_ext), "k");
+  g.acc = Func("conv_acc");
+  g.acc(p, m, n) = 0.0f;
+  // Rows past M (a partial register block) read the last row of W; they are never stored.
+  g.acc(p, m, n) += w2.at({Halide::min(m, g.m_extent - 1), g.k.x}) * g.stage(p % width, g.k.x, p / width, n);
+  ctx.reassociable.push_back(g.acc);
+  g.gemm = Func("conv_gemm");
+  g.gemm(p, m, n) = g.acc(p, m, n);
+  // Until the schedule callback places them (and if it never runs), each is computed whole.
+  for (Func f : {g.stage, g.acc, g.gemm}) f.compute_root();
+
+  auto vars = make_vars(x.rank());
+  Index o = onnx_index(vars);
+  Expr flat = o[2];
+  for (int s = 1; s < sp; ++s) flat = flat * shape[s + 2] + o[s + 2];
+  Expr v = g.gemm(flat, o[1], o[0]);
+  if (has_input(ctx, 2)) v = v + Halide::cast<float>(ctx.in[2].at({o[1]}));
+  Func y("conv");
+  y(vars) = v;
+  ctx.schedule = [g](Func output, const Halide::Target& t) { schedule_conv_gemm(g, output, t); };
+  return {HTensor{y, shape, out_dtype(ctx)}};
 }
 
 // Y[n, m, o] = B[m] + sum_{c, r} X[n, g*Cg + c, o*s - pad + r*d] * W[m, c, r], g = m / (M / group).
@@ -51,6 +132,9 @@ std::vector<HTensor> conv(LowerContext& ctx) {
   const auto& shape = out_shape(ctx);
   Window win = read_window(ctx, x, shape, static_dims(ctx, w, 2));
   int64_t group = ctx.node.attr_int("group", 1);
+  const bool f32 = x.dtype == ir::DType::Float32 && w.dtype == ir::DType::Float32 &&
+                   (!has_input(ctx, 2) || ctx.in[2].dtype == ir::DType::Float32);
+  if (group == 1 && f32 && !is_gpu(ctx.target) && ctx.const_in.data(1)) return conv_gemm(ctx, win);
   Halide::Type at = accumulator_type(halide_type(x.dtype));
   Expr cg = w.shape[1], mg = shape[1] / static_cast<int32_t>(group);
 
@@ -73,7 +157,9 @@ std::vector<HTensor> conv(LowerContext& ctx) {
   acc(args) = Halide::Internal::make_zero(at);
   acc(args) += Halide::select(valid, Halide::cast(at, x.at(xi)) * Halide::cast(at, w.at(wi)), Halide::Internal::make_zero(at));
   ctx.reassociable.push_back(acc);
-  return finish(ctx, acc, vars, o);
+  const bool depthwise = sp == 2 && Halide::Internal::is_const_one(cg) &&
+                         Halide::Internal::is_const_one(Halide::Internal::simplify(mg)) && !is_gpu(ctx.target);
+  return finish(ctx, acc, vars, o, depthwise ? std::optional<Halide::RDom>(r) : std::nullopt);
 }
 
 // Y[n, m, o] = B[m] + sum_{c, r : o + pad - r*d = i*s, 0 <= i < in} X[n, g*Cg + c, i] * W[g*Cg + c, m % Mg, r].
@@ -128,7 +214,9 @@ std::vector<HTensor> conv_transpose(LowerContext& ctx) {
   return finish(ctx, acc, vars, o);
 }
 
-Registrar reg_Conv("", "Conv", KernelClass::Other, conv);
+// MatMul's class: the partitioner folds the convolution's elementwise consumers (bias, activation,
+// residual Add) into its kernel as an epilogue, and inlines no producer into its inner loops.
+Registrar reg_Conv("", "Conv", KernelClass::MatMul, conv);
 Registrar reg_ConvTranspose("", "ConvTranspose", KernelClass::Other, conv_transpose);
 
 }  // namespace

@@ -105,17 +105,44 @@ Expr pool_at(const LowerContext& ctx, const HTensor& x, const Window& w, Pool ki
   return acc;
 }
 
+bool all_static(const HTensor& x, int from) {
+  for (int i = from; i < x.rank(); ++i)
+    if (!Halide::Internal::as_const_int(x.shape[i])) return false;
+  return true;
+}
+
+// Global pooling over spatial extents known only at run time (one library for every image size): a
+// reduction over an RDom as wide as the input, the same sum the static form's RDom runs.
+HTensor global_pool(const LowerContext& ctx, const HTensor& x, Pool kind, const std::vector<Expr>& shape) {
+  Halide::Type ty = halide_type(x.dtype), at = kind == Pool::Max ? ty : accumulator_type(ty);
+  std::vector<Halide::Range> ranges;
+  for (int i = 2; i < x.rank(); ++i) ranges.emplace_back(0, x.shape[i]);
+  Halide::RDom r(Halide::Region(ranges.begin(), ranges.end()));
+  double p = ctx.node.attr_int("p", 2);
+  return define(ctx.node.op_type(), shape, out_dtype(ctx), [&](const Index& o) {
+    Index i = {o[0], o[1]};
+    Expr count = Halide::cast(at, 1);
+    for (int s = 0; s < r.dimensions(); ++s) {
+      i.push_back(r[s]);
+      count = count * Halide::cast(at, x.shape[s + 2]);
+    }
+    Expr v = Halide::cast(at, x.at(i));
+    if (kind == Pool::Max) return Halide::cast(ty, Halide::maximum(v));
+    if (kind == Pool::Avg) return Halide::cast(ty, Halide::sum(v) / Halide::max(count, Halide::cast(at, 1)));
+    return Halide::cast(ty, Halide::pow(Halide::sum(Halide::pow(Halide::abs(v), literal(at, p))), literal(at, 1.0 / p)));
+  });
+}
+
 LowerFn pool(Pool kind, bool global) {
   return [kind, global](LowerContext& ctx) -> std::vector<HTensor> {
     const HTensor& x = ctx.in[0];
     user_check(x.rank() >= 3) << ctx.node.describe() << ": pooling needs [N, C, spatial...]";
     const auto& shape = out_shape(ctx);
     Window w;
+    if (global && !all_static(x, 2)) return {global_pool(ctx, x, kind, shape)};
     if (global) {
       for (int i = 2; i < x.rank(); ++i) {
-        auto k = Halide::Internal::as_const_int(x.shape[i]);
-        user_check(k != nullptr) << ctx.node.describe() << ": global pooling over dynamic spatial extents is not supported";
-        w.kernel.push_back(*k);
+        w.kernel.push_back(*Halide::Internal::as_const_int(x.shape[i]));
         w.strides.push_back(1);
         w.dilations.push_back(1);
         w.pad_begin.push_back(0);

@@ -1,0 +1,72 @@
+// Convolution schedules (see conv.h).
+#include "codegen/schedule/conv.h"
+
+#include <algorithm>
+
+#include "codegen/schedule/schedule.h"
+
+namespace onnxc::codegen {
+
+using namespace Halide;
+
+// Loop nest of gemm (outermost first):
+//   parallel task over (group of row blocks, panel of `width` pixels, image)
+//     stage = the task's im2col panel, K × width floats, gathered once
+//     for each register block of `rows` output channels:
+//       acc block (rows × width) = 0; for k: rows × width/vec FMAs in registers; store
+// Unlike a matmul with a run-time B (schedule_gemm stages each panel once and runs every row block
+// of it in one task), a task here covers ~64 output channels: a late layer has one or two panels
+// of pixels (7×7 = 49) and hundreds of channels, and the threads need several tasks. Re-gathering a
+// panel per 64 channels costs about 1/64 of the task's FMAs.
+void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
+  const int vec = t.natural_vector_size<float>();
+  const int width = g.panel.width, rows = g.panel.rows;
+  const int tiles = std::max(1, 64 / rows);
+  Func gemm = g.gemm;
+  Var p = gemm.args()[0], m = gemm.args()[1], n = gemm.args()[2];
+  Var po("conv_po"), pi("conv_pi"), mo("conv_mo"), mi("conv_mi"), mb("conv_mb"), tp("conv_tp"), task("conv_task");
+  // Bounds starting at 0 let the simplifier see that a tile starts on a panel boundary, so the
+  // panel is read with dense vector loads.
+  gemm.compute_root()
+      .bound(p, 0, g.p_extent)
+      .bound(m, 0, g.m_extent)
+      .split(p, po, pi, width, TailStrategy::GuardWithIf)
+      .split(m, mo, mi, rows, TailStrategy::GuardWithIf)
+      .split(mo, mb, mo, tiles, TailStrategy::GuardWithIf)
+      .reorder(pi, mi, mo, mb, po, n)
+      .vectorize(pi, vec)
+      .fuse(mb, po, tp)
+      .fuse(tp, n, task)
+      .parallel(task);
+
+  Var ap = g.acc.args()[0], am = g.acc.args()[1], an = g.acc.args()[2];
+  g.acc.compute_at(gemm, mo)
+      .bound_extent(ap, width)
+      .bound_extent(am, rows)
+      .bound_extent(an, 1)
+      .store_in(MemoryType::Register)
+      .vectorize(ap, vec)
+      .unroll(ap)
+      .unroll(am);
+  g.acc.update().reorder(ap, am, g.k.x).vectorize(ap, vec).unroll(ap).unroll(am);
+  g.stage.compute_at(gemm, task).vectorize(g.stage.args()[0], vec);
+  schedule_output(output, KernelClass::Elementwise, t);
+}
+
+void schedule_depthwise(Func acc, const RDom& r, Func output, const Target& t) {
+  const int vec = t.natural_vector_size(acc.output_types().at(0));
+  std::vector<Var> a = output.args();  // x, y, c, n
+  Var task("dw_task"), xo("dw_xo"), xi("dw_xi");
+  output.fuse(a[2], a[3], task).vectorize(a[0], vec, TailStrategy::GuardWithIf).parallel(task);
+  acc.compute_at(output, a[1]);
+  Var ax = acc.args()[0];
+  acc.vectorize(ax, vec, TailStrategy::GuardWithIf);
+  std::vector<VarOrRVar> order = {xi};
+  for (int i = 0; i < r.dimensions(); ++i) order.push_back(r[i]);
+  order.push_back(xo);
+  Stage s = acc.update();
+  s.split(ax, xo, xi, vec, TailStrategy::GuardWithIf).reorder(order).vectorize(xi);
+  for (int i = 0; i < r.dimensions(); ++i) s.unroll(r[i]);
+}
+
+}  // namespace onnxc::codegen
