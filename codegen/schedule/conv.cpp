@@ -11,17 +11,21 @@ using namespace Halide;
 
 // Loop nest of gemm (outermost first):
 //   parallel task over (group of row blocks, panel of `width` pixels, image)
-//     stage = the task's im2col panel, K × width floats, gathered once
+//     [im2col form: stage = the task's panel, K × width floats, gathered once]
 //     for each register block of `rows` output channels:
 //       acc block (rows × width) = 0; for k: rows × width/vec FMAs in registers; store
-// Unlike a matmul with a run-time B (schedule_gemm stages each panel once and runs every row block
-// of it in one task), a task here covers ~64 output channels: a late layer has one or two panels
-// of pixels (7×7 = 49) and hundreds of channels, and the threads need several tasks. Re-gathering a
-// panel per 64 channels costs about 1/64 of the task's FMAs.
+// A task covers every output channel when there are panels enough for the threads; a late layer
+// has one or two panels (7×7 = 49 pixels) and hundreds of channels, so its channels are split in
+// groups until there are about kTasks tasks per image (an im2col panel is then gathered per group).
 void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
+  constexpr int kTasks = 8;
   const int vec = t.natural_vector_size<float>();
   const int width = g.panel.width, rows = g.panel.rows;
-  const int tiles = std::max(1, 64 / rows);
+  const int blocks = (g.m_extent + rows - 1) / rows;
+  const int64_t* p_static = Internal::as_const_int(g.p_extent);
+  const int64_t panels = p_static ? (*p_static + width - 1) / width : kTasks;
+  const int64_t groups = std::min<int64_t>(blocks, (kTasks + panels - 1) / panels);
+  const int tiles = static_cast<int>((blocks + groups - 1) / groups);
   Func gemm = g.gemm;
   Var p = gemm.args()[0], m = gemm.args()[1], n = gemm.args()[2];
   Var po("conv_po"), pi("conv_pi"), mo("conv_mo"), mi("conv_mi"), mb("conv_mb"), tp("conv_tp"), task("conv_task");
@@ -48,8 +52,14 @@ void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
       .vectorize(ap, vec)
       .unroll(ap)
       .unroll(am);
-  g.acc.update().reorder(ap, am, g.k.x).vectorize(ap, vec).unroll(ap).unroll(am);
-  g.stage.compute_at(gemm, task).vectorize(g.stage.args()[0], vec);
+  std::vector<VarOrRVar> order = {ap, am};
+  for (int i = 0; i < g.k.dimensions(); ++i) order.push_back(g.k[i]);
+  g.acc.update().reorder(order).vectorize(ap, vec).unroll(ap).unroll(am);
+  if (g.stage.defined()) g.stage.compute_at(gemm, task).vectorize(g.stage.args()[0], vec);
+  if (g.input.defined()) {
+    Var q = g.input.args()[0], c = g.input.args()[1], in = g.input.args()[2], ch("conv_ch");
+    g.input.compute_root().fuse(c, in, ch).vectorize(q, vec, TailStrategy::GuardWithIf).parallel(ch);
+  }
   schedule_output(output, KernelClass::Elementwise, t);
 }
 
