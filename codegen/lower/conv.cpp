@@ -55,15 +55,13 @@ std::vector<HTensor> finish(LowerContext& ctx, Func acc, const std::vector<Halid
 
 // The implicit GEMM: Y[n, m, p] = B[m] + sum_k W[m, k] · col(k, p) over output pixels p and
 // K = C·k1..kr (k = (c, r)), where col(k, p) is the input element kernel offset r of channel c sees
-// from pixel p, zero in the padding. W is the GEMM's A, one row per output channel, read in place;
-// col is its B, never built whole:
-//  - stride 1: the input is zero-padded and flattened per channel, and the pixels are those of the
-//    padded grid (rows as wide as the padded input, the columns past the output's width computed and
-//    dropped). Then col(k, p) = xflat(c, p + offset(r)): each tap is the same flat image shifted, and
-//    the register block reads it with dense vector loads. A 3×3 conv on a 14-wide image computes
-//    16/14 of the outputs it keeps; a 56-wide one 58/56.
-//  - other strides: the schedule gathers col one panel of pixels at a time (im2col) in the GEMM's
-//    packed-B layout (gemm.h).
+// from pixel p, zero in the padding. W is the GEMM's A, one row per output channel, read in place.
+// col, the GEMM's B, is never built: the input is zero-padded and split into stride phases (a
+// stride-2 image into its 4 planes of even/odd rows and columns; a stride-1 image is its one plane),
+// each plane flattened per channel, and the pixels are those of a plane's grid (rows as wide as a
+// plane, the columns past the output's width computed and dropped). Tap r then reads one plane
+// shifted by a constant: col(k, p) = phases(p + shift(r), phase(r), c), dense vector loads in the
+// register block. A 3×3 stride-1 conv on a 14-wide image computes 16/14 of the outputs it keeps.
 std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
   using Halide::Var;
   const HTensor& x = ctx.in[0];
@@ -73,15 +71,16 @@ std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
   const int64_t m_ext = wt.dims()[0], c_ext = wt.dims()[1];
   int64_t k_ext = 1;
   for (size_t i = 1; i < wt.dims().size(); ++i) k_ext *= wt.dims()[i];
-  bool shifted = true;
-  for (int64_t st : win.strides) shifted = shifted && st == 1;
-  // Extents of the pixel grid the GEMM runs over: the output's, or (shifted) the padded input's
-  // past the first spatial dim.
-  std::vector<Expr> grid(sp), padded(sp);
+  // Per spatial dim: the stride, the extent of a phase plane, and the pixel grid (the output's
+  // extent in the first dim, a plane's in the others).
+  std::vector<int32_t> st(sp);
+  std::vector<Expr> plane(sp), grid(sp);
   Expr p_ext = 1;
   for (int s = 0; s < sp; ++s) {
-    padded[s] = Halide::Internal::simplify(x.shape[s + 2] + win.pad_begin[s] + win.pad_end[s]);
-    grid[s] = shifted && s > 0 ? padded[s] : shape[s + 2];
+    st[s] = static_cast<int32_t>(win.strides[s]);
+    Expr padded = x.shape[s + 2] + win.pad_begin[s] + win.pad_end[s];
+    plane[s] = Halide::Internal::simplify((padded + st[s] - 1) / st[s]);
+    grid[s] = s > 0 ? plane[s] : shape[s + 2];
     p_ext = p_ext * grid[s];
   }
   p_ext = Halide::Internal::simplify(p_ext);
@@ -91,76 +90,51 @@ std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
   g.panel = choose_panel(p_static ? *p_static : 64);
   g.p_extent = p_ext;
   g.m_extent = static_cast<int>(m_ext);
-  const int width = g.panel.width;
   HTensor w2 = ctx.add_constant("conv_weights", wt.reshaped({m_ext, k_ext}));
-  Var i("i"), kk("kk"), pn("pn"), n("n"), p("p"), m("m"), q("q"), c("c");
 
-  // The input element at spatial position `pos` (per dim, before padding), zero outside.
-  auto read = [&](const Expr& ch, const std::vector<Expr>& pos) {
-    Index xi = {n, ch};
-    Expr valid = Halide::Internal::const_true();
-    for (int s = 0; s < sp; ++s) {
-      valid = valid && pos[s] >= 0 && pos[s] < x.shape[s + 2];
-      xi.push_back(Halide::clamp(pos[s], 0, x.shape[s + 2] - 1));
-    }
-    return Halide::select(valid, x.at(xi), 0.0f);
-  };
-  // Row-major coordinates of flat index `f` over extents `ext`.
-  auto unflatten = [&](Expr f, const std::vector<Expr>& ext) {
-    std::vector<Expr> co(sp);
-    for (int s = sp - 1; s > 0; --s) {
-      co[s] = f % ext[s];
-      f = f / ext[s];
-    }
-    co[0] = f;
-    return co;
-  };
-
-  Expr b_val, w_val;
-  if (shifted) {
-    // xflat(q, c, n): channel c of image n, padded and flattened; zero past its end (the last
-    // panel and the last taps read up to a panel and a kernel row beyond).
-    std::vector<Expr> co = unflatten(q, padded), pos(sp);
-    for (int s = 0; s < sp; ++s) pos[s] = co[s] - win.pad_begin[s];
-    g.input = Func("conv_padded");
-    g.input(q, c, n) = Halide::select(q >= 0 && co[0] < padded[0], read(c, pos), 0.0f);
-    // One RDom dim per tap dim (innermost: the last spatial) and the channel outermost.
-    std::vector<Halide::Range> ranges;
-    for (int s = sp - 1; s >= 0; --s) ranges.emplace_back(0, static_cast<int32_t>(win.kernel[s]));
-    ranges.emplace_back(0, static_cast<int32_t>(c_ext));
-    g.k = Halide::RDom(Halide::Region(ranges.begin(), ranges.end()), "k");
-    Expr offset = 0, flat_k = g.k[sp], pstride = 1;
-    for (int s = sp - 1; s >= 0; --s) {
-      offset = offset + g.k[sp - 1 - s] * static_cast<int32_t>(win.dilations[s]) * pstride;
-      pstride = pstride * padded[s];
-    }
-    for (int s = 0; s < sp; ++s) flat_k = flat_k * static_cast<int32_t>(win.kernel[s]) + g.k[sp - 1 - s];
-    b_val = g.input(p + offset, g.k[sp], n);
-    w_val = w2.at({Halide::min(m, g.m_extent - 1), flat_k});
-  } else {
-    // stage(i, kk, pn, n) = col(kk, pn·width + i) for image n; pixels past the end repeat the last.
-    std::vector<Expr> co = unflatten(Halide::min(pn * width + i, p_ext - 1), grid), pos(sp);
-    Expr rem = kk;
-    for (int s = sp - 1; s >= 0; --s) {
-      pos[s] = win.input_pos(s, co[s], rem % static_cast<int32_t>(win.kernel[s]));
-      rem = rem / static_cast<int32_t>(win.kernel[s]);
-    }
-    g.stage = Func("conv_im2col");
-    g.stage(i, kk, pn, n) = read(rem, pos);
-    g.k = Halide::RDom(0, static_cast<int32_t>(k_ext), "k");
-    b_val = g.stage(p % width, g.k.x, p / width, n);
-    w_val = w2.at({Halide::min(m, g.m_extent - 1), g.k.x});
+  // phases(q, ph, c, n): plane ph (row-major over the per-dim phases) of channel c of image n,
+  // flattened; zero past its end (the last panel and the last taps read beyond).
+  Var q("q"), ph("ph"), c("c"), n("n"), p("p"), m("m");
+  Index xi = {n, c};
+  Expr valid = q >= 0, fq = q, fph = ph;
+  std::vector<Expr> pos(sp);
+  for (int s = sp - 1; s >= 0; --s) {
+    Expr coord = s > 0 ? fq % plane[s] : fq, phase = fph % st[s];
+    if (s == 0) valid = valid && coord < plane[0];
+    fq = fq / plane[s];
+    fph = fph / st[s];
+    pos[s] = coord * st[s] + phase - win.pad_begin[s];
   }
+  for (int s = 0; s < sp; ++s) {
+    valid = valid && pos[s] >= 0 && pos[s] < x.shape[s + 2];
+    xi.push_back(Halide::clamp(pos[s], 0, x.shape[s + 2] - 1));
+  }
+  g.input = Func("conv_phases");
+  g.input(q, ph, c, n) = Halide::select(valid, x.at(xi), 0.0f);
+
+  // One RDom dim per tap dim (innermost: the last spatial) and the channel outermost.
+  std::vector<Halide::Range> ranges;
+  for (int s = sp - 1; s >= 0; --s) ranges.emplace_back(0, static_cast<int32_t>(win.kernel[s]));
+  ranges.emplace_back(0, static_cast<int32_t>(c_ext));
+  g.k = Halide::RDom(Halide::Region(ranges.begin(), ranges.end()), "k");
+  Expr shift = 0, phase = 0, flat_k = g.k[sp], qstride = 1, pstride = 1;
+  for (int s = sp - 1; s >= 0; --s) {
+    Expr j = g.k[sp - 1 - s] * static_cast<int32_t>(win.dilations[s]);
+    shift = shift + (j / st[s]) * qstride;
+    phase = phase + (j % st[s]) * pstride;
+    qstride = qstride * plane[s];
+    pstride = pstride * st[s];
+  }
+  for (int s = 0; s < sp; ++s) flat_k = flat_k * static_cast<int32_t>(win.kernel[s]) + g.k[sp - 1 - s];
   g.acc = Func("conv_acc");
   g.acc(p, m, n) = 0.0f;
   // Rows past M (a partial register block) read the last row of W; they are never stored.
-  g.acc(p, m, n) += w_val * b_val;
+  g.acc(p, m, n) += w2.at({Halide::min(m, g.m_extent - 1), flat_k}) * g.input(p + shift, phase, g.k[sp], n);
   ctx.reassociable.push_back(g.acc);
   g.gemm = Func("conv_gemm");
   g.gemm(p, m, n) = g.acc(p, m, n);
   // Until the schedule callback places them (and if it never runs), each is computed whole.
-  for (Func f : {g.input, g.stage, g.acc, g.gemm})
-    if (f.defined()) f.compute_root();
+  for (Func f : {g.input, g.acc, g.gemm}) f.compute_root();
 
   auto vars = make_vars(x.rank());
   Index o = onnx_index(vars);

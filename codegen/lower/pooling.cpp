@@ -3,6 +3,7 @@
 // larger ones (global pooling) reduce over an RDom. Positions outside the input never count; with
 // count_include_pad, positions inside the declared pads count as zeros.
 #include "codegen/lower/window.h"
+#include "codegen/schedule/schedule.h"
 
 namespace onnxc::codegen {
 
@@ -105,15 +106,22 @@ Expr pool_at(const LowerContext& ctx, const HTensor& x, const Window& w, Pool ki
   return acc;
 }
 
-bool all_static(const HTensor& x, int from) {
-  for (int i = from; i < x.rank(); ++i)
-    if (!Halide::Internal::as_const_int(x.shape[i])) return false;
-  return true;
-}
-
-// Global pooling over spatial extents known only at run time (one library for every image size): a
-// reduction over an RDom as wide as the input, the same sum the static form's RDom runs.
-HTensor global_pool(const LowerContext& ctx, const HTensor& x, Pool kind, const std::vector<Expr>& shape) {
+// Global pooling: a reduction over an RDom as wide as the input's spatial extents, static or known
+// only at run time (one library for every image size). One scalar sum per (image, channel), in
+// parallel: the output's innermost dims have extent 1, and the default schedule, vectorizing them,
+// computed 16 lanes of which one was kept.
+HTensor global_pool(LowerContext& ctx, const HTensor& x, Pool kind, const std::vector<Expr>& shape) {
+  ctx.schedule = [](Halide::Func out, const Halide::Target& t) {
+    if (t.has_gpu_feature()) return schedule_output(out, KernelClass::Elementwise, t);
+    std::vector<Halide::Var> a = out.args();
+    Halide::Var rows = a[0];
+    for (size_t i = 1; i < a.size(); ++i) {
+      Halide::Var next("pool_rows" + std::to_string(i));
+      out.fuse(rows, a[i], next);
+      rows = next;
+    }
+    out.parallel(rows, 64, Halide::TailStrategy::GuardWithIf);
+  };
   Halide::Type ty = halide_type(x.dtype), at = kind == Pool::Max ? ty : accumulator_type(ty);
   std::vector<Halide::Range> ranges;
   for (int i = 2; i < x.rank(); ++i) ranges.emplace_back(0, x.shape[i]);
@@ -138,19 +146,8 @@ LowerFn pool(Pool kind, bool global) {
     const HTensor& x = ctx.in[0];
     user_check(x.rank() >= 3) << ctx.node.describe() << ": pooling needs [N, C, spatial...]";
     const auto& shape = out_shape(ctx);
-    Window w;
-    if (global && !all_static(x, 2)) return {global_pool(ctx, x, kind, shape)};
-    if (global) {
-      for (int i = 2; i < x.rank(); ++i) {
-        w.kernel.push_back(*Halide::Internal::as_const_int(x.shape[i]));
-        w.strides.push_back(1);
-        w.dilations.push_back(1);
-        w.pad_begin.push_back(0);
-        w.pad_end.push_back(0);
-      }
-    } else {
-      w = read_window(ctx, x, shape);
-    }
+    if (global) return {global_pool(ctx, x, kind, shape)};
+    Window w = read_window(ctx, x, shape);
     std::vector<HTensor> outs = {define(ctx.node.op_type(), shape, out_dtype(ctx), [&](const Index& o) {
       return pool_at(ctx, x, w, kind, o);
     })};

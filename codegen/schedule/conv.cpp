@@ -11,12 +11,11 @@ using namespace Halide;
 
 // Loop nest of gemm (outermost first):
 //   parallel task over (group of row blocks, panel of `width` pixels, image)
-//     [im2col form: stage = the task's panel, K × width floats, gathered once]
 //     for each register block of `rows` output channels:
 //       acc block (rows × width) = 0; for k: rows × width/vec FMAs in registers; store
 // A task covers every output channel when there are panels enough for the threads; a late layer
 // has one or two panels (7×7 = 49 pixels) and hundreds of channels, so its channels are split in
-// groups until there are about kTasks tasks per image (an im2col panel is then gathered per group).
+// groups until there are about kTasks tasks per image.
 void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
   constexpr int kTasks = 8;
   const int vec = t.natural_vector_size<float>();
@@ -55,11 +54,8 @@ void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
   std::vector<VarOrRVar> order = {ap, am};
   for (int i = 0; i < g.k.dimensions(); ++i) order.push_back(g.k[i]);
   g.acc.update().reorder(order).vectorize(ap, vec).unroll(ap).unroll(am);
-  if (g.stage.defined()) g.stage.compute_at(gemm, task).vectorize(g.stage.args()[0], vec);
-  if (g.input.defined()) {
-    Var q = g.input.args()[0], c = g.input.args()[1], in = g.input.args()[2], ch("conv_ch");
-    g.input.compute_root().fuse(c, in, ch).vectorize(q, vec, TailStrategy::GuardWithIf).parallel(ch);
-  }
+  Var q = g.input.args()[0], c = g.input.args()[2], in = g.input.args()[3], ch("conv_ch");
+  g.input.compute_root().fuse(c, in, ch).vectorize(q, vec, TailStrategy::GuardWithIf).parallel(ch);
   schedule_output(output, KernelClass::Elementwise, t);
 }
 

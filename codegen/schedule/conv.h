@@ -1,5 +1,5 @@
-// Convolution schedules: the implicit GEMM (im2col panels gathered per task and fed to the GEMM's
-// register block) and the depthwise kernel. lower/conv.cpp builds the Funcs; this file owns the loops.
+// Convolution schedules: the implicit GEMM (the GEMM's register block over shifted views of the
+// input) and the depthwise kernel. lower/conv.cpp builds the Funcs; this file owns the loops.
 #pragma once
 
 #include <Halide.h>
@@ -8,24 +8,24 @@
 
 namespace onnxc::codegen {
 
-// What the implicit-GEMM convolution lowering built (lower/conv.cpp explains the two forms). Pixels
-// p are flattened row-major over a grid of p_extent pixels:
-//   input(q, c, n)         stride 1: channel c of image n zero-padded and flattened (else undefined)
-//   stage(i, kk, panel, n) other strides: the im2col panel, column i is pixel panel·width + i
-//   acc(p, m, n)           zero, then one update summing W[m, k] · B(k, p) over the RDom `k`
+// What the implicit-GEMM convolution lowering built (lower/conv.cpp explains the form). Pixels p
+// are flattened row-major over a grid of p_extent pixels:
+//   input(q, phase, c, n)  the zero-padded input split into stride phases, each plane flattened
+//   acc(p, m, n)           zero, then one update summing W[m, k] · input(p + shift(k), ..) over the
+//                          RDom `k` (tap dims innermost, the channel outermost)
 //   gemm(p, m, n)          acc realized whole over [0, p_extent) × [0, m_extent): the output Func
 //                          reads it at its pixel, adding bias and any epilogue
 struct ConvGemmFuncs {
-  Halide::Func input, stage, acc, gemm;
+  Halide::Func input, acc, gemm;
   Halide::RDom k;
   PanelShape panel;
   Halide::Expr p_extent;
   int m_extent = 0;
 };
 
-// Register-blocked tasks over (row block group, pixel panel, image), each running every row block of
-// its group over its panel (gathered first, for the im2col form); `output` (elementwise over gemm)
-// follows.
+// The input's phase planes first, in parallel over channels; then register-blocked tasks over (row
+// block group, pixel panel, image), each running every row block of its group over its panel;
+// `output` (elementwise over gemm) last.
 void schedule_conv_gemm(ConvGemmFuncs g, Halide::Func output, const Halide::Target& target);
 
 // A depthwise 2-D convolution `acc(x, y, c, n)` (zero, then one update over the window `r`), read

@@ -23,6 +23,7 @@ struct ConvCase {
   int64_t sh = 1, sw = 1, dh = 1, dw = 1, group = 1;
   std::vector<int64_t> pads = {0, 0, 0, 0};  // top, left, bottom, right
   bool bias = true;
+  bool one_d = false;  // a 1-D Conv over [N, C, W] (then h = kh = 1)
   int64_t oh() const { return (h + pads[0] + pads[2] - (dh * (kh - 1) + 1)) / sh + 1; }
   int64_t ow() const { return (w + pads[1] + pads[3] - (dw * (kw - 1) + 1)) / sw + 1; }
 };
@@ -64,19 +65,25 @@ std::vector<float> reference(const ConvCase& k, const std::vector<float>& x, con
 void check_conv(const ConvCase& k, bool symbolic_batch = false) {
   ModelBuilder b(13);
   Dim n = symbolic_batch ? Dim::symbol("n") : Dim(k.n);
-  auto* x = b.input("x", DType::Float32, {n, k.c, k.h, k.w});
+  auto* x = b.input("x", DType::Float32, k.one_d ? ir::Shape{n, k.c, k.w} : ir::Shape{n, k.c, k.h, k.w});
   auto wv = random_values(k.m * (k.c / k.group) * k.kh * k.kw, 7), bv = random_values(k.m, 11);
-  std::vector<ir::Value*> ins = {x, b.const_f32("w", {k.m, k.c / k.group, k.kh, k.kw}, wv)};
+  std::vector<int64_t> wdims = {k.m, k.c / k.group, k.kh, k.kw};
+  if (k.one_d) wdims.erase(wdims.begin() + 2);
+  std::vector<ir::Value*> ins = {x, b.const_f32("w", wdims, wv)};
   if (k.bias) ins.push_back(b.const_f32("b", {k.m}, bv));
-  ir::Node* c = b.node("Conv", ins, {{"y", ir::Type::tensor(DType::Float32, ir::Shape{n, k.m, k.oh(), k.ow()})}});
-  c->set_attr_ints("kernel_shape", {k.kh, k.kw});
-  c->set_attr_ints("strides", {k.sh, k.sw});
-  c->set_attr_ints("dilations", {k.dh, k.dw});
-  c->set_attr_ints("pads", k.pads);
+  ir::Shape yshape = k.one_d ? ir::Shape{n, k.m, k.ow()} : ir::Shape{n, k.m, k.oh(), k.ow()};
+  ir::Node* c = b.node("Conv", ins, {{"y", ir::Type::tensor(DType::Float32, yshape)}});
+  auto two = [&](int64_t a, int64_t v) { return k.one_d ? std::vector<int64_t>{v} : std::vector<int64_t>{a, v}; };
+  c->set_attr_ints("kernel_shape", two(k.kh, k.kw));
+  c->set_attr_ints("strides", two(k.sh, k.sw));
+  c->set_attr_ints("dilations", two(k.dh, k.dw));
+  c->set_attr_ints("pads", k.one_d ? std::vector<int64_t>{k.pads[1], k.pads[3]} : k.pads);
   c->set_attr_int("group", k.group);
   b.output(c->output());
   auto xv = random_values(k.n * k.c * k.h * k.w, 3);
-  auto out = compile_and_run(b.model(), {HostTensor::f32({k.n, k.c, k.h, k.w}, xv)});
+  std::vector<int64_t> xdims = {k.n, k.c, k.h, k.w};
+  if (k.one_d) xdims.erase(xdims.begin() + 2);
+  auto out = compile_and_run(b.model(), {HostTensor::f32(xdims, xv)});
   EXPECT_TRUE(all_close(out[0].values<float>(), reference(k, xv, wv, bv), 1e-4, 1e-5));
 }
 
@@ -95,6 +102,18 @@ TEST(LowerConv, StridedOddSizesNoBias) {
 TEST(LowerConv, DilatedAsymmetricPads) {
   ConvCase k;
   k.h = 12, k.w = 10, k.dh = 2, k.dw = 3, k.pads = {2, 0, 1, 3};
+  check_conv(k);
+}
+
+TEST(LowerConv, StridedAndDilated) {
+  ConvCase k;
+  k.h = 17, k.w = 16, k.sh = 2, k.sw = 3, k.dh = 2, k.dw = 2, k.pads = {3, 1, 0, 2};
+  check_conv(k);
+}
+
+TEST(LowerConv, OneDimensionalStrided) {
+  ConvCase k;
+  k.one_d = true, k.h = 1, k.kh = 1, k.w = 31, k.kw = 4, k.sw = 2, k.pads = {0, 1, 0, 2};
   check_conv(k);
 }
 
