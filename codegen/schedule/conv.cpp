@@ -59,20 +59,24 @@ void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
   schedule_output(output, KernelClass::Elementwise, t);
 }
 
-void schedule_depthwise(Func acc, const RDom& r, Func output, const Target& t) {
-  const int vec = t.natural_vector_size(acc.output_types().at(0));
-  std::vector<Var> a = output.args();  // x, y, c, n
-  Var task("dw_task"), xo("dw_xo"), xi("dw_xi");
-  output.fuse(a[2], a[3], task).vectorize(a[0], vec, TailStrategy::GuardWithIf).parallel(task);
-  acc.compute_at(output, a[1]);
-  Var ax = acc.args()[0];
-  acc.vectorize(ax, vec, TailStrategy::GuardWithIf);
-  std::vector<VarOrRVar> order = {xi};
+void schedule_depthwise(Func planes, Func acc, const RDom& r, const Expr& pixels, Func output, const Target& t) {
+  const int vec = t.natural_vector_size<float>();
+  Var p = acc.args()[0], c = acc.args()[1], n = acc.args()[2];
+  Var task("dw_task"), po("dw_po"), pi("dw_pi");
+  acc.compute_root().bound(p, 0, pixels).fuse(c, n, task).parallel(task).vectorize(p, vec, TailStrategy::GuardWithIf);
+  std::vector<VarOrRVar> order = {pi};
   for (int i = 0; i < r.dimensions(); ++i) order.push_back(r[i]);
-  order.push_back(xo);
+  order.insert(order.end(), {po, task});
   Stage s = acc.update();
-  s.split(ax, xo, xi, vec, TailStrategy::GuardWithIf).reorder(order).vectorize(xi);
-  for (int i = 0; i < r.dimensions(); ++i) s.unroll(r[i]);
+  s.fuse(c, n, task).split(p, po, pi, vec, TailStrategy::GuardWithIf).reorder(order).vectorize(pi).parallel(task);
+  int taps = 1;
+  for (int i = 0; i < r.dimensions(); ++i) taps *= *Internal::as_const_int(r[i].extent());
+  // Up to 7×7 windows unroll into one register sum per vector; larger ones loop.
+  if (taps <= 49)
+    for (int i = 0; i < r.dimensions(); ++i) s.unroll(r[i]);
+  Var q = planes.args()[0];
+  planes.compute_at(acc, task).vectorize(q, vec, TailStrategy::GuardWithIf);
+  schedule_output(output, KernelClass::Elementwise, t);
 }
 
 }  // namespace onnxc::codegen

@@ -28,10 +28,10 @@ struct ConvGemmFuncs {
 // `output` (elementwise over gemm) last.
 void schedule_conv_gemm(ConvGemmFuncs g, Halide::Func output, const Halide::Target& target);
 
-// A depthwise 2-D convolution `acc(x, y, c, n)` (zero, then one update over the window `r`), read
-// by `output` over the same dims: computed one output row at a time inside the output's loops, each
-// vector of the row summing the whole (unrolled) window in a register; parallel over channels and
-// images.
-void schedule_depthwise(Halide::Func acc, const Halide::RDom& r, Halide::Func output, const Halide::Target& target);
+// A depthwise convolution `acc(p, c, n)` (zero, then one update over the taps `r`) over `pixels`
+// grid pixels, reading the shifted input `planes(q, phase, c, n)`: per (channel, image) task, the
+// channel's planes, then each vector of pixels summing every (unrolled) tap in a register.
+void schedule_depthwise(Halide::Func planes, Halide::Func acc, const Halide::RDom& r, const Halide::Expr& pixels,
+                        Halide::Func output, const Halide::Target& target);
 
 }  // namespace onnxc::codegen

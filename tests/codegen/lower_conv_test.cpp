@@ -143,6 +143,20 @@ TEST(LowerConv, GroupedAndDepthwise) {
   check_conv(dw);
 }
 
+// Depthwise 5×5 windows on a small image (most of a plane's row is padding) over a symbolic batch,
+// a dilated one, and a 9×9 window (too large to unroll).
+TEST(LowerConv, DepthwiseWindows) {
+  ConvCase dw;
+  dw.n = 2, dw.c = dw.m = dw.group = 19, dw.h = dw.w = 7, dw.kh = dw.kw = 5, dw.pads = {2, 2, 2, 2};
+  check_conv(dw, true);
+  ConvCase dil;
+  dil.c = dil.m = dil.group = 4, dil.h = 12, dil.w = 9, dil.dh = 2, dil.dw = 3, dil.pads = {2, 3, 1, 0};
+  check_conv(dil);
+  ConvCase big;
+  big.c = big.m = big.group = 3, big.h = 20, big.w = 21, big.kh = big.kw = 9, big.sh = 2, big.pads = {4, 4, 4, 4};
+  check_conv(big);
+}
+
 // Image extents known only at run time: one library, two sizes; bias, ReLU and a residual Add run
 // as the convolution's epilogue.
 TEST(LowerConv, SymbolicImageWithEpilogue) {
