@@ -1,5 +1,6 @@
-// Target strings accepted by `onnxc compile --target`: `host` (the machine compiling), `x86-64-avx512`
-// (a named feature set), `cuda` (host CPU + CUDA, compute capability 8.0), or any Halide target string.
+// Target strings accepted by `onnxc compile --target`: `host` (the machine compiling), the named feature
+// sets `x86-64-avx2` (AVX2 + FMA), `x86-64-avx512`, `arm64` (NEON) and `arm64-dotprod` (NEON + sdot/udot,
+// ARMv8.2), `cuda` (host CPU + CUDA, compute capability 8.0), or any Halide target string.
 #pragma once
 
 #include <Halide.h>

@@ -345,13 +345,11 @@ case_compile_fused() {
   done
 }
 
-# `onnxc optimize` output is standard ONNX: ONNX Runtime 1.30 (bench/ort) loads it and matches the
+# `onnxc optimize` output is standard ONNX: ONNX Runtime (PyPI, bench/peers) loads it and matches the
 # reference outputs, as it does for the original model.
 case_optimize_ort() {
-  local ort="$HERE/../../bench/ort"
-  command -v node >/dev/null || { echo "SKIP: node is not installed"; exit 77; }
-  [[ -d $ort/node_modules/onnxruntime-node ]] ||
-    { echo "SKIP: ONNX Runtime missing (cd bench/ort && npm ci --ignore-scripts)"; exit 77; }
+  local peers="$HERE/../../bench/peers" py
+  py=$("$peers/python.sh" 2>err) || { echo "SKIP: $(cat err)"; exit 77; }
   local m
   for m in "$HERE/../models/encoder_layer" "$HERE/../models/decoder_prelayer_causal" \
            "$HERE/../models/mha_cross_attention" "$HERE/../passes/models/bert_block_op13" \
@@ -359,9 +357,9 @@ case_optimize_ort() {
     run_onnxc optimize "$m/model.onnx" -o opt.onnx
     expect_rc 0
     expect_out 'opset 23'
-    node "$ort/check_ort.mjs" "$m/model.onnx" "$m" --rtol 1e-4 --atol 1e-5 >out 2>err ||
+    "$py" "$peers/check_ort.py" "$m/model.onnx" "$m" --rtol 1e-4 --atol 1e-5 >out 2>err ||
       fail "ONNX Runtime on the original $m"
-    node "$ort/check_ort.mjs" opt.onnx "$m" --rtol 1e-4 --atol 1e-5 >out 2>err ||
+    "$py" "$peers/check_ort.py" opt.onnx "$m" --rtol 1e-4 --atol 1e-5 >out 2>err ||
       fail "ONNX Runtime on the optimized $m"
     grep -q 'onnxc' opt.onnx && fail "optimize left an onnxc-domain op in $m"
   done
