@@ -148,7 +148,7 @@ std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
   ShiftedInput in(x, win, out_shape(ctx));
   ConvGemmFuncs g;
   const int64_t* p_static = Halide::Internal::as_const_int(in.pixels);
-  g.panel = choose_panel(p_static ? *p_static : 64);
+  g.panel = choose_panel(p_static ? *p_static : 64, describe(ctx.target));
   g.p_extent = in.pixels;
   g.m_extent = static_cast<int>(m_ext);
   g.input = in.planes;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "runnable_targets.h"
 #include "test_util.h"
 #if HAVE_ONNXC_PASSES
 #include "passes/fold_batch_norm.h"
@@ -60,8 +61,8 @@ std::vector<float> reference(const ConvCase& k, const std::vector<float>& x, con
   return y;
 }
 
-// Compiles one Conv over x [n?, C, h?, w?] (a symbol where `symbolic` says) and checks it at the
-// case's sizes.
+// Compiles one Conv over x [n?, C, h, w] (n a symbol when `symbolic_batch`) and checks it at the
+// case's sizes, on every ISA level this machine runs.
 void check_conv(const ConvCase& k, bool symbolic_batch = false) {
   ModelBuilder b(13);
   Dim n = symbolic_batch ? Dim::symbol("n") : Dim(k.n);
@@ -83,8 +84,12 @@ void check_conv(const ConvCase& k, bool symbolic_batch = false) {
   auto xv = random_values(k.n * k.c * k.h * k.w, 3);
   std::vector<int64_t> xdims = {k.n, k.c, k.h, k.w};
   if (k.one_d) xdims.erase(xdims.begin() + 2);
-  auto out = compile_and_run(b.model(), {HostTensor::f32(xdims, xv)});
-  EXPECT_TRUE(all_close(out[0].values<float>(), reference(k, xv, wv, bv), 1e-4, 1e-5));
+  // Register blocks and vector widths differ per ISA: each level this machine runs is checked.
+  for (const std::string& target : runnable_targets()) {
+    auto lib = compile(b.model(), "conv", target);
+    auto out = LoadedModel(lib.so_path).run({HostTensor::f32(xdims, xv)});
+    EXPECT_TRUE(all_close(out[0].values<float>(), reference(k, xv, wv, bv), 1e-4, 1e-5)) << target;
+  }
 }
 
 TEST(LowerConv, Same3x3) {
