@@ -54,6 +54,7 @@ std::vector<HTensor> finish(LowerContext& ctx, Func acc, const std::vector<Halid
 // image computes 16/14 of the outputs it keeps.
 struct ShiftedInput {
   Func planes;
+  Halide::RDom rows;  // the coordinates planes' update writes (innermost: the last spatial dim)
   std::vector<int32_t> strides, dilations;
   std::vector<Expr> plane, grid;  // per spatial dim: a plane's extent; the grid's (output's in dim 0)
   Expr pixels;                    // grid pixels
@@ -70,24 +71,29 @@ struct ShiftedInput {
       pixels = pixels * grid[s];
     }
     pixels = Halide::Internal::simplify(pixels);
-    // Zero past a plane's end: the last panel of pixels and the last taps read beyond it.
+    // Zero everywhere (past a plane's end too: the last panel of pixels and the last taps read
+    // beyond it), then each plane written row by row over an RDom of its coordinates. Written as
+    // a function of the flat index instead, every element would cost a division and a modulo by
+    // the plane's extents, which for image extents known only at run time are vector divisions.
     Halide::Var q("q"), ph("ph"), c("c"), n("n");
+    std::vector<Halide::Range> ranges;
+    for (int s = sp - 1; s >= 0; --s) ranges.emplace_back(0, plane[s]);
+    rows = Halide::RDom(Halide::Region(ranges.begin(), ranges.end()), "plane");
     Index xi = {n, c};
-    Expr valid = q >= 0, fq = q, fph = ph;
+    Expr valid = Halide::Internal::const_true(), flat = 0, fph = ph;
     std::vector<Expr> pos(sp);
     for (int s = sp - 1; s >= 0; --s) {
-      Expr coord = s > 0 ? fq % plane[s] : fq, phase = fph % strides[s];
-      if (s == 0) valid = valid && coord < plane[0];
-      fq = fq / plane[s];
+      pos[s] = rows[sp - 1 - s] * strides[s] + fph % strides[s] - win.pad_begin[s];
       fph = fph / strides[s];
-      pos[s] = coord * strides[s] + phase - win.pad_begin[s];
     }
     for (int s = 0; s < sp; ++s) {
+      flat = flat * plane[s] + rows[sp - 1 - s];
       valid = valid && pos[s] >= 0 && pos[s] < x.shape[s + 2];
       xi.push_back(Halide::clamp(pos[s], 0, x.shape[s + 2] - 1));
     }
     planes = Func("conv_phases");
-    planes(q, ph, c, n) = Halide::select(valid, x.at(xi), 0.0f);
+    planes(q, ph, c, n) = 0.0f;
+    planes(flat, ph, c, n) = Halide::select(valid, x.at(xi), 0.0f);
   }
 
   // The element tap `taps` (per spatial dim) of channel c reads for grid pixel p of image n.
@@ -152,6 +158,7 @@ std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
   g.p_extent = in.pixels;
   g.m_extent = static_cast<int>(m_ext);
   g.input = in.planes;
+  g.input_rows = in.rows;
   HTensor w2 = ctx.add_constant("conv_weights", wt.reshaped({m_ext, wt.numel() / m_ext}));
 
   std::vector<Expr> taps;
@@ -191,9 +198,10 @@ std::vector<HTensor> conv_depthwise(LowerContext& ctx, const Window& win) {
   in.planes.compute_root();
   acc.compute_root();
   Func planes = in.planes;
+  Halide::RDom rows = in.rows;
   Expr pixels = in.pixels;
-  ctx.schedule = [planes, acc, r, pixels](Func output, const Halide::Target& t) {
-    schedule_depthwise(planes, acc, r, pixels, output, t);
+  ctx.schedule = [planes, rows, acc, r, pixels](Func output, const Halide::Target& t) {
+    schedule_depthwise(planes, rows, acc, r, pixels, output, t);
   };
   return shifted_output(ctx, in, acc);
 }

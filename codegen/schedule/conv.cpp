@@ -9,6 +9,18 @@ namespace onnxc::codegen {
 
 using namespace Halide;
 
+namespace {
+
+// The input planes' loops inside whatever loop they are computed at: the zero fill and the row
+// writes vectorized. The rows of a plane are disjoint (the flat index is injective in the
+// coordinates), which Halide cannot prove for extents known only at run time.
+void vectorize_planes(Func planes, const RDom& rows, int vec) {
+  planes.vectorize(planes.args()[0], vec, TailStrategy::GuardWithIf);
+  planes.update().allow_race_conditions().vectorize(rows[0], vec, TailStrategy::GuardWithIf);
+}
+
+}  // namespace
+
 // Loop nest of gemm (outermost first):
 //   parallel task over (group of row blocks, panel of `width` pixels, image)
 //     for each register block of `rows` output channels:
@@ -54,12 +66,14 @@ void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
   std::vector<VarOrRVar> order = {ap, am};
   for (int i = 0; i < g.k.dimensions(); ++i) order.push_back(g.k[i]);
   g.acc.update().reorder(order).vectorize(ap, vec).unroll(ap).unroll(am);
-  Var q = g.input.args()[0], c = g.input.args()[2], in = g.input.args()[3], ch("conv_ch");
-  g.input.compute_root().fuse(c, in, ch).vectorize(q, vec, TailStrategy::GuardWithIf).parallel(ch);
+  Var c = g.input.args()[2], in = g.input.args()[3], ch("conv_ch");
+  g.input.compute_root().fuse(c, in, ch).parallel(ch);
+  g.input.update().fuse(c, in, ch).parallel(ch);
+  vectorize_planes(g.input, g.input_rows, vec);
   schedule_output(output, KernelClass::Elementwise, t);
 }
 
-void schedule_depthwise(Func planes, Func acc, const RDom& r, const Expr& pixels, Func output, const Target& t) {
+void schedule_depthwise(Func planes, const RDom& rows, Func acc, const RDom& r, const Expr& pixels, Func output, const Target& t) {
   const int vec = t.natural_vector_size<float>();
   Var p = acc.args()[0], c = acc.args()[1], n = acc.args()[2];
   Var task("dw_task"), po("dw_po"), pi("dw_pi");
@@ -74,8 +88,8 @@ void schedule_depthwise(Func planes, Func acc, const RDom& r, const Expr& pixels
   // Up to 7×7 windows unroll into one register sum per vector; larger ones loop.
   if (taps <= 49)
     for (int i = 0; i < r.dimensions(); ++i) s.unroll(r[i]);
-  Var q = planes.args()[0];
-  planes.compute_at(acc, task).vectorize(q, vec, TailStrategy::GuardWithIf);
+  planes.compute_at(acc, task);
+  vectorize_planes(planes, rows, vec);
   schedule_output(output, KernelClass::Elementwise, t);
 }
 

@@ -10,14 +10,15 @@ namespace onnxc::codegen {
 
 // What the implicit-GEMM convolution lowering built (lower/conv.cpp explains the form). Pixels p
 // are flattened row-major over a grid of p_extent pixels:
-//   input(q, phase, c, n)  the zero-padded input split into stride phases, each plane flattened
+//   input(q, phase, c, n)  the zero-padded input split into stride phases, each plane flattened:
+//                          zero, then an update writing each plane over the RDom `input_rows`
 //   acc(p, m, n)           zero, then one update summing W[m, k] · input(p + shift(k), ..) over the
 //                          RDom `k` (tap dims innermost, the channel outermost)
 //   gemm(p, m, n)          acc realized whole over [0, p_extent) × [0, m_extent): the output Func
 //                          reads it at its pixel, adding bias and any epilogue
 struct ConvGemmFuncs {
   Halide::Func input, acc, gemm;
-  Halide::RDom k;
+  Halide::RDom input_rows, k;
   PanelShape panel;
   Halide::Expr p_extent;
   int m_extent = 0;
@@ -29,9 +30,10 @@ struct ConvGemmFuncs {
 void schedule_conv_gemm(ConvGemmFuncs g, Halide::Func output, const Halide::Target& target);
 
 // A depthwise convolution `acc(p, c, n)` (zero, then one update over the taps `r`) over `pixels`
-// grid pixels, reading the shifted input `planes(q, phase, c, n)`: per (channel, image) task, the
-// channel's planes, then each vector of pixels summing every (unrolled) tap in a register.
-void schedule_depthwise(Halide::Func planes, Halide::Func acc, const Halide::RDom& r, const Halide::Expr& pixels,
+// grid pixels, reading the shifted input `planes(q, phase, c, n)` (zero, then an update over
+// `rows`): per (channel, image) task, the channel's planes, then each vector of pixels summing
+// every (unrolled) tap in a register.
+void schedule_depthwise(Halide::Func planes, const Halide::RDom& rows, Halide::Func acc, const Halide::RDom& r, const Halide::Expr& pixels,
                         Halide::Func output, const Halide::Target& target);
 
 }  // namespace onnxc::codegen
