@@ -31,7 +31,7 @@ std::vector<std::string> default_pipeline() {
       "fold_matmul_batch",
       // BatchNormalization (and a per-channel Mul or Add) after a Conv costs nothing folded into it.
       "fold_batch_norm",
-      // A patch-embedding or pointwise Conv is one GEMM over its patches.
+      // A patch-embedding Conv is one GEMM over its patches.
       "conv_as_matmul",
       "fixpoint(constant_folding, remove_identities, cse, dce)",
       "infer_shapes",  // final types on the simplified graph, for codegen

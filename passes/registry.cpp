@@ -68,7 +68,7 @@ const std::vector<PassInfo>& pass_registry() {
        fn(lower_gradient), /*needs_shapes=*/true},
       {"fold_batch_norm", "Conv followed by BatchNormalization or a per-channel Mul/Add -> Conv with folded weights and bias",
        fn(fold_batch_norm), /*needs_shapes=*/true},
-      {"conv_as_matmul", "Conv whose windows tile the input (kernel = stride, no pads) -> one MatMul over the patches",
+      {"conv_as_matmul", "Conv whose windows tile the input (kernel = stride > 1, no pads) -> one MatMul over the patches",
        fn(conv_as_matmul), /*needs_shapes=*/true},
       {"quantize_dynamic_int8",
        "float32 MatMul/Gemm by a constant weight -> onnxc.DynamicQuantMatMul (int8; --quantize dynamic-int8)",

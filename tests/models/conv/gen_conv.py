@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes tests/models/conv/patch_embed: convolutions whose windows tile their input (a 4x4/stride-4
-patch embedding, a pointwise conv, a 1-D patch conv), which passes/conv_as_matmul turns into GEMMs,
-around one 3x3 conv with padding that stays a Conv (codegen's implicit GEMM). Reference outputs are torch's,
+patch embedding, a 1-D patch conv), which passes/conv_as_matmul turns into GEMMs, around a pointwise
+conv and a 3x3 conv with padding that stay Convs (codegen's implicit GEMM). Reference outputs are torch's,
 at batch 1 and 3 (the batch dim is dynamic).
 
 And tests/models/conv/small_cnn: a small CNN in the MobileNetV3/ResNet style with dynamic batch,
