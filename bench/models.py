@@ -3,7 +3,8 @@
 
     /usr/bin/python3 bench/models.py OUT_DIR [NAME ...]
 
-NAME is one of: bert gpt2 gpt2_step vit nn_transformer (default: all). Each becomes OUT_DIR/NAME.onnx
+NAME is one of: bert gpt2 gpt2_step vit nn_transformer (default: all of these), or a torchvision CNN:
+resnet50 mobilenet_v3_large efficientnet_b0 convnext_tiny lraspp_mobilenet_v3 (segmentation, dynamic H x W). Each becomes OUT_DIR/NAME.onnx
 (opset 17, dynamic batch and sequence dims) unless it already exists, with the torch module's outputs
 on the (small) tracing inputs in OUT_DIR/NAME_data/test_data_set_0 for `onnxc compare`. The models follow the public
 architectures at their base sizes:
@@ -166,6 +167,8 @@ def build(name, path):
     elif name == "vit":
         export(VitB16(), (torch.randn(2, 3, 224, 224),), path, ["img"], ["logits"],
                {"img": {0: "batch"}, "logits": {0: "batch"}})
+    elif name in CNNS:
+        export_cnn(name, path)
     elif name == "nn_transformer":
         sb = {0: "seq", 1: "batch"}
         tb = {0: "tgt_seq", 1: "batch"}
@@ -174,6 +177,40 @@ def build(name, path):
                {"src": sb, "tgt": tb, "y": tb})
     else:
         sys.exit(f"models.py: unknown model '{name}'")
+
+
+# torchvision CNNs with torchvision's own random initialisation (randomize() would scale the deep stacks
+# of convolutions into overflow); eval mode, so the exporter folds each BatchNormalization into its Conv.
+CNNS = {
+    "resnet50": ("resnet50", False),
+    "mobilenet_v3_large": ("mobilenet_v3_large", False),
+    "efficientnet_b0": ("efficientnet_b0", False),
+    "convnext_tiny": ("convnext_tiny", False),
+    "lraspp_mobilenet_v3": ("lraspp_mobilenet_v3_large", True),  # segmentation, dynamic H x W
+}
+
+
+def export_cnn(name, path):
+    import torchvision
+    arch, segmentation = CNNS[name]
+    if segmentation:
+        model = getattr(torchvision.models.segmentation, arch)(weights=None, weights_backbone=None)
+        wrapped = lambda x: model(x)["out"]
+        module = type("Seg", (nn.Module,), {"forward": lambda self, x: wrapped(x)})()
+        module.inner = model
+        image = torch.randn(1, 3, 224, 288)
+        dyn = {"img": {0: "batch", 2: "height", 3: "width"}, "out": {0: "batch", 2: "height", 3: "width"}}
+        names_out = ["out"]
+    else:
+        module = getattr(torchvision.models, arch)(weights=None)
+        image = torch.randn(1, 3, 224, 224)
+        dyn = {"img": {0: "batch"}, "logits": {0: "batch"}}
+        names_out = ["logits"]
+    module.eval()
+    torch.onnx.export(module, (image,), path, opset_version=OPSET, input_names=["img"], output_names=names_out,
+                      dynamic_axes=dyn, do_constant_folding=True)
+    with torch.no_grad():
+        write_reference(module, (image,), path[: -len(".onnx.tmp")] + "_data/test_data_set_0")
 
 
 def main():

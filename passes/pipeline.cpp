@@ -29,7 +29,9 @@ std::vector<std::string> default_pipeline() {
       "fuse_gelu",
       // [seq, batch, K] x W[K, N] is one [seq*batch, K] x W GEMM, not seq products of `batch` rows.
       "fold_matmul_batch",
-      // A patch-embedding or pointwise Conv is one GEMM over its patches.
+      // BatchNormalization (and a per-channel Mul or Add) after a Conv costs nothing folded into it.
+      "fold_batch_norm",
+      // A patch-embedding Conv is one GEMM over its patches.
       "conv_as_matmul",
       "fixpoint(constant_folding, remove_identities, cse, dce)",
       "infer_shapes",  // final types on the simplified graph, for codegen

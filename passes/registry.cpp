@@ -18,6 +18,7 @@
 #include "passes/loop_sequence_to_scan.h"
 #include "passes/pass.h"
 #include "passes/conv_as_matmul.h"
+#include "passes/fold_batch_norm.h"
 #include "passes/lower_gradient.h"
 #include "passes/quantize_dynamic_int8.h"
 #include "passes/remove_identities.h"
@@ -65,7 +66,9 @@ const std::vector<PassInfo>& pass_registry() {
        fn(fold_matmul_batch), /*needs_shapes=*/true},
       {"lower_gradient", "Gradient (ai.onnx.preview.training) of elementwise Add/Sub/Mul/Div/Neg -> its derivative in plain ops",
        fn(lower_gradient), /*needs_shapes=*/true},
-      {"conv_as_matmul", "Conv whose windows tile the input (kernel = stride, no pads) -> one MatMul over the patches",
+      {"fold_batch_norm", "Conv followed by BatchNormalization or a per-channel Mul/Add -> Conv with folded weights and bias",
+       fn(fold_batch_norm), /*needs_shapes=*/true},
+      {"conv_as_matmul", "Conv whose windows tile the input (kernel = stride > 1, no pads) -> one MatMul over the patches",
        fn(conv_as_matmul), /*needs_shapes=*/true},
       {"quantize_dynamic_int8",
        "float32 MatMul/Gemm by a constant weight -> onnxc.DynamicQuantMatMul (int8; --quantize dynamic-int8)",

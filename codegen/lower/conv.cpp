@@ -1,8 +1,10 @@
 // Convolution: Conv and ConvTranspose (any spatial rank, groups, strides, dilations, pads or
-// auto_pad, ConvTranspose's output_padding/output_shape). A direct reduction over input channels and
-// kernel positions into an accumulator computed root, vectorized along the innermost output dim and
-// parallel over the others: correct for every form, not a tuned GEMM-based convolution.
+// auto_pad, ConvTranspose's output_padding/output_shape). On a CPU, a float32 Conv with one group
+// and constant weights is an implicit GEMM through the register-blocked kernel, and a depthwise one
+// sums shifted input planes per channel; other forms are a direct reduction, vectorized along the
+// innermost output dim and parallel over the others.
 #include "codegen/lower/window.h"
+#include "codegen/schedule/conv.h"
 #include "codegen/schedule/schedule.h"
 
 namespace onnxc::codegen {
@@ -22,7 +24,7 @@ std::vector<int64_t> static_dims(const LowerContext& ctx, const HTensor& t, int 
   return r;
 }
 
-// acc over the output dims, then bias: the schedule both conv forms share.
+// acc over the output dims, then bias: the schedule both direct forms share.
 std::vector<HTensor> finish(LowerContext& ctx, Func acc, const std::vector<Halide::Var>& vars, const Index& o) {
   Halide::Type at = acc.output_types()[0];
   Func y("conv");
@@ -35,11 +37,173 @@ std::vector<HTensor> finish(LowerContext& ctx, Func acc, const std::vector<Halid
     a.compute_root();
     schedule_reduction(a, true, worth_parallel(output), t);
   };
+  acc.compute_root();  // until the schedule places it (and if it never runs)
   HTensor h;
   h.func = y;
   h.shape = out_shape(ctx);
   h.dtype = out_dtype(ctx);
   return {h};
+}
+
+// The input of a float32 convolution on a CPU, zero-padded and split into stride phases (a stride-2
+// image into its 4 planes of even/odd rows and columns; a stride-1 image is its one plane), each
+// plane flattened per channel: planes(q, phase, c, n). Output pixels are numbered over a plane's
+// grid (rows as wide as a plane; the columns past the output's width are computed and dropped), so
+// kernel tap r of every pixel p reads one plane shifted by a constant: planes(p + shift(r),
+// phase(r), c, n), a dense vector load for consecutive pixels. A 3×3 stride-1 conv on a 14-wide
+// image computes 16/14 of the outputs it keeps.
+struct ShiftedInput {
+  Func planes;
+  Halide::RDom rows;  // the coordinates planes' update writes (innermost: the last spatial dim)
+  std::vector<int32_t> strides, dilations;
+  std::vector<Expr> plane, grid;  // per spatial dim: a plane's extent; the grid's (output's in dim 0)
+  Expr pixels;                    // grid pixels
+
+  ShiftedInput(const HTensor& x, const Window& win, const std::vector<Expr>& out) {
+    const int sp = win.spatial();
+    pixels = 1;
+    for (int s = 0; s < sp; ++s) {
+      strides.push_back(static_cast<int32_t>(win.strides[s]));
+      dilations.push_back(static_cast<int32_t>(win.dilations[s]));
+      Expr padded = x.shape[s + 2] + win.pad_begin[s] + win.pad_end[s];
+      plane.push_back(Halide::Internal::simplify((padded + strides[s] - 1) / strides[s]));
+      grid.push_back(s > 0 ? plane[s] : out[s + 2]);
+      pixels = pixels * grid[s];
+    }
+    pixels = Halide::Internal::simplify(pixels);
+    // Zero everywhere (past a plane's end too: the last panel of pixels and the last taps read
+    // beyond it), then each plane written row by row over an RDom of its coordinates. Written as
+    // a function of the flat index instead, every element would cost a division and a modulo by
+    // the plane's extents, which for image extents known only at run time are vector divisions.
+    Halide::Var q("q"), ph("ph"), c("c"), n("n");
+    std::vector<Halide::Range> ranges;
+    for (int s = sp - 1; s >= 0; --s) ranges.emplace_back(0, plane[s]);
+    rows = Halide::RDom(Halide::Region(ranges.begin(), ranges.end()), "plane");
+    Index xi = {n, c};
+    Expr valid = Halide::Internal::const_true(), flat = 0, fph = ph;
+    std::vector<Expr> pos(sp);
+    for (int s = sp - 1; s >= 0; --s) {
+      pos[s] = rows[sp - 1 - s] * strides[s] + fph % strides[s] - win.pad_begin[s];
+      fph = fph / strides[s];
+    }
+    for (int s = 0; s < sp; ++s) {
+      flat = flat * plane[s] + rows[sp - 1 - s];
+      valid = valid && pos[s] >= 0 && pos[s] < x.shape[s + 2];
+      xi.push_back(Halide::clamp(pos[s], 0, x.shape[s + 2] - 1));
+    }
+    planes = Func("conv_phases");
+    planes(q, ph, c, n) = 0.0f;
+    planes(flat, ph, c, n) = Halide::select(valid, x.at(xi), 0.0f);
+  }
+
+  // The element tap `taps` (per spatial dim) of channel c reads for grid pixel p of image n.
+  Expr tap(const std::vector<Expr>& taps, const Expr& p, const Expr& c, const Expr& n) const {
+    Expr shift = 0, phase = 0, qstride = 1, pstride = 1;
+    for (int s = static_cast<int>(taps.size()) - 1; s >= 0; --s) {
+      Expr j = taps[s] * dilations[s];
+      shift = shift + (j / strides[s]) * qstride;
+      phase = phase + (j % strides[s]) * pstride;
+      qstride = qstride * plane[s];
+      pstride = pstride * strides[s];
+    }
+    return planes(p + shift, phase, c, n);
+  }
+
+  // The grid pixel of output index `o` ([n, m, spatial..]).
+  Expr pixel(const Index& o) const {
+    Expr flat = o[2];
+    for (size_t s = 1; s < grid.size(); ++s) flat = flat * grid[s] + o[s + 2];
+    return flat;
+  }
+};
+
+// One RDom dim per tap dim (innermost: the last spatial), then `outer` extents; and the taps as
+// per-spatial-dim Exprs.
+Halide::RDom tap_domain(const Window& win, const std::vector<int64_t>& outer, std::vector<Expr>& taps) {
+  const int sp = win.spatial();
+  std::vector<Halide::Range> ranges;
+  for (int s = sp - 1; s >= 0; --s) ranges.emplace_back(0, static_cast<int32_t>(win.kernel[s]));
+  for (int64_t e : outer) ranges.emplace_back(0, static_cast<int32_t>(e));
+  Halide::RDom r(Halide::Region(ranges.begin(), ranges.end()), "k");
+  taps.clear();
+  for (int s = 0; s < sp; ++s) taps.push_back(r[sp - 1 - s]);
+  return r;
+}
+
+// Y = output(pixel(o)) + B[m], the kernel's result over ONNX dims.
+std::vector<HTensor> shifted_output(LowerContext& ctx, const ShiftedInput& in, Func result) {
+  const auto& shape = out_shape(ctx);
+  auto vars = make_vars(static_cast<int>(shape.size()));
+  Index o = onnx_index(vars);
+  Expr v = result(in.pixel(o), o[1], o[0]);
+  if (has_input(ctx, 2)) v = v + Halide::cast<float>(ctx.in[2].at({o[1]}));
+  Func y("conv");
+  y(vars) = v;
+  return {HTensor{y, shape, out_dtype(ctx)}};
+}
+
+// The implicit GEMM: Y[n, m, p] = B[m] + sum_k W[m, k] · col(k, p) over grid pixels p and
+// K = C·k1..kr (k = (c, r)), where col(k, p) = planes(p + shift(r), phase(r), c, n) (ShiftedInput):
+// W is the GEMM's A, one row per output channel, read in place; the shifted planes are its B.
+std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
+  using Halide::Var;
+  const HTensor& x = ctx.in[0];
+  const ir::Tensor& wt = *ctx.const_in.data(1);
+  const int sp = win.spatial();
+  const int64_t m_ext = wt.dims()[0], c_ext = wt.dims()[1];
+  ShiftedInput in(x, win, out_shape(ctx));
+  ConvGemmFuncs g;
+  const int64_t* p_static = Halide::Internal::as_const_int(in.pixels);
+  g.panel = choose_panel(p_static ? *p_static : 64, describe(ctx.target));
+  g.p_extent = in.pixels;
+  g.m_extent = static_cast<int>(m_ext);
+  g.input = in.planes;
+  g.input_rows = in.rows;
+  HTensor w2 = ctx.add_constant("conv_weights", wt.reshaped({m_ext, wt.numel() / m_ext}));
+
+  std::vector<Expr> taps;
+  g.k = tap_domain(win, {c_ext}, taps);
+  Expr flat_k = g.k[sp];  // W's [C, k1..kr] row-major
+  for (int s = 0; s < sp; ++s) flat_k = flat_k * static_cast<int32_t>(win.kernel[s]) + taps[s];
+  Var p("p"), m("m"), n("n");
+  g.acc = Func("conv_acc");
+  g.acc(p, m, n) = 0.0f;
+  // Rows past M (a partial register block) read the last row of W; they are never stored.
+  g.acc(p, m, n) += w2.at({Halide::min(m, g.m_extent - 1), flat_k}) * in.tap(taps, p, g.k[sp], n);
+  ctx.reassociable.push_back(g.acc);
+  g.gemm = Func("conv_gemm");
+  g.gemm(p, m, n) = g.acc(p, m, n);
+  // Until the schedule callback places them (and if it never runs), each is computed whole.
+  for (Func f : {g.input, g.acc, g.gemm}) f.compute_root();
+  ctx.schedule = [g](Func output, const Halide::Target& t) { schedule_conv_gemm(g, output, t); };
+  return shifted_output(ctx, in, g.gemm);
+}
+
+// A depthwise convolution (one input channel per output channel): per channel, a sum of shifted
+// planes weighted by the channel's taps, Y[n, c, p] = B[c] + sum_r W[c, r] · planes(p + shift(r), ..).
+std::vector<HTensor> conv_depthwise(LowerContext& ctx, const Window& win) {
+  using Halide::Var;
+  const HTensor& x = ctx.in[0];
+  const HTensor& w = ctx.in[1];
+  ShiftedInput in(x, win, out_shape(ctx));
+  std::vector<Expr> taps;
+  Halide::RDom r = tap_domain(win, {}, taps);
+  Var p("p"), c("c"), n("n");
+  Index wi = {c, 0};
+  wi.insert(wi.end(), taps.begin(), taps.end());
+  Func acc("dw_acc");
+  acc(p, c, n) = 0.0f;
+  acc(p, c, n) += w.at(wi) * in.tap(taps, p, c, n);
+  ctx.reassociable.push_back(acc);
+  in.planes.compute_root();
+  acc.compute_root();
+  Func planes = in.planes;
+  Halide::RDom rows = in.rows;
+  Expr pixels = in.pixels;
+  ctx.schedule = [planes, rows, acc, r, pixels](Func output, const Halide::Target& t) {
+    schedule_depthwise(planes, rows, acc, r, pixels, output, t);
+  };
+  return shifted_output(ctx, in, acc);
 }
 
 // Y[n, m, o] = B[m] + sum_{c, r} X[n, g*Cg + c, o*s - pad + r*d] * W[m, c, r], g = m / (M / group).
@@ -51,6 +215,14 @@ std::vector<HTensor> conv(LowerContext& ctx) {
   const auto& shape = out_shape(ctx);
   Window win = read_window(ctx, x, shape, static_dims(ctx, w, 2));
   int64_t group = ctx.node.attr_int("group", 1);
+  const bool f32 = x.dtype == ir::DType::Float32 && w.dtype == ir::DType::Float32 &&
+                   (!has_input(ctx, 2) || ctx.in[2].dtype == ir::DType::Float32);
+  const bool cpu_f32 = f32 && !is_gpu(ctx.target);
+  if (group == 1 && cpu_f32 && ctx.const_in.data(1)) return conv_gemm(ctx, win);
+  auto channels = Halide::Internal::as_const_int(x.shape[1]);
+  if (cpu_f32 && channels && group == *channels && Halide::Internal::is_const_one(w.shape[1]) &&
+      Halide::Internal::is_const(shape[1]) && Halide::Internal::can_prove(shape[1] == x.shape[1]))
+    return conv_depthwise(ctx, win);
   Halide::Type at = accumulator_type(halide_type(x.dtype));
   Expr cg = w.shape[1], mg = shape[1] / static_cast<int32_t>(group);
 
@@ -128,7 +300,9 @@ std::vector<HTensor> conv_transpose(LowerContext& ctx) {
   return finish(ctx, acc, vars, o);
 }
 
-Registrar reg_Conv("", "Conv", KernelClass::Other, conv);
+// MatMul's class: the partitioner folds the convolution's elementwise consumers (bias, activation,
+// residual Add) into its kernel as an epilogue, and inlines no producer into its inner loops.
+Registrar reg_Conv("", "Conv", KernelClass::MatMul, conv);
 Registrar reg_ConvTranspose("", "ConvTranspose", KernelClass::Other, conv_transpose);
 
 }  // namespace

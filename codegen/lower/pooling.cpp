@@ -3,6 +3,7 @@
 // larger ones (global pooling) reduce over an RDom. Positions outside the input never count; with
 // count_include_pad, positions inside the declared pads count as zeros.
 #include "codegen/lower/window.h"
+#include "codegen/schedule/schedule.h"
 
 namespace onnxc::codegen {
 
@@ -105,25 +106,48 @@ Expr pool_at(const LowerContext& ctx, const HTensor& x, const Window& w, Pool ki
   return acc;
 }
 
+// Global pooling: a reduction over an RDom as wide as the input's spatial extents, static or known
+// only at run time (one library for every image size). One scalar sum per (image, channel), in
+// parallel: the output's innermost dims have extent 1, and the default schedule, vectorizing them,
+// computed 16 lanes of which one was kept.
+HTensor global_pool(LowerContext& ctx, const HTensor& x, Pool kind, const std::vector<Expr>& shape) {
+  ctx.schedule = [](Halide::Func out, const Halide::Target& t) {
+    if (t.has_gpu_feature()) return schedule_output(out, KernelClass::Elementwise, t);
+    std::vector<Halide::Var> a = out.args();
+    Halide::Var rows = a[0];
+    for (size_t i = 1; i < a.size(); ++i) {
+      Halide::Var next("pool_rows" + std::to_string(i));
+      out.fuse(rows, a[i], next);
+      rows = next;
+    }
+    out.parallel(rows, 64, Halide::TailStrategy::GuardWithIf);
+  };
+  Halide::Type ty = halide_type(x.dtype), at = kind == Pool::Max ? ty : accumulator_type(ty);
+  std::vector<Halide::Range> ranges;
+  for (int i = 2; i < x.rank(); ++i) ranges.emplace_back(0, x.shape[i]);
+  Halide::RDom r(Halide::Region(ranges.begin(), ranges.end()));
+  double p = ctx.node.attr_int("p", 2);
+  return define(ctx.node.op_type(), shape, out_dtype(ctx), [&](const Index& o) {
+    Index i = {o[0], o[1]};
+    Expr count = Halide::cast(at, 1);
+    for (int s = 0; s < r.dimensions(); ++s) {
+      i.push_back(r[s]);
+      count = count * Halide::cast(at, x.shape[s + 2]);
+    }
+    Expr v = Halide::cast(at, x.at(i));
+    if (kind == Pool::Max) return Halide::cast(ty, Halide::maximum(v));
+    if (kind == Pool::Avg) return Halide::cast(ty, Halide::sum(v) / Halide::max(count, Halide::cast(at, 1)));
+    return Halide::cast(ty, Halide::pow(Halide::sum(Halide::pow(Halide::abs(v), literal(at, p))), literal(at, 1.0 / p)));
+  });
+}
+
 LowerFn pool(Pool kind, bool global) {
   return [kind, global](LowerContext& ctx) -> std::vector<HTensor> {
     const HTensor& x = ctx.in[0];
     user_check(x.rank() >= 3) << ctx.node.describe() << ": pooling needs [N, C, spatial...]";
     const auto& shape = out_shape(ctx);
-    Window w;
-    if (global) {
-      for (int i = 2; i < x.rank(); ++i) {
-        auto k = Halide::Internal::as_const_int(x.shape[i]);
-        user_check(k != nullptr) << ctx.node.describe() << ": global pooling over dynamic spatial extents is not supported";
-        w.kernel.push_back(*k);
-        w.strides.push_back(1);
-        w.dilations.push_back(1);
-        w.pad_begin.push_back(0);
-        w.pad_end.push_back(0);
-      }
-    } else {
-      w = read_window(ctx, x, shape);
-    }
+    if (global) return {global_pool(ctx, x, kind, shape)};
+    Window w = read_window(ctx, x, shape);
     std::vector<HTensor> outs = {define(ctx.node.op_type(), shape, out_dtype(ctx), [&](const Index& o) {
       return pool_at(ctx, x, w, kind, o);
     })};

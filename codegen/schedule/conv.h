@@ -1,0 +1,39 @@
+// Convolution schedules: the implicit GEMM (the GEMM's register block over shifted views of the
+// input) and the depthwise kernel. lower/conv.cpp builds the Funcs; this file owns the loops.
+#pragma once
+
+#include <Halide.h>
+
+#include "codegen/schedule/gemm.h"
+
+namespace onnxc::codegen {
+
+// What the implicit-GEMM convolution lowering built (lower/conv.cpp explains the form). Pixels p
+// are flattened row-major over a grid of p_extent pixels:
+//   input(q, phase, c, n)  the zero-padded input split into stride phases, each plane flattened:
+//                          zero, then an update writing each plane over the RDom `input_rows`
+//   acc(p, m, n)           zero, then one update summing W[m, k] · input(p + shift(k), ..) over the
+//                          RDom `k` (tap dims innermost, the channel outermost)
+//   gemm(p, m, n)          acc realized whole over [0, p_extent) × [0, m_extent): the output Func
+//                          reads it at its pixel, adding bias and any epilogue
+struct ConvGemmFuncs {
+  Halide::Func input, acc, gemm;
+  Halide::RDom input_rows, k;
+  PanelShape panel;
+  Halide::Expr p_extent;
+  int m_extent = 0;
+};
+
+// The input's phase planes first, in parallel over channels; then register-blocked tasks over (row
+// block group, pixel panel, image), each running every row block of its group over its panel;
+// `output` (elementwise over gemm) last.
+void schedule_conv_gemm(ConvGemmFuncs g, Halide::Func output, const Halide::Target& target);
+
+// A depthwise convolution `acc(p, c, n)` (zero, then one update over the taps `r`) over `pixels`
+// grid pixels, reading the shifted input `planes(q, phase, c, n)` (zero, then an update over
+// `rows`): per (channel, image) task, the channel's planes, then each vector of pixels summing
+// every (unrolled) tap in a register.
+void schedule_depthwise(Halide::Func planes, const Halide::RDom& rows, Halide::Func acc, const Halide::RDom& r, const Halide::Expr& pixels,
+                        Halide::Func output, const Halide::Target& target);
+
+}  // namespace onnxc::codegen

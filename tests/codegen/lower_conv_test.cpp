@@ -1,0 +1,255 @@
+// Convolution lowerings against a plain reference convolution computed here in double: the implicit
+// GEMM (any kernel, stride, dilation, padding; partial register blocks and pixel panels; symbolic
+// batch and image extents; fused epilogues), grouped and depthwise forms, global pooling over
+// symbolic image extents.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "runnable_targets.h"
+#include "test_util.h"
+#if HAVE_ONNXC_PASSES
+#include "passes/fold_batch_norm.h"
+#endif
+
+namespace onnxc::test {
+namespace {
+
+using ir::DType;
+using ir::Dim;
+
+struct ConvCase {
+  int64_t n = 1, c = 3, h = 7, w = 9, m = 5, kh = 3, kw = 3;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1, group = 1;
+  std::vector<int64_t> pads = {0, 0, 0, 0};  // top, left, bottom, right
+  bool bias = true;
+  bool one_d = false;  // a 1-D Conv over [N, C, W] (then h = kh = 1)
+  int64_t oh() const { return (h + pads[0] + pads[2] - (dh * (kh - 1) + 1)) / sh + 1; }
+  int64_t ow() const { return (w + pads[1] + pads[3] - (dw * (kw - 1) + 1)) / sw + 1; }
+};
+
+std::vector<float> random_values(size_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& e : v) e = d(gen);
+  return v;
+}
+
+// The definition: y[n, m, i, j] = b[m] + Σ_{c, r, s} x[n, g·Cg + c, i·sh − pt + r·dh, j·sw − pl + s·dw] · w[m, c, r, s].
+std::vector<float> reference(const ConvCase& k, const std::vector<float>& x, const std::vector<float>& w,
+                             const std::vector<float>& b) {
+  const int64_t cg = k.c / k.group, mg = k.m / k.group, oh = k.oh(), ow = k.ow();
+  std::vector<float> y(k.n * k.m * oh * ow);
+  for (int64_t n = 0; n < k.n; ++n)
+    for (int64_t m = 0; m < k.m; ++m)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double s = k.bias ? b[m] : 0.0;
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t r = 0; r < k.kh; ++r)
+              for (int64_t q = 0; q < k.kw; ++q) {
+                int64_t yi = i * k.sh - k.pads[0] + r * k.dh, xj = j * k.sw - k.pads[1] + q * k.dw;
+                if (yi < 0 || yi >= k.h || xj < 0 || xj >= k.w) continue;
+                int64_t ch = (m / mg) * cg + c;
+                s += static_cast<double>(x[((n * k.c + ch) * k.h + yi) * k.w + xj]) *
+                     w[((m * cg + c) * k.kh + r) * k.kw + q];
+              }
+          y[((n * k.m + m) * oh + i) * ow + j] = static_cast<float>(s);
+        }
+  return y;
+}
+
+// Compiles one Conv over x [n?, C, h, w] (n a symbol when `symbolic_batch`) and checks it at the
+// case's sizes, on every ISA level this machine runs.
+void check_conv(const ConvCase& k, bool symbolic_batch = false) {
+  ModelBuilder b(13);
+  Dim n = symbolic_batch ? Dim::symbol("n") : Dim(k.n);
+  auto* x = b.input("x", DType::Float32, k.one_d ? ir::Shape{n, k.c, k.w} : ir::Shape{n, k.c, k.h, k.w});
+  auto wv = random_values(k.m * (k.c / k.group) * k.kh * k.kw, 7), bv = random_values(k.m, 11);
+  std::vector<int64_t> wdims = {k.m, k.c / k.group, k.kh, k.kw};
+  if (k.one_d) wdims.erase(wdims.begin() + 2);
+  std::vector<ir::Value*> ins = {x, b.const_f32("w", wdims, wv)};
+  if (k.bias) ins.push_back(b.const_f32("b", {k.m}, bv));
+  ir::Shape yshape = k.one_d ? ir::Shape{n, k.m, k.ow()} : ir::Shape{n, k.m, k.oh(), k.ow()};
+  ir::Node* c = b.node("Conv", ins, {{"y", ir::Type::tensor(DType::Float32, yshape)}});
+  auto two = [&](int64_t a, int64_t v) { return k.one_d ? std::vector<int64_t>{v} : std::vector<int64_t>{a, v}; };
+  c->set_attr_ints("kernel_shape", two(k.kh, k.kw));
+  c->set_attr_ints("strides", two(k.sh, k.sw));
+  c->set_attr_ints("dilations", two(k.dh, k.dw));
+  c->set_attr_ints("pads", k.one_d ? std::vector<int64_t>{k.pads[1], k.pads[3]} : k.pads);
+  c->set_attr_int("group", k.group);
+  b.output(c->output());
+  auto xv = random_values(k.n * k.c * k.h * k.w, 3);
+  std::vector<int64_t> xdims = {k.n, k.c, k.h, k.w};
+  if (k.one_d) xdims.erase(xdims.begin() + 2);
+  // Register blocks and vector widths differ per ISA: each level this machine runs is checked.
+  for (const std::string& target : runnable_targets()) {
+    auto lib = compile(b.model(), "conv", target);
+    auto out = LoadedModel(lib.so_path).run({HostTensor::f32(xdims, xv)});
+    EXPECT_TRUE(all_close(out[0].values<float>(), reference(k, xv, wv, bv), 1e-4, 1e-5)) << target;
+  }
+}
+
+TEST(LowerConv, Same3x3) {
+  ConvCase k;
+  k.pads = {1, 1, 1, 1};
+  check_conv(k);
+}
+
+TEST(LowerConv, StridedOddSizesNoBias) {
+  ConvCase k;
+  k.h = 11, k.w = 13, k.sh = 2, k.sw = 2, k.bias = false, k.pads = {1, 1, 1, 1};
+  check_conv(k);
+}
+
+TEST(LowerConv, DilatedAsymmetricPads) {
+  ConvCase k;
+  k.h = 12, k.w = 10, k.dh = 2, k.dw = 3, k.pads = {2, 0, 1, 3};
+  check_conv(k);
+}
+
+TEST(LowerConv, StridedAndDilated) {
+  ConvCase k;
+  k.h = 17, k.w = 16, k.sh = 2, k.sw = 3, k.dh = 2, k.dw = 2, k.pads = {3, 1, 0, 2};
+  check_conv(k);
+}
+
+TEST(LowerConv, OneDimensionalStrided) {
+  ConvCase k;
+  k.one_d = true, k.h = 1, k.kh = 1, k.w = 31, k.kw = 4, k.sw = 2, k.pads = {0, 1, 0, 2};
+  check_conv(k);
+}
+
+TEST(LowerConv, StridedPointwiseAndWideKernel) {
+  ConvCase k;
+  k.kh = k.kw = 1, k.sh = k.sw = 2, k.c = 8, k.m = 17;
+  check_conv(k);
+  ConvCase wide;
+  wide.kh = 5, wide.kw = 7, wide.sh = 3, wide.sw = 1, wide.pads = {2, 3, 2, 3};
+  check_conv(wide);
+}
+
+// More output channels than one register block and more pixels than one panel, neither a multiple
+// of the block, over two images of a symbolic batch.
+TEST(LowerConv, PartialBlocksSymbolicBatch) {
+  ConvCase k;
+  k.n = 2, k.c = 16, k.h = 15, k.w = 14, k.m = 70, k.pads = {1, 1, 1, 1};
+  check_conv(k, true);
+}
+
+TEST(LowerConv, GroupedAndDepthwise) {
+  ConvCase g;
+  g.c = 6, g.m = 4, g.group = 2, g.pads = {1, 1, 1, 1};
+  check_conv(g);
+  ConvCase dw;
+  dw.c = dw.m = dw.group = 8, dw.h = 10, dw.w = 19, dw.sh = dw.sw = 2, dw.pads = {1, 1, 1, 1};
+  check_conv(dw);
+}
+
+// Depthwise 5×5 windows on a small image (most of a plane's row is padding) over a symbolic batch,
+// a dilated one, and a 9×9 window (too large to unroll).
+TEST(LowerConv, DepthwiseWindows) {
+  ConvCase dw;
+  dw.n = 2, dw.c = dw.m = dw.group = 19, dw.h = dw.w = 7, dw.kh = dw.kw = 5, dw.pads = {2, 2, 2, 2};
+  check_conv(dw, true);
+  ConvCase dil;
+  dil.c = dil.m = dil.group = 4, dil.h = 12, dil.w = 9, dil.dh = 2, dil.dw = 3, dil.pads = {2, 3, 1, 0};
+  check_conv(dil);
+  ConvCase big;
+  big.c = big.m = big.group = 3, big.h = 20, big.w = 21, big.kh = big.kw = 9, big.sh = 2, big.pads = {4, 4, 4, 4};
+  check_conv(big);
+}
+
+// Image extents known only at run time: one library, two sizes; bias, ReLU and a residual Add run
+// as the convolution's epilogue.
+TEST(LowerConv, SymbolicImageWithEpilogue) {
+  ModelBuilder b(13);
+  Dim h = Dim::symbol("h"), w = Dim::symbol("w");
+  auto* x = b.input("x", DType::Float32, {1, 4, h, w});
+  auto* res = b.input("res", DType::Float32, {1, 6, h, w});
+  ConvCase k;
+  k.c = 4, k.m = 6, k.pads = {1, 1, 1, 1};
+  auto wv = random_values(6 * 4 * 9, 5), bv = random_values(6, 9);
+  ir::Node* c = b.node("Conv", {x, b.const_f32("w", {6, 4, 3, 3}, wv), b.const_f32("b", {6}, bv)},
+                       {{"y", ir::Type::tensor(DType::Float32, ir::Shape{1, 6, h, w})}});
+  c->set_attr_ints("kernel_shape", {3, 3});
+  c->set_attr_ints("pads", {1, 1, 1, 1});
+  auto* relu = b.op("Relu", {c->output()}, "r", DType::Float32, ir::Shape{1, 6, h, w});
+  b.output(b.op("Add", {relu, res}, "sum", DType::Float32, ir::Shape{1, 6, h, w}));
+  auto result = compile(b.model(), "conv_symbolic");
+  for (auto [hh, ww] : {std::pair<int64_t, int64_t>{5, 8}, {12, 7}}) {
+    k.h = hh, k.w = ww;
+    auto xv = random_values(4 * hh * ww, 1), rv = random_values(6 * hh * ww, 2);
+    LoadedModel lib(result.so_path);
+    auto out = lib.run({HostTensor::f32({1, 4, hh, ww}, xv), HostTensor::f32({1, 6, hh, ww}, rv)});
+    auto expect = reference(k, xv, wv, bv);
+    for (size_t i = 0; i < expect.size(); ++i) expect[i] = std::max(expect[i], 0.f) + rv[i];
+    EXPECT_TRUE(all_close(out[0].values<float>(), expect, 1e-4, 1e-5)) << hh << "x" << ww;
+  }
+}
+
+#if HAVE_ONNXC_PASSES
+// Conv → BatchNormalization → Mul → Add → Relu, compiled as written and with the affine maps folded
+// into the weights: the same values up to the rounding of the folded weights.
+TEST(LowerConv, FoldedBatchNormMatchesUnfolded) {
+  auto build = [](ModelBuilder& b) {
+    auto* x = b.input("x", DType::Float32, {2, 5, 9, 8});
+    auto wv = random_values(7 * 5 * 9, 21);
+    ir::Node* c = b.node("Conv", {x, b.const_f32("w", {7, 5, 3, 3}, wv), b.const_f32("b", {7}, random_values(7, 22))},
+                         {{"c", ir::Type::tensor(DType::Float32, ir::Shape{2, 7, 9, 8})}});
+    c->set_attr_ints("kernel_shape", {3, 3});
+    c->set_attr_ints("pads", {1, 1, 1, 1});
+    auto var = random_values(7, 23);
+    for (float& v : var) v = v * v + 0.1f;
+    auto* bn = b.op("BatchNormalization", {c->output(), b.const_f32("g", {7}, random_values(7, 24)),
+                    b.const_f32("be", {7}, random_values(7, 25)), b.const_f32("mu", {7}, random_values(7, 26)),
+                    b.const_f32("var", {7}, var)}, "bn", DType::Float32, ir::Shape{2, 7, 9, 8});
+    auto* mul = b.op("Mul", {bn, b.const_f32("s", {7, 1, 1}, random_values(7, 27))}, "mul", DType::Float32,
+                     ir::Shape{2, 7, 9, 8});
+    auto* add = b.op("Add", {mul, b.const_f32("t", {7, 1, 1}, random_values(7, 28))}, "add", DType::Float32,
+                     ir::Shape{2, 7, 9, 8});
+    b.output(b.op("Relu", {add}, "y", DType::Float32, ir::Shape{2, 7, 9, 8}));
+  };
+  ModelBuilder plain(13), folded(13);
+  build(plain);
+  build(folded);
+  ASSERT_TRUE(passes::fold_batch_norm(folded.model()));
+  int convs = 0, others = 0;
+  for (const ir::Node* n : folded.model().graph->nodes()) (n->op_type() == "Conv" ? convs : others) += 1;
+  EXPECT_EQ(others, 1);  // the Relu; the dead Convs before folding are still there for DCE
+  EXPECT_GE(convs, 1);
+  auto xv = random_values(2 * 5 * 9 * 8, 29);
+  auto a = compile_and_run(plain.model(), {HostTensor::f32({2, 5, 9, 8}, xv)}, "bn_plain");
+  auto f = compile_and_run(folded.model(), {HostTensor::f32({2, 5, 9, 8}, xv)}, "bn_folded");
+  EXPECT_TRUE(all_close(f[0].values<float>(), a[0].values<float>(), 1e-4, 1e-5));
+}
+#endif
+
+TEST(LowerConv, GlobalPoolingOverSymbolicImage) {
+  ModelBuilder b(13);
+  Dim h = Dim::symbol("h"), w = Dim::symbol("w");
+  auto* x = b.input("x", DType::Float32, {2, 3, h, w});
+  b.output(b.op("GlobalAveragePool", {x}, "avg", DType::Float32, ir::Shape{2, 3, 1, 1}));
+  b.output(b.op("GlobalMaxPool", {x}, "max", DType::Float32, ir::Shape{2, 3, 1, 1}));
+  auto result = compile(b.model(), "global_pool_symbolic");
+  for (auto [hh, ww] : {std::pair<int64_t, int64_t>{4, 5}, {9, 2}}) {
+    auto xv = random_values(6 * hh * ww, 4);
+    LoadedModel lib(result.so_path);
+    auto out = lib.run({HostTensor::f32({2, 3, hh, ww}, xv)});
+    std::vector<float> avg(6), mx(6);
+    for (int64_t p = 0; p < 6; ++p) {
+      double s = 0;
+      float m = -INFINITY;
+      for (int64_t i = 0; i < hh * ww; ++i) s += xv[p * hh * ww + i], m = std::max(m, xv[p * hh * ww + i]);
+      avg[p] = static_cast<float>(s / static_cast<double>(hh * ww));
+      mx[p] = m;
+    }
+    EXPECT_TRUE(all_close(out[0].values<float>(), avg, 1e-5, 1e-6));
+    EXPECT_TRUE(all_close(out[1].values<float>(), mx, 0, 0));
+  }
+}
+
+}  // namespace
+}  // namespace onnxc::test
