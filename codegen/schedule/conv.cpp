@@ -54,18 +54,7 @@ void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
       .fuse(tp, n, task)
       .parallel(task);
 
-  Var ap = g.acc.args()[0], am = g.acc.args()[1], an = g.acc.args()[2];
-  g.acc.compute_at(gemm, mo)
-      .bound_extent(ap, width)
-      .bound_extent(am, rows)
-      .bound_extent(an, 1)
-      .store_in(MemoryType::Register)
-      .vectorize(ap, vec)
-      .unroll(ap)
-      .unroll(am);
-  std::vector<VarOrRVar> order = {ap, am};
-  for (int i = 0; i < g.k.dimensions(); ++i) order.push_back(g.k[i]);
-  g.acc.update().reorder(order).vectorize(ap, vec).unroll(ap).unroll(am);
+  place_register_block(g.acc, g.k, gemm, mo, width, rows, vec);
   Var c = g.input.args()[2], in = g.input.args()[3], ch("conv_ch");
   g.input.compute_root().fuse(c, in, ch).parallel(ch);
   g.input.update().fuse(c, in, ch).parallel(ch);

@@ -139,16 +139,7 @@ void schedule_blocked_cpu(GemmFuncs g, Func out, const Target& t) {
   out.parallel(task);
   if (!g.m_static) out.specialize(one_row);  // a copy of the loop nest above, for M == 1
 
-  Var an = g.acc.args()[0], am = g.acc.args()[1];
-  for (size_t i = 2; i < g.acc.args().size(); ++i) g.acc.bound_extent(g.acc.args()[i], 1);
-  g.acc.compute_at(out, mo)
-      .bound_extent(an, width)
-      .bound_extent(am, block_rows)
-      .store_in(MemoryType::Register)
-      .vectorize(an, vec)
-      .unroll(an)
-      .unroll(am);
-  g.acc.update().reorder(an, am, g.k.x).vectorize(an, vec).unroll(an).unroll(am);
+  place_register_block(g.acc, g.k, out, mo, width, block_rows, vec);
   if (g.b_stage.defined()) {
     Var i = g.b_stage.args()[0];
     g.b_stage.compute_at(out, task).vectorize(i, vec);
@@ -223,6 +214,21 @@ void schedule_cuda(GemmFuncs g, Func out, const Target& t) {
 }
 
 }  // namespace
+
+void place_register_block(Func acc, const RDom& k, Func out, const Var& loop, int width, const Expr& rows, int vec) {
+  std::vector<Var> a = acc.args();
+  for (size_t i = 2; i < a.size(); ++i) acc.bound_extent(a[i], 1);
+  acc.compute_at(out, loop)
+      .bound_extent(a[0], width)
+      .bound_extent(a[1], rows)
+      .store_in(MemoryType::Register)
+      .vectorize(a[0], vec)
+      .unroll(a[0])
+      .unroll(a[1]);
+  std::vector<VarOrRVar> order = {a[0], a[1]};
+  for (int i = 0; i < k.dimensions(); ++i) order.push_back(k[i]);
+  acc.update().reorder(order).vectorize(a[0], vec).unroll(a[0]).unroll(a[1]);
+}
 
 void schedule_gemm(const GemmFuncs& g, Func output, const Target& target) {
   if (target.has_gpu_feature()) return schedule_cuda(g, output, target);

@@ -53,6 +53,13 @@ struct GemmFuncs {
   bool output_matches() const { return !a_vector && !b_vector; }
 };
 
+// The register block shared by the GEMM and convolution schedules: `acc` (a pure zero and one update
+// over `k`; its first two dims the block's columns and rows, any others one index each) computed at
+// `loop` of `out` as `width` columns × `rows` rows held in vector registers, `vec` lanes a vector,
+// every column vector and row unrolled, with the reduction innermost of all but them.
+void place_register_block(Halide::Func acc, const Halide::RDom& k, Halide::Func out, const Halide::Var& loop, int width,
+                          const Halide::Expr& rows, int vec);
+
 // Schedules the GEMM relative to `output`, the kernel's realized Func: either acc's own result or an
 // elementwise epilogue over it (bias, activation), which is then computed tile by tile with it.
 void schedule_gemm(const GemmFuncs& g, Halide::Func output, const Halide::Target& target);
