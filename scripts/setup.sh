@@ -12,6 +12,8 @@ PACKAGES=(
   libgtest-dev googletest
   clang libclang-rt-14-dev   # the sanitizer build and libFuzzer targets (scripts/sanitize.sh)
   python3-numpy python3-pytest  # the Python package (python/onnxc) and its tests (tests/python)
+  python3-venv               # bench/peers/install.sh: ONNX Runtime from PyPI in a venv of its own
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # ARM64 libraries, run under qemu (tests/cross)
 )
 # Optional extras: `--with-python` adds Debian's torch/onnx for tests/models/gen_models.py, the torch
 # tests of the Python package and examples/python (reported skipped without them).
