@@ -13,7 +13,9 @@ using Halide::Expr;
 using Halide::Func;
 
 // Y[.., k, c] = Σ_j X[.., j] · e^{∓2πi·jk/n} (÷ n for the inverse). Angles use jk mod n, so they stay
-// exact integers before the one float64 multiply; the sum is float64 and rounded once.
+// exact integers before the one float64 multiply; the sum is float64 and rounded once. inverse with
+// onesided is the real inverse (numpy's irfft): the n/2 + 1 bins in stand for the whole Hermitian
+// spectrum (bins 1 .. (n-1)/2 count twice), and the output holds n real samples ([.., n, .., 1]).
 std::vector<HTensor> dft(LowerContext& ctx) {
   const HTensor& x = ctx.in[0];
   const ir::Node& node = ctx.node;
@@ -27,16 +29,17 @@ std::vector<HTensor> dft(LowerContext& ctx) {
   }
   int axis = normalize_axis(axis_attr, rank, node);
   user_check(axis < rank - 1) << node.describe() << ": the DFT axis cannot be the complex axis";
-  Expr len = x.shape[axis];
+  bool inverse = node.attr_int("inverse", 0) != 0;
+  bool real_inverse = inverse && node.attr_int("onesided", 0) != 0;
+  Expr len = real_inverse ? (x.shape[axis] - 1) * 2 : x.shape[axis];
   if (has_input(ctx, 1)) {
     auto n = const_ints(ctx, 1);
     user_check(n.has_value()) << node.describe() << ": dft_length must be constant";
     len = static_cast<int32_t>((*n)[0]);
   }
-  bool inverse = node.attr_int("inverse", 0) != 0;
   Expr complex_in = x.shape[rank - 1] == 2;
   const Halide::Type f64 = Halide::Float(64);
-  Halide::RDom j(0, Halide::min(len, x.shape[axis]), "j");
+  Halide::RDom j(0, Halide::min(real_inverse ? len / 2 + 1 : len, x.shape[axis]), "j");
   auto vars = make_vars(rank);
   Index o = onnx_index(vars);
   Index xi = o;
@@ -52,6 +55,11 @@ std::vector<HTensor> dft(LowerContext& ctx) {
   Expr c = Halide::cos(theta), s = Halide::sin(theta);
   // (xr + i·xim)(c + i·s): the output's last index picks the real (0) or imaginary (1) part.
   Expr term = Halide::select(o[rank - 1] == 0, xr * c - xim * s, xr * s + xim * c);
+  if (real_inverse) {
+    // The real part only; bins other than 0 and (for even n) n/2 stand for their mirror too.
+    Expr once = j.x == 0 || j.x * 2 == len;
+    term = Halide::select(once, Halide::Internal::make_one(f64), Halide::Internal::make_const(f64, 2.0)) * (xr * c - xim * s);
+  }
   Func acc("dft_acc");
   std::vector<Expr> args(vars.begin(), vars.end());
   acc(args) = Halide::Internal::make_zero(f64);
