@@ -217,6 +217,11 @@ class Resizer {
       x = of / s;
     } else if (coord_ == "pytorch_half_pixel") {
       x = Halide::select(out_w == 1.0f, -0.5f, (of + 0.5f) / s - 0.5f);
+    } else if (coord_ == "half_pixel_symmetric") {
+      // Opset 19: half_pixel, shifted so the sampled span stays centred when the output extent is
+      // the fractional s · in rounded down.
+      Expr adjust = Halide::cast<float>(out_[d]) / out_w;
+      x = (inf / 2.0f) * (1.0f - adjust) + (of + 0.5f) / s - 0.5f;
     } else if (coord_ == "tf_half_pixel_for_nn") {
       x = (of + 0.5f) / s;
     } else if (coord_ == "tf_crop_and_resize") {
