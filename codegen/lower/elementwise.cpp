@@ -168,7 +168,7 @@ LowerFn cast_op() {
       if (to == ir::DType::BFloat16 && x.type() == Halide::Float(32) && ctx.opset < 19)
         return Halide::reinterpret(Halide::BFloat(16),
                                    Halide::cast<uint16_t>(Halide::reinterpret(Halide::UInt(32), x) >> 16));
-      return Halide::cast(halide_type(to), x);
+      return cast_keep_nan(halide_type(to), x);
     })};
   };
 }
