@@ -88,13 +88,13 @@ MaskRead read_mask(const LowerContext& ctx, const Expr& b, const Expr& h, const 
   const HTensor& m = ctx.in[kMask];
   Index out = {b, h, q, key};
   int r = m.rank();
-  user_check(r >= 1 && r <= 4) << ctx.node.describe() << ": attn_mask must have rank 1 to 4, not " << r;
+  user_check(r >= 0 && r <= 4) << ctx.node.describe() << ": attn_mask must have rank 0 to 4, not " << r;
   Index idx(r);
   for (int i = 0; i < r; ++i) {
     const Expr& e = m.shape[i];
     idx[i] = Halide::Internal::is_const_one(e) ? Expr(0) : Halide::clamp(out[4 - r + i], 0, e - 1);
   }
-  Expr inside = key < m.shape[r - 1];
+  Expr inside = r == 0 ? Halide::Internal::const_true() : key < m.shape[r - 1];  // a scalar applies to every key
   Expr v = m.at(idx);
   if (m.dtype == ir::DType::Bool) return {inside && v, Expr()};
   return {Expr(), Halide::select(inside, Halide::cast(at, v), literal(at, -INFINITY))};

@@ -126,7 +126,10 @@ Expr modulo(Expr a, Expr b, const ir::Node& n) {
     // fmod=0 on floats (allowed from opset 28): the quotient floored, so the result takes the
     // divisor's sign, zero included (+0 or -0 as the divisor's).
     r = Halide::select(r != lit(r, 0) && ((r < lit(r, 0)) != (b < lit(b, 0))), r + b, r);
-    return Halide::select(r == lit(r, 0), Halide::select(b < lit(b, 0), lit(r, -0.0), lit(r, 0.0)), r);
+    // The zero's sign bit copied from b (a -0.0 literal would be folded to +0).
+    Type bits = Halide::UInt(r.type().bits());
+    Expr sign = Halide::reinterpret(bits, b) & Halide::Internal::make_const(bits, uint64_t(1) << (r.type().bits() - 1));
+    return Halide::select(r == lit(r, 0), Halide::reinterpret(r.type(), sign), r);
   }
   if (n.attr_int("fmod", 0)) return a - divide(a, b) * b;
   Expr r = a % b;  // Euclidean: r >= 0; ONNX takes the divisor's sign
