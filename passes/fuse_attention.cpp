@@ -25,7 +25,7 @@
 #include <set>
 
 #include "passes/attention_masks.h"
-#include "ir/attention_attrs.h"
+#include "ir/onnxc_attrs.h"
 #include "passes/rewrite.h"
 
 namespace onnxc::passes {

@@ -11,7 +11,7 @@
 #include "codegen/lower/lower_util.h"
 #include "codegen/schedule/attention.h"
 #include "codegen/schedule/schedule.h"
-#include "ir/attention_attrs.h"
+#include "ir/onnxc_attrs.h"
 
 namespace onnxc::codegen {
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "codegen/lower/lower_util.h"
+#include "ir/onnxc_attrs.h"
 
 namespace onnxc::codegen {
 
@@ -158,9 +159,10 @@ Expr is_inf(Expr x, const ir::Node& n) {
   return Halide::Internal::const_false();
 }
 
-// Cast / CastLike: float -> bool is x != 0; f32 -> bf16 before opset 19 truncates the low mantissa
-// bits, as the ONNX 1.12 reference does, and from 19 rounds to nearest even, as the newer
-// references (and ONNX 1.23's test data) do; everything else is a C-style conversion.
+// Cast / CastLike: float -> bool is x != 0; f32 -> bf16 rounds to nearest even, as ONNX's newer
+// references (and 1.23's test data) do, except in a node raised from before opset 19
+// (ir::kBf16Truncates), which truncates the low mantissa bits as the 1.12 reference did; everything
+// else is a C-style conversion.
 LowerFn cast_op() {
   return [](LowerContext& ctx) -> std::vector<HTensor> {
     const HTensor& a = ctx.in[0];
@@ -168,7 +170,8 @@ LowerFn cast_op() {
     return {define("Cast", out_shape(ctx), to, [&](const Index& i) {
       Expr x = a.at(i);
       if (to == ir::DType::Bool) return from_bool(to_bool(x));
-      if (to == ir::DType::BFloat16 && x.type() == Halide::Float(32) && ctx.opset < 19)
+      bool truncates = ctx.opset < 19 || ctx.node.attr_int(ir::kBf16Truncates, 0);  // a model left unraised, or raised
+      if (to == ir::DType::BFloat16 && x.type() == Halide::Float(32) && truncates)
         return Halide::reinterpret(Halide::BFloat(16),
                                    Halide::cast<uint16_t>(Halide::reinterpret(Halide::UInt(32), x) >> 16));
       return cast_keep_nan(halide_type(to), x);

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "ir/eval/eval_internal.h"
-#include "ir/attention_attrs.h"
+#include "ir/onnxc_attrs.h"
 
 namespace onnxc::ir::eval_detail {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "codegen/partition.h"
 #include "ir/error.h"
-#include "ir/attention_attrs.h"
+#include "ir/onnxc_attrs.h"
 #include "test_util.h"
 
 namespace onnxc::test {

@@ -8,4 +8,9 @@ namespace onnxc::ir {
 // attribute names that start with "__", so a fused model stays valid ONNX.
 inline constexpr const char* kMaskedRowsNan = "__onnxc_masked_rows_nan";
 
+// On Cast and CastLike to bfloat16, set when raise_opset moves a node from before opset 19: the
+// float -> bfloat16 conversion drops the low mantissa bits, as ONNX's reference did then (1.12's
+// test data); from opset 19 the references round to nearest even.
+inline constexpr const char* kBf16Truncates = "__onnxc_bf16_truncates";
+
 }  // namespace onnxc::ir
