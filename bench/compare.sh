@@ -8,7 +8,7 @@
 #   env: THREADS (default 1), RUNS (default 50), WARMUP (default 5), DIMS (e.g. batch=1,seq=128),
 #        ONNXC (default: build/tools/onnxc, else onnxc on PATH)
 #
-# Needs bench/ort/node_modules: (cd bench/ort && npm install --ignore-scripts).
+# Needs ONNX Runtime from PyPI: bench/peers/install.sh (or ONNXC_PEERS_PYTHON=an interpreter with it).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -27,8 +27,7 @@ if [[ -z $ONNXC ]]; then
   if [[ -x $ROOT/build/tools/onnxc ]]; then ONNXC=$ROOT/build/tools/onnxc; else ONNXC=$(command -v onnxc || true); fi
 fi
 [[ -x $ONNXC ]] || { echo "compare.sh: no onnxc binary (set ONNXC=...)" >&2; exit 2; }
-[[ -d $HERE/ort/node_modules/onnxruntime-node ]] ||
-  { echo "compare.sh: run 'npm install --ignore-scripts' in $HERE/ort first" >&2; exit 2; }
+PEER_PY=$("$HERE/peers/python.sh") || { echo "compare.sh: ONNX Runtime is missing" >&2; exit 2; }
 
 args=(--threads "$THREADS" --runs "$RUNS" --warmup "$WARMUP" --tsv)
 [[ -n $SHAPES ]] && args+=(--shapes "$SHAPES")
@@ -36,7 +35,7 @@ args=(--threads "$THREADS" --runs "$RUNS" --warmup "$WARMUP" --tsv)
 
 # onnxc compiles the .onnx first (through the kernel cache); compilation is not timed.
 read -r o_med o_p10 o_p90 o_rss o_arena < <("$ONNXC" bench "$MODEL" "${args[@]}")
-read -r r_med r_p10 r_p90 r_rss _ < <(node "$HERE/ort/bench_ort.mjs" "$MODEL" "${args[@]}")
+read -r r_med r_p10 r_p90 r_rss _ < <("$PEER_PY" "$HERE/peers/bench_peer.py" "$MODEL" "${args[@]}")
 
 awk -v m="$MODEL" -v s="${SHAPES:-${DIMS:-defaults}}" -v t="$THREADS" -v n="$RUNS" \
     -v om="$o_med" -v o1="$o_p10" -v o9="$o_p90" -v orss="$o_rss" -v oa="$o_arena" \

@@ -1,10 +1,12 @@
 // gemm_bench: times the MatMul lowering (JIT, through tests/codegen/gemm_harness) on BERT-base
 // projection shapes with a constant weight and on attention's batched matmuls, with 1 and 2
-// threads, and prints the median GFLOP/s of each.
+// threads, and prints the median GFLOP/s of each and its share of the target ISA's fp32 FMA peak
+// measured on this machine.
 //
-//   gemm_bench              both thread counts, one table
-//   gemm_bench --child      one thread count: the HL_NUM_THREADS this process was started with
-//   GEMM_BENCH_COLD=1       each run starts with the weight out of cache (as in a large model)
+//   gemm_bench [--target T]   both thread counts, one table; T as for `onnxc compile --target`
+//                             (default host): x86-64-avx2 checks the AVX2 schedule on an AVX-512 CPU
+//   gemm_bench --child ...    one thread count: the HL_NUM_THREADS this process was started with
+//   GEMM_BENCH_COLD=1         each run starts with the weight out of cache (as in a large model)
 //
 // Halide's JIT runtime reads HL_NUM_THREADS once, when its thread pool starts, so each thread count
 // runs in its own child process.
@@ -21,7 +23,9 @@
 
 #include <unistd.h>
 
+#include "codegen/target.h"
 #include "gemm_harness.h"
+#include "tools/fma_peak.h"
 
 namespace {
 
@@ -136,7 +140,7 @@ Timing time_runs(GemmKernel& k, const onnxc::ir::Tensor& a, onnxc::ir::Tensor& o
 // --child prints "name<TAB>median<TAB>best<TAB>cpu" GFLOP/s per shape, for this process's
 // HL_NUM_THREADS; GEMM_BENCH_FILTER=substring keeps only matching shapes; GEMM_BENCH_COLD=1 runs
 // each product with the weight out of cache (Eviction).
-int run_child() {
+int run_child(const Halide::Target& target) {
   const char* filter = std::getenv("GEMM_BENCH_FILTER");
   const char* cold = std::getenv("GEMM_BENCH_COLD");
   Eviction evict;
@@ -144,7 +148,7 @@ int run_child() {
   for (const Shape& s : shapes()) {
     if (filter && s.name.find(filter) == std::string::npos) continue;
     auto a = random_tensor(s.c.dtype, s.c.a, 1), b = random_tensor(s.c.dtype, s.c.b, 2);
-    GemmKernel k(s.c, a, b, nullptr);
+    GemmKernel k(s.c, a, b, nullptr, target);
     onnxc::ir::Tensor out(s.c.dtype, output_shape(s.c));
     Timing t = time_runs(k, a, out, s.flops, evict);
     std::printf("%s\t%.1f\t%.1f\t%.1f\n", s.name.c_str(), t.median_gflops, t.best_gflops, t.cpu_gflops);
@@ -163,12 +167,28 @@ std::string load_average() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], "--child") == 0) return run_child();
+  bool child = false;
+  std::string target_name = "host";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--child") == 0) child = true;
+    else if (std::strcmp(argv[i], "--target") == 0 && i + 1 < argc) target_name = argv[++i];
+    else return std::fprintf(stderr, "usage: gemm_bench [--target T]\n"), 2;
+  }
+  Halide::Target target;
+  try {
+    target = target_name == "host" ? onnxc::codegen::testing::host_target() : onnxc::codegen::parse_target(target_name);
+  } catch (const std::exception& e) {
+    return std::fprintf(stderr, "gemm_bench: %s\n", e.what()), 2;
+  }
+  if (child) return run_child(target);
   std::map<std::string, std::map<int, std::string>> rows;  // shape -> threads -> columns
-  std::printf("load average before: %s (other processes on these cores lower the wall-clock columns)\n",
-              load_average().c_str());
+  std::map<int, double> peak;                                // threads -> GFLOP/s
+  std::printf("target %s; load average before: %s (other processes on these cores lower the wall-clock columns)\n",
+              target.to_string().c_str(), load_average().c_str());
   for (int t : {1, 2}) {
-    std::string cmd = "HL_NUM_THREADS=" + std::to_string(t) + " /proc/" + std::to_string(getpid()) + "/exe --child";
+    peak[t] = onnxc::tools::measure_peak_gflops(t, target.to_string());
+    std::string cmd = "HL_NUM_THREADS=" + std::to_string(t) + " /proc/" + std::to_string(getpid()) +
+                      "/exe --child --target " + target_name;
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) return 1;
     char line[512];
@@ -177,18 +197,24 @@ int main(int argc, char** argv) {
       double median, best, cpu;
       if (std::sscanf(line, "%255[^\t]\t%lf\t%lf\t%lf", name, &median, &best, &cpu) != 4) continue;
       char cols[128];
-      std::snprintf(cols, sizeof cols, "%8.1f %8.1f %8.1f", median, best, cpu);
+      // The CPU-second rate against one thread's share of the peak: the kernel's efficiency while it
+      // runs, which other processes on the cores do not lower (the wall-clock columns they do).
+      std::snprintf(cols, sizeof cols, "%8.1f %8.1f %8.1f %5.0f%%", median, best, cpu,
+                    peak[t] > 0 ? 100 * cpu * t / peak[t] : 0.0);
       rows[name][t] = cols;
     }
     if (pclose(p) != 0) return 1;
   }
   const char* cold = std::getenv("GEMM_BENCH_COLD");
-  std::printf("GFLOP/s (median and best wall clock; per CPU-second)%s\n",
+  std::printf("GFLOP/s (median and best wall clock; per CPU-second; the CPU-second rate as a share of one thread's"
+              " %s fp32 FMA peak: %.0f GFLOP/s on 1 thread, %.0f on 2)%s\n",
+              onnxc::tools::peak_isa(target.to_string()), peak[1], peak[2],
               cold && std::strcmp(cold, "1") == 0 ? ", weights out of cache" : "");
-  std::printf("%-24s %26s   %26s\n", "", "1 thread", "2 threads");
-  std::printf("%-24s %8s %8s %8s   %8s %8s %8s\n", "shape (MxKxN)", "median", "best", "cpu", "median", "best", "cpu");
+  std::printf("%-24s %33s   %33s\n", "", "1 thread", "2 threads");
+  std::printf("%-24s %8s %8s %8s %6s   %8s %8s %8s %6s\n", "shape (MxKxN)", "median", "best", "cpu", "peak", "median",
+              "best", "cpu", "peak");
   for (const Shape& s : shapes())
-    std::printf("%-24s %26s   %26s\n", s.name.c_str(), rows[s.name][1].c_str(), rows[s.name][2].c_str());
+    std::printf("%-24s %33s   %33s\n", s.name.c_str(), rows[s.name][1].c_str(), rows[s.name][2].c_str());
   std::printf("load average after: %s\n", load_average().c_str());
   return 0;
 }

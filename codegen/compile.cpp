@@ -97,6 +97,7 @@ CompileResult compile_model(const ir::Model& model, const CompileOptions& o) {
   user_check(!o.out_dir.empty()) << "no output directory given";
   Halide::Target target = parse_target(o.target);
   Halide::Target ktarget = target.with_feature(Halide::Target::NoRuntime);
+  const Toolchain tools = toolchain_for(target);  // a missing cross compiler fails before any kernel is built
   std::string tname = target.to_string();
 
   Partition p = partition_model(model);
@@ -154,7 +155,7 @@ CompileResult compile_model(const ir::Model& model, const CompileOptions& o) {
     });
     PlanDescription plan = make_plan(p, built, o.name, tname, cuda);
     plan.default_num_threads = o.threads;
-    LibraryFiles files = build_library(plan, objects, o.out_dir, work);
+    LibraryFiles files = build_library(plan, objects, o.out_dir, work, tools);
     r.a_path = files.a_path;
     r.so_path = files.so_path;
     r.header_path = files.header_path;

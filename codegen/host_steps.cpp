@@ -1,5 +1,5 @@
 // IR node -> host step arguments (see host_steps.h). The argument order here is the one
-// runtime/src/host_ops.c reads; model_abi.h documents it.
+// runtime/src/host_*.c read (host_ops.c: the table); model_abi.h documents it.
 #include "codegen/host_steps.h"
 
 #include <limits>
@@ -135,6 +135,13 @@ Args string_cast(const ir::Node& n) {
   return a;
 }
 
+// StringConcat: two string tensors joined elementwise; Y's (broadcast) shape is known before the run.
+Args string_concat(const ir::Node& n) {
+  Args a{ONNXC_HOST_STRING_CONCAT, {input(n, 0), input(n, 1)}, {}, {}, {}};
+  a.outputs.push_back(output(n, 0, ir::DType::String, shape(n.output(0))));
+  return a;
+}
+
 // StringNormalizer: the stopwords travel as one uint8 weight, each word followed by a NUL byte (a lone
 // NUL when there are none: a weight is never empty), and their count.
 Args string_normalizer(const ir::Node& n) {
@@ -238,7 +245,7 @@ bool is_host_op(const ir::Node& n) {
   if (!n.domain().empty() && n.domain() != "ai.onnx") return false;
   const std::string& op = n.op_type();
   return op == "NonZero" || op == "Compress" || op == "Unique" || op == "NonMaxSuppression" || op == "TfIdfVectorizer" ||
-         op == "StringNormalizer" || is_string_cast(n) || is_reduce_sum_by_data(n) || is_value_op(n);
+         op == "StringNormalizer" || op == "StringConcat" || is_string_cast(n) || is_reduce_sum_by_data(n) || is_value_op(n);
 }
 
 HostStepArgs host_step_args(const ir::Node& n) {
@@ -249,6 +256,7 @@ HostStepArgs host_step_args(const ir::Node& n) {
   if (op == "NonMaxSuppression") return nms(n);
   if (op == "TfIdfVectorizer") return tfidf(n);
   if (op == "StringNormalizer") return string_normalizer(n);
+  if (op == "StringConcat") return string_concat(n);
   if (is_string_cast(n)) return string_cast(n);
   if (is_reduce_sum_by_data(n)) return reduce_sum(n);
   if (auto a = value_op(n)) return *a;

@@ -1,7 +1,8 @@
-// Ops that run as host steps: the runtime executes them in C (runtime/src/host_ops.c) because their
-// output sizes depend on input data (NonZero, Compress, Unique, NonMaxSuppression, ReduceSum with
-// axes given at run time and keepdims=0), TfIdfVectorizer (n-gram counting against a pool), the ops
-// on string tensors (StringNormalizer, Cast to and from strings: strings never reach a kernel) and
+// Ops that run as host steps: the runtime executes them in C (runtime/src/host_ops.c holds the table,
+// host_*.c the ops) because their output sizes depend on input data (NonZero, Compress, Unique,
+// NonMaxSuppression, ReduceSum with axes given at run time and keepdims=0), TfIdfVectorizer (n-gram
+// counting against a pool), the ops on string tensors (StringNormalizer, StringConcat, Cast to and
+// from strings: strings never reach a kernel) and
 // the ops over run-time sequences and optionals (runtime/src/host_sequence.c). This file maps an IR
 // node to the host op's fixed argument list
 // (enum onnxc_host_op in runtime/include/onnxc/model_abi.h): inputs, with defaults for absent optional

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "codegen/schedule/target_desc.h"
 #include "ir/error.h"
 
 namespace onnxc::codegen {
@@ -38,16 +39,26 @@ Halide::Target with_dot_products(const Halide::Target& t) {
   return t.with_feature(Halide::Target::AVX512_SapphireRapids);
 }
 
+bool int8_products_pay(const Halide::Target& t) {
+  // ARM's sdot/udot multiply like-signed bytes; the kernel's u8 activations × s8 weights would need
+  // usdot (ARMv8.6 i8mm), which Halide 14 does not emit, so on ARM it widens like AVX2.
+  return describe(with_dot_products(t)).int8_dot == Int8Dot::Vnni512;
+}
+
 Halide::Target parse_target(const std::string& name) {
   if (name.empty() || name == "host") return host_target();
   if (name == "x86-64-avx512") return Halide::Target("x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41");
+  if (name == "x86-64-avx2") return Halide::Target("x86-64-linux-avx-avx2-f16c-fma-sse41");
+  if (name == "arm64") return Halide::Target("arm-64-linux");
+  if (name == "arm64-dotprod") return Halide::Target("arm-64-linux-arm_dot_prod");
   if (name == "cuda") return host_target().with_feature(Halide::Target::CUDA)
                                 .with_feature(Halide::Target::CUDACapability80);
   std::string s = name;
   if (s.rfind("cuda", 0) == 0) s = "host-" + s;
   if (s.rfind("host-", 0) == 0) s = host_target().to_string() + s.substr(4);
   user_check(Halide::Target::validate_target_string(s))
-      << "unknown target '" << name << "' (expected host, x86-64-avx512, cuda or a Halide target string)";
+      << "unknown target '" << name
+      << "' (expected host, x86-64-avx2, x86-64-avx512, arm64, arm64-dotprod, cuda or a Halide target string)";
   return Halide::Target(s);
 }
 

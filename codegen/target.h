@@ -1,5 +1,6 @@
-// Target strings accepted by `onnxc compile --target`: `host` (the machine compiling), `x86-64-avx512`
-// (a named feature set), `cuda` (host CPU + CUDA, compute capability 8.0), or any Halide target string.
+// Target strings accepted by `onnxc compile --target`: `host` (the machine compiling), the named feature
+// sets `x86-64-avx2` (AVX2 + FMA), `x86-64-avx512`, `arm64` (NEON) and `arm64-dotprod` (NEON + sdot/udot,
+// ARMv8.2), `cuda` (host CPU + CUDA, compute capability 8.0), or any Halide target string.
 #pragma once
 
 #include <Halide.h>
@@ -17,5 +18,12 @@ Halide::Target parse_target(const std::string& name);
 // CPUs without AVX512-FP16 (see target.cpp); kernels of integer dot products and f32 arithmetic use
 // none of the FP16 instructions, so it is safe for them alone.
 Halide::Target with_dot_products(const Halide::Target& t);
+
+// Whether int8 products beat float32 ones on `t`: only with a four-way u8 × s8 dot-product instruction
+// (AVX-512 VNNI, as with_dot_products enables it). Without one (AVX2, AVX-512 before VNNI, ARM, whose
+// sdot/udot take like-signed bytes) the int8 kernel widens its operands to int16 and runs slower than
+// float32 (BERT on AVX2: 1.36x the float32 CPU time), so `--quantize dynamic-int8` keeps such models
+// float32.
+bool int8_products_pay(const Halide::Target& t);
 
 }  // namespace onnxc::codegen

@@ -1,5 +1,6 @@
 // canonicalize, an addend applied through a split view (see canonicalize.h): Swin's shifted-window
-// mask is added to the scores viewed with the window count split out of the batch, then viewed back.
+// mask is added to the scores viewed with the window count split out of the batch, then viewed back;
+// BART adds its padding mask to [b·h, t, s] scores viewed as [b, h, t, s] the same way.
 //
 //   x[B·W, h, n, n] ─ Reshape[B, W, h, n, n] ─ Add(·, m[1, W, 1, n, n]) ─ Reshape[B·W, h, n, n]
 //     ─▶  Add(x, Reshape(Expand(m, [B, W, 1, 1, 1]), [B·W, 1, n, n]))
@@ -55,7 +56,6 @@ bool merge_split_add(ir::Node& outer) {
         merged.push_back(known ? d.value() : 0);
       }
     }
-    if (!known) continue;
     // Expand m over the two split dims only: [1.., a, b, 1..], a and b read from the view's shape.
     ir::Value* view_shape = g.insert_node_before(&outer, "Shape", {view}, {g.unique_name(view->name() + "/shape")})->output(0);
     ir::Node* ab = g.insert_node_before(&outer, "Slice", {view_shape,
@@ -69,8 +69,24 @@ bool merge_split_add(ir::Node& outer) {
     ir::Node* target = g.insert_node_before(&outer, "Concat", parts, {g.unique_name(m->name() + "/expand_to")});
     target->set_attr_int("axis", 0);
     ir::Value* wide = g.insert_node_before(&outer, "Expand", {m, target->output(0)}, {g.unique_name(m->name() + "/windows")})->output(0);
-    ir::Value* mask = g.insert_node_before(&outer, "Reshape", {wide,
-        g.add_initializer(g.unique_name("merged_shape"), i64_tensor(merged))}, {g.unique_name(m->name() + "/merged")})->output(0);
+    // Dims after the split known only at run time (BART's [b·h, t, s] scores viewed as [b, h, t, s])
+    // are read from the expanded mask, whose dims there are m's own.
+    ir::Value* merged_shape = nullptr;
+    if (known) {
+      merged_shape = g.add_initializer(g.unique_name("merged_shape"), i64_tensor(merged));
+    } else {
+      merged.resize(static_cast<size_t>(i) + 1);
+      ir::Value* wide_shape = g.insert_node_before(&outer, "Shape", {wide}, {g.unique_name(wide->name() + "/shape")})->output(0);
+      ir::Value* tail = g.insert_node_before(&outer, "Slice", {wide_shape,
+          g.add_initializer(g.unique_name("tail_from"), i64_tensor({i + 2})),
+          g.add_initializer(g.unique_name("tail_to"), i64_tensor({static_cast<int64_t>(r5)}))},
+          {g.unique_name(m->name() + "/tail_dims")})->output(0);
+      ir::Node* cat = g.insert_node_before(&outer, "Concat", {g.add_initializer(g.unique_name("head"), i64_tensor(merged)), tail},
+                                           {g.unique_name(m->name() + "/merged_shape")});
+      cat->set_attr_int("axis", 0);
+      merged_shape = cat->output(0);
+    }
+    ir::Value* mask = g.insert_node_before(&outer, "Reshape", {wide, merged_shape}, {g.unique_name(m->name() + "/merged")})->output(0);
     replace_node(outer, "Add", {x, mask});
     return true;
   }

@@ -53,7 +53,11 @@ Pattern attention_pattern() {
   Pattern k_src = any().capture("k");
   Pattern kt = alt({op("Transpose", {scaled(k_src, "sk")}).capture("kt_transpose"),
                     scaled(op("Transpose", {k_src}).capture("kt_transpose"), "sk"), scaled(any().capture("kt"), "sk")});
-  Pattern scores = scaled(op("MatMul", {q, kt}).capture("qk"), "ss");
+  Pattern qk = op("MatMul", {q, kt}).capture("qk");
+  // A scale computed at run time (NTM's key strength, a learned temperature) that is one value per
+  // query row folds into Q; constant scales are the `scale` attribute.
+  Pattern row_scaled = alt({op("Mul", {qk, any().capture("ss_row_mul")}), op("Div", {qk, any().capture("ss_row_div")})});
+  Pattern scores = alt({scaled(qk, "ss"), row_scaled});
   // Masks: Where (keep or drop form) at most once before and once after up to two additive masks.
   auto where = [](const Pattern& x, const std::string& tag) {
     Pattern fill = any().constant().scalar().capture("fill" + tag);
@@ -81,6 +85,9 @@ struct Plan {
   ir::Value *present_k = nullptr, *present_v = nullptr;
   std::vector<int64_t> k_perm;  // Transpose K's source by this to get [..., s, d]; empty: use as is
   double scale = 1;
+  // A run-time scale of the scores, one value per query row: Q is multiplied (or divided) by it.
+  ir::Value* q_factor = nullptr;
+  bool q_factor_divides = false;
   bool causal = false, three_d = false;
   // Scores of rank 5 or more (MaxViT's [batch, partitions, heads, n, n]): the leading `lead` + 1 dims
   // are merged into Attention's batch dim (Reshape views around the node).
@@ -284,6 +291,17 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
     why = scale_of(m, s, p.scale);
     if (!why.empty()) return why;
   }
+  if (m.has("ss_row_mul") || m.has("ss_row_div")) {
+    p.q_factor_divides = m.has("ss_row_div");
+    p.q_factor = m[p.q_factor_divides ? "ss_row_div" : "ss_row_mul"];
+    const ir::Shape* fs = shape_of(p.q_factor);
+    if (p.q_factor->dtype() != m["q"]->dtype()) return "the run-time scale of the scores is not of Q's type";
+    if (!fs || fs->size() > r || !broadcasts_to(*fs, *ss))
+      return "the run-time scale does not broadcast to the scores (scale " + (fs ? ir::shape_str(*fs) : "?") +
+             ", scores " + ir::shape_str(*ss) + ")";
+    if (!fs->empty() && !(fs->back() == Dim(1)))
+      return "the run-time scale of the scores varies over the keys (it is not one value per query row)";
+  }
   // Masks, innermost first; a causal one (the first found) becomes is_causal.
   std::vector<Plan::Term> terms;
   auto where_term = [&](const std::string& tag) -> std::string {
@@ -350,6 +368,8 @@ ir::Value* merge_lead(RewriteBuilder& b, ir::Value* x) {
 void rewrite(const Match& m, RewriteBuilder& b) {
   Plan p;
   analyse(m, b.context(), p);
+  // (q·k)·f = (q·f)·k for f one value per query row: the run-time scale joins Q.
+  if (p.q_factor) p.q = b.add(p.q_factor_divides ? "Div" : "Mul", {p.q, p.q_factor})->output();
   ir::Value* k = p.k;
   if (!p.k_perm.empty()) k = b.add("Transpose", {k}, {RewriteBuilder::attr("perm", p.k_perm)})->output();
   ir::Value *q = p.q, *v = p.v;
@@ -429,9 +449,37 @@ void rewrite(const Match& m, RewriteBuilder& b) {
 
 }  // namespace
 
+namespace {
+
+// The value `v` was computed, within a few steps back through views and elementwise ops, from a
+// MatMul: softmax weights over such a value are attention scores, whatever else is in between.
+bool computed_from_product(const ir::Value* v, int depth = 8) {
+  const ir::Node* p = v ? v->producer() : nullptr;
+  if (!p || depth == 0) return false;
+  if (p->op_type() == "MatMul" || p->op_type() == "Einsum") return true;
+  static const std::set<std::string> kThrough = {"Reshape", "Transpose", "Add", "Sub", "Mul", "Div", "Where",
+                                                 "Cast", "Tanh", "Squeeze", "Unsqueeze", "Expand", "Abs", "Neg"};
+  if (!p->domain().empty() || !kThrough.count(p->op_type())) return false;
+  for (const ir::Value* in : p->inputs())
+    if (computed_from_product(in, depth - 1)) return true;
+  return false;
+}
+
+// A product of softmax weights (through Casts) whose scores are a product: attention, to be fused
+// or explained.
+bool weighs_by_softmax_of_a_product(const ir::Node& n) {
+  if (n.op_type() != "MatMul" || !n.domain().empty() || n.num_inputs() < 1) return false;
+  const ir::Value* w = n.input(0);
+  while (produced_by_op(w, "Cast")) w = w->producer()->input(0);
+  return produced_by_op(w, "Softmax") && computed_from_product(w->producer()->input(0));
+}
+
+}  // namespace
+
 std::vector<FusionRule> attention_rules() {
   FusionRule r{"sdpa", "attention", attention_pattern(), check, rewrite, 23};
   r.may_escape = {"probs"};
+  r.must_explain = weighs_by_softmax_of_a_product;
   return {r};
 }
 

@@ -218,7 +218,7 @@ struct GraphRun {
 
   // Tries every rule at `n`; returns whether one fired.
   bool at(ir::Graph& g, ir::Node& n, std::set<ir::Node*>& dead) {
-    NearMiss best;
+    NearMiss best, owed;  // owed: the failure of a rule that must explain this root, at any depth
     for (const FusionRule* rule : rules) {
       bool low_opset = false;
       auto accept = [&](const Match& m) -> std::string {
@@ -240,6 +240,10 @@ struct GraphRun {
         int min = rule->near_miss_min_matched ? rule->near_miss_min_matched : std::max(3, rule->pattern.min_ops() / 2 + 1);
         if (r.matched >= min && r.matched > best.matched)
           best = NearMiss{rule->name, rule->family, where_of(g, n), r.reason, r.matched};
+        if (rule->must_explain && rule->must_explain(n) && (owed.rule.empty() || r.matched > owed.matched))
+          owed = NearMiss{rule->name, rule->family, where_of(g, n),
+                          r.reason.empty() ? "the graph around it is not a form this rule knows" : r.reason,
+                          std::max(1, r.matched)};
         continue;
       }
       std::string where = where_of(g, n);
@@ -250,6 +254,7 @@ struct GraphRun {
       return true;
     }
     if (best.matched > 0) note_near_miss(best);
+    else if (!owed.rule.empty()) note_near_miss(owed);
     return false;
   }
 

@@ -70,6 +70,10 @@ struct FusionRule {
   // Captures whose values may be read outside the match because the rewrite replaces them with
   // outputs of the fused node (attention's softmax weights -> Attention's qk_matmul_output).
   std::vector<std::string> may_escape = {};
+  // Roots this rule must account for: where no rule fires on such a node and no near miss of the
+  // usual depth was found, the rule's failure there is reported whatever its depth, so a user always
+  // learns why (attention: a product of softmax weights over a product of two inputs). May be null.
+  std::function<bool(const ir::Node&)> must_explain = {};
 };
 
 // Builds the replacement of one match. New nodes go just before the match root, so every captured

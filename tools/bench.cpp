@@ -170,7 +170,13 @@ int bench_main(const std::vector<std::string>& args) {
                 static_cast<unsigned long long>(r.arena_bytes()));
     return kExitOk;
   }
-  std::printf("model     %s (%s, target %s)\n", model.c_str(), r.name().c_str(), r.target().c_str());
+  std::printf("model     %s (%s)\n", model.c_str(), r.name().c_str());
+  const int cores = eo.threads ? eo.threads : static_cast<int>(std::thread::hardware_concurrency());
+  const double fma_peak = measure_peak_gflops(cores, r.target());
+  std::printf("target    %s", r.target().c_str());
+  if (fma_peak > 0) std::printf(" (%s: fp32 FMA peak %.0f GFLOP/s on %d thread%s here)", peak_isa(r.target()), fma_peak, cores,
+                            cores == 1 ? "" : "s");
+  std::printf("\n");
   std::printf("inputs    %s\n", shape_note.c_str());
   std::printf("threads   %s   runs %d (+%d warmup)\n", eo.threads ? std::to_string(eo.threads).c_str() : "all cores",
               runs, warmup);
@@ -181,11 +187,8 @@ int bench_main(const std::vector<std::string>& args) {
               human_bytes(r.arena_bytes()).c_str());
   std::printf("speed     %.2f runs/s", 1e3 / med);
   if (gflop > 0) {
-    const int cores = eo.threads ? eo.threads : static_cast<int>(std::thread::hardware_concurrency());
-    const double peak = measure_peak_gflops(cores);
     std::printf("   %.3f GFLOP per run (matrix products)   %.1f GFLOP/s", gflop, gflop / med * 1e3);
-    if (peak > 0) std::printf(" = %.0f%% of the fp32 FMA peak (%.0f GFLOP/s on %d thread%s)",
-                              100 * gflop / med * 1e3 / peak, peak, cores, cores == 1 ? "" : "s");
+    if (fma_peak > 0) std::printf(" = %.0f%% of the peak", 100 * gflop / med * 1e3 / fma_peak);
   }
   // Wall time x threads above CPU time means the runs waited: for cores other processes held, or
   // for threads with nothing to do.

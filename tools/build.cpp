@@ -14,6 +14,7 @@
 
 #include "codegen/compile.h"
 #include "codegen/partition.h"
+#include "codegen/target.h"
 #include "frontend/onnx_import.h"
 #include "ir/error.h"
 #include "passes/fusion.h"
@@ -103,8 +104,15 @@ void optimize_model(ir::Model& m, const PassOptions& opt) {
     no_fuse.insert(f);
   }
   if (!opt.quantize.empty()) {
-    if (opt.quantize != "dynamic-int8")
-      throw UsageError("--quantize: unknown mode '" + opt.quantize + "' (known: dynamic-int8)");
+    if (opt.quantize != "dynamic-int8" && opt.quantize != "dynamic-int8:force")
+      throw UsageError("--quantize: unknown mode '" + opt.quantize + "' (known: dynamic-int8, dynamic-int8:force)");
+  }
+  if (!opt.quantize.empty() && opt.quantize != "dynamic-int8:force" &&
+      !codegen::int8_products_pay(codegen::parse_target(opt.target))) {
+    std::cerr << "onnxc: note: --quantize dynamic-int8 left the model float32: target " << opt.target
+              << " has no u8 x s8 dot-product instruction (AVX-512 VNNI), and int8 products run slower than "
+                 "float32 without one; --quantize dynamic-int8:force quantizes anyway\n";
+  } else if (!opt.quantize.empty()) {
     // After fold_matmul_batch, which makes [seq, batch, K] activations the 2-D rows it quantizes.
     auto at = std::find(names.begin(), names.end(), "fold_matmul_batch");
     names.insert(at == names.end() ? names.end() : at + 1, "quantize_dynamic_int8");
@@ -129,8 +137,10 @@ std::string no_fuse_help() {
 
 void add_quantize_option(ArgParser& p, std::string* mode) {
   p.option("quantize", 0, "MODE",
-           "dynamic-int8: products with a constant weight run in int8 on VNNI (weights per column,\n"
+           "dynamic-int8: products with a constant weight run in int8 (weights per column,\n"
            "activations per row at run time, int32 sums); norms, softmax and the rest stay float32.\n"
+           "Only on targets with u8 x s8 dot products (AVX-512 VNNI), where it is faster;\n"
+           "elsewhere the model stays float32 and a note says so (dynamic-int8:force: quantize anyway).\n"
            "Changes results: check them with `onnxc compare` (default: float32 as written)",
            mode);
 }
@@ -224,6 +234,7 @@ Executable::Executable(const std::string& path, const Options& opt) {
     ir::Model m = read_model(path);
     PassOptions po;
     po.quantize = opt.quantize;
+    po.target = opt.target;
     optimize_model(m, po);
     tmp_ = std::make_unique<TempDir>("onnxc-run");
     BuildOptions bo;

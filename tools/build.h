@@ -38,7 +38,8 @@ struct PassOptions {
   bool verify_each = false;
   std::ostream* dump = nullptr;
   std::string no_fuse;                     // comma list of fusion families to skip (--no-fuse)
-  std::string quantize;                    // "" (float as written) or "dynamic-int8" (--quantize)
+  std::string quantize;                    // "", "dynamic-int8" or "dynamic-int8:force" (--quantize)
+  std::string target = "host";             // the compile target: whether int8 pays depends on it
   passes::FusionReport* report = nullptr;  // if set, the fusions record what fired and near misses
 };
 // Runs the named passes on `m` in place (shape inference first, so passes see typed values).

@@ -40,8 +40,9 @@ int compile_main(const std::vector<std::string>& args) {
   p.option("output", 'o', "DIR", "output folder (created if missing; files in it are replaced)", &out_dir);
   std::vector<std::string> names;  // a list, so that an explicit --name '' is seen and refused
   p.option_list("name", 'n', "NAME", "library name, a C identifier (default: from the model file name)", &names);
-  p.option("target", 0, "T", "host (default: this machine), x86-64-avx512, cuda, or a Halide target\n"
-                             "string such as x86-64-linux-avx2-fma", &bo.target);
+  p.option("target", 0, "T", "host (default: this machine), x86-64-avx2, x86-64-avx512, arm64,\n"
+                             "arm64-dotprod (cross-linked with aarch64-linux-gnu-gcc), cuda, or a\n"
+                             "Halide target string such as x86-64-linux-avx2-fma", &bo.target);
   p.option("threads", 't', "N", "default run-time thread count baked into the library (0 = all cores);\n"
                                 "a session's onnxc_session_options.num_threads overrides it", &bo.threads);
   p.option("jobs", 'j', "N", "kernels compiled in parallel (default: all cores)", &bo.jobs);
@@ -65,6 +66,7 @@ int compile_main(const std::vector<std::string>& args) {
 
   ir::Model m = read_model(model);
   bo.passes.passes = passes;
+  bo.passes.target = bo.target;
   optimize_model(m, bo.passes);
 
   const bool tty = stderr_is_tty();

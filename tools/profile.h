@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <string>
+
+#include "tools/fma_peak.h"
 #include <vector>
 
 struct onnxc_step_profile;
@@ -36,9 +38,6 @@ class StepProfile {
   int runs_ = 0;
 };
 
-// fp32 FMA throughput of this machine on `threads` threads, in GFLOP/s, measured with a short
-// register-only FMA loop (AVX-512 when the CPU has it, else AVX2+FMA) per second of each thread's
-// CPU time, so other processes on the cores do not lower it; 0 if neither ISA is available.
-double measure_peak_gflops(int threads);
+
 
 }  // namespace onnxc::tools

@@ -43,8 +43,8 @@ struct Names {
 };
 }  // namespace
 
-WeightsObject::WeightsObject(const WeightsBlob& blob, std::string symbol, uint64_t large_from)
-    : blob_(blob), symbol_(std::move(symbol)), large_(blob.size > large_from) {
+WeightsObject::WeightsObject(const WeightsBlob& blob, std::string symbol, uint64_t large_from, uint16_t machine)
+    : blob_(blob), symbol_(std::move(symbol)), large_(blob.size > large_from), machine_(machine) {
   Names names(large_, symbol_);
   symtab_at_ = align8(kBlobAt + blob.size);
   strtab_at_ = symtab_at_ + 2 * sizeof(Elf64_Sym);
@@ -84,7 +84,7 @@ void WeightsObject::write(std::ostream& out) const {
   eh.e_ident[EI_VERSION] = EV_CURRENT;
   eh.e_ident[EI_OSABI] = ELFOSABI_SYSV;
   eh.e_type = ET_REL;
-  eh.e_machine = EM_X86_64;
+  eh.e_machine = machine_;
   eh.e_version = EV_CURRENT;
   eh.e_shoff = headers_at_;
   eh.e_ehsize = sizeof eh;

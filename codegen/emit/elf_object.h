@@ -1,8 +1,10 @@
-// ELF objects onnxc writes and reads itself: the weights blob as a relocatable object (x86-64), one
+// ELF objects onnxc writes and reads itself: the weights blob as a relocatable object (x86-64 or
+// AArch64), one
 // data symbol over it, so linking a model needs no assembler pass that copies hundreds of megabytes
 // once more; and the symbol list of an object, for the archive index (archive.h).
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -21,7 +23,7 @@ namespace onnxc::codegen {
 // points into) must outlive every call to write().
 class WeightsObject {
  public:
-  WeightsObject(const WeightsBlob& blob, std::string symbol, uint64_t large_from);
+  WeightsObject(const WeightsBlob& blob, std::string symbol, uint64_t large_from, uint16_t machine);
   uint64_t size() const;
   // Streams the object: headers, then each weight from its own storage, then the tables.
   void write(std::ostream& out) const;
@@ -31,6 +33,7 @@ class WeightsObject {
   const WeightsBlob& blob_;
   std::string symbol_;
   bool large_;
+  uint16_t machine_;
   uint64_t symtab_at_ = 0, strtab_at_ = 0, shstrtab_at_ = 0, headers_at_ = 0;
 };
 

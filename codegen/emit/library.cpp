@@ -46,11 +46,6 @@ std::string read_text(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
-std::string c_compiler() {
-  const char* cc = std::getenv("CC");
-  return cc && *cc ? cc : "cc";
-}
-
 }  // namespace
 
 void run_command(const std::vector<std::string>& argv, const std::string& log_path) {
@@ -75,7 +70,7 @@ void run_command(const std::vector<std::string>& argv, const std::string& log_pa
 }
 
 LibraryFiles build_library(const PlanDescription& plan, const std::vector<std::string>& objects,
-                           const std::string& out_dir, const std::string& work_dir) {
+                           const std::string& out_dir, const std::string& work_dir, const Toolchain& tools) {
   const std::string& n = plan.name;
   fs::path out(out_dir), work(work_dir);
   fs::create_directories(out);
@@ -85,7 +80,7 @@ LibraryFiles build_library(const PlanDescription& plan, const std::vector<std::s
   r.plan_c_path = (out / (n + "_plan.c")).string();
   write_text(r.plan_c_path, generate_plan_c(plan));
   std::string log = (work / "cc.log").string();
-  std::string cc = c_compiler();
+  const std::string& cc = tools.cc;
 
   std::vector<std::string> parts = {(work / "plan.o").string()};
   run_command({cc, "-c", "-O1", "-fPIC", "-std=c11", "-I", work.string(), r.plan_c_path, "-o", parts[0]}, log);
@@ -99,17 +94,18 @@ LibraryFiles build_library(const PlanDescription& plan, const std::vector<std::s
   // the archive.
   const std::string weights_sym = "onnxc_weights_" + n;
   std::string model_o = (work / (n + ".o")).string();
-  std::vector<std::string> ld = {"ld", "-r", "-o", model_o};
+  std::vector<std::string> ld = {tools.ld, "-r", "-o", model_o};
   ld.insert(ld.end(), parts.begin(), parts.end());
   run_command(ld, log);
-  run_command({"objcopy", "--remove-section=.group", "--keep-global-symbol=onnxc_model_" + n,
+  run_command({tools.objcopy, "--remove-section=.group", "--keep-global-symbol=onnxc_model_" + n,
                "--keep-global-symbol=onnxc_model_entry", "--keep-global-symbol=" + weights_sym, model_o},
               log);
   const std::string model_bytes = read_binary(model_o);
   std::vector<ArchiveMember> members;
   members.push_back({"model.o", elf_defined_globals(model_bytes), model_bytes.size(),
                      [&](std::ostream& o) { o.write(model_bytes.data(), static_cast<std::streamsize>(model_bytes.size())); }});
-  const WeightsObject weights(plan.weights, weights_sym, uint64_t(1) << 30);
+  const WeightsObject weights(plan.weights, weights_sym, tools.large_sections ? uint64_t(1) << 30 : UINT64_MAX,
+                              tools.elf_machine);
   if (!plan.weights.empty())
     members.push_back({"weights.o", {weights_sym}, weights.size(), [&](std::ostream& o) { weights.write(o); }});
 

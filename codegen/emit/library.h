@@ -1,5 +1,6 @@
 // Links a compiled model: the plan C file, the weights blob and the kernel and runtime objects become
-// libNAME.a and libNAME.so (through the system C compiler, `cc` or $CC), plus the header NAME.h.
+// libNAME.a and libNAME.so (through the target's C compiler: `cc`, $CC, or a cross compiler), plus
+// the header NAME.h.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "codegen/emit/plan.h"
+#include "codegen/emit/toolchain.h"
 
 namespace onnxc::codegen {
 
@@ -18,9 +20,9 @@ struct LibraryFiles {
 // Builds the libraries in `out_dir`, using `work_dir` for intermediates. `objects` are the kernel
 // objects and the Halide runtime object. Only onnxc_model_<name> and onnxc_model_entry stay global:
 // each library keeps its kernels and its own Halide runtime to itself, so several models link into
-// one program (statically or not) without clashing.
+// one program (statically or not) without clashing. `tools` link for the kernels' target.
 LibraryFiles build_library(const PlanDescription& plan, const std::vector<std::string>& objects,
-                           const std::string& out_dir, const std::string& work_dir);
+                           const std::string& out_dir, const std::string& work_dir, const Toolchain& tools);
 
 // Runs a command (argv[0] looked up in PATH); InternalError with its output when it fails.
 void run_command(const std::vector<std::string>& argv, const std::string& log_path);

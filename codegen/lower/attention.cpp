@@ -151,18 +151,8 @@ Func materialized_attention(LowerContext& ctx, AttentionStages& s, const Expr& s
   // both requested) gets the default output schedule. A 4-D Y is always a kernel output; the 3-D
   // form reads the 4-D one, computed whole first.
   bool y4_is_output = ctx.in[kQ].rank() == 4;
-  ctx.schedule = [y4 = s.y4, stages, y4_is_output](Func output, const Halide::Target& t) mutable {
-    for (Func f : stages) {
-      f.compute_root();
-      schedule_reduction(f, true, Halide::Internal::const_true(), t);
-    }
-    if (!y4_is_output) {
-      // Not a kernel output: schedule_output's run-time size test would read an output buffer.
-      y4.compute_root();
-      if (is_gpu(t)) schedule_output(y4, KernelClass::Elementwise, t);
-      else y4.vectorize(y4.args()[0], vector_width(y4, t), Halide::TailStrategy::GuardWithIf).parallel(y4.args()[3]);
-    }
-    schedule_output(output, KernelClass::Elementwise, t);
+  ctx.schedule = [y4 = s.y4, stages, y4_is_output](Func output, const Halide::Target& t) {
+    schedule_materialized_attention(output, stages, y4, y4_is_output, t);
   };
   return weights;
 }
@@ -270,7 +260,7 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     return Halide::select(allowed, score, ninf);
   };
   Func qk_out;
-  if (is_gpu(ctx.target) || want_qk) {
+  if (!streams_attention(ctx.target) || want_qk) {
     qk_out = materialized_attention(ctx, s, scale, capped_score, masked_score, fits, qk_mode);
   } else {
     s.scores(qi, j, kt, qo, h, b) = masked_score(s.scores_acc(qi, j, kt, qo, h, b), row, key);

@@ -73,7 +73,7 @@ Built build_product(LowerContext& ctx, const Product& p) {
   const auto n_static = static_extent(n_ext);
   out.g.blocked = cpu && f32 && !p.a_vec && !p.b_vec && n_static.value_or(16) >= 16;
   // A run-time N (attention's key length) gets 64-wide panels: no padding for powers of two.
-  out.g.panel = choose_panel(n_static.value_or(64));
+  out.g.panel = choose_panel(n_static.value_or(64), describe(ctx.target));
   out.g.m_static = static_extent(m_ext);
   const int width = out.g.panel.width;
 

@@ -3,7 +3,7 @@
 // each row of A is quantized at run time over its own range, A[m, k] ≈ lo[m] + s[m]·q[m, k] with
 // q in 0..255 (u8, asymmetric: one-sided rows such as GELU outputs keep all 256 levels), so
 //   Y[m, n] = s_b[n] · (s[m] · Σ_k q[m, k]·qb[k, n] + lo[m] · Σ_k qb[k, n])
-// and the sum runs on u8 × s8 VNNI dot products in int32. A row holding NaN or ±inf gives a NaN
+// and the sum runs on u8 × s8 dot products in int32 (VNNI, or int16 pairs where there is none). A row holding NaN or ±inf gives a NaN
 // row, never a silently finite answer. Loops: schedule/gemm_int8.cpp.
 #include <limits>
 
@@ -24,7 +24,7 @@ std::vector<HTensor> lower_dynamic_quant_matmul(LowerContext& ctx) {
   const HTensor& a = ctx.in.at(0);
   const ir::Tensor* qb = ctx.const_in.data(1);
   const ir::Tensor* sb = ctx.const_in.data(2);
-  user_check(!ctx.target.has_gpu_feature()) << node.describe() << ": int8 quantization is for CPU targets (VNNI)";
+  user_check(!ctx.target.has_gpu_feature()) << node.describe() << ": int8 quantization is for CPU targets";
   user_check(a.rank() == 2 && a.dtype == ir::DType::Float32) << node.describe() << ": A must be a float32 matrix";
   user_check(qb && qb->dtype() == ir::DType::Int8 && qb->rank() == 2)
       << node.describe() << ": the weight must be a constant int8 matrix";
@@ -33,7 +33,9 @@ std::vector<HTensor> lower_dynamic_quant_matmul(LowerContext& ctx) {
       << node.describe() << ": the weight scale must be a constant float32 [N]";
 
   // Constants: the packed weight, and per column its scale and Σ_k qb, both zero in the padding.
-  ir::Tensor packed = pack_int8_panels(*qb);
+  Int8GemmFuncs g;
+  g.block = int8_block(describe(ctx.target));
+  ir::Tensor packed = pack_int8_panels(*qb, g.block.width);
   const int64_t np = packed.dims()[1] / 4, kp = packed.dims()[0] * 4;
   ir::Tensor sums(ir::DType::Int32, {np}), scale(ir::DType::Float32, {np});
   const auto* qv = static_cast<const int8_t*>(qb->raw());
@@ -55,7 +57,6 @@ std::vector<HTensor> lower_dynamic_quant_matmul(LowerContext& ctx) {
   const Expr kInf = Expr(std::numeric_limits<float>::infinity());
   const Expr k_end = Expr(static_cast<int>(k_ext));
   Var l("l"), m("m"), k("k"), n("n");
-  Int8GemmFuncs g;
   RDom j(0, static_cast<int>((k_ext + kMaxLanes - 1) / kMaxLanes), "j");
   Expr idx = j * kMaxLanes + l;
   Expr x = a_at(idx, m);  // past K: a repeat of the last element, which changes neither extreme

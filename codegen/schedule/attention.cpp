@@ -6,7 +6,10 @@
 // Scratch memory is O(tq · (tk + dv · block)) per task: the score matrix is never stored.
 #include "codegen/schedule/attention.h"
 
+#include <algorithm>
+
 #include "codegen/schedule/schedule.h"
+#include "codegen/schedule/target_desc.h"
 
 namespace onnxc::codegen {
 
@@ -16,9 +19,18 @@ using Halide::Var;
 
 namespace {
 
-// Keys unrolled per register block of the score accumulation, and query rows per probs · V block.
+// Keys unrolled per register block of the score accumulation, and at most this many query rows per
+// probs · V block (fewer where a row of the head dim takes more of the target's registers).
 constexpr int kKeyBlock = 8;
-constexpr int kRowBlock = 4;
+constexpr int kMaxRowBlock = 4;
+
+// Query rows per probs · V block: each row holds head_dim_v / lanes accumulators, and the block must
+// fit the target's accumulator registers (AVX-512, d = 64: 4 rows × 4 zmm; AVX2: 1 row × 8 ymm).
+int row_block(const AttentionStages& s, int lanes, const TargetDesc& d) {
+  if (s.head_dim_v <= 0 || lanes <= 0) return kMaxRowBlock;
+  const int vecs = std::max(1, static_cast<int>((s.head_dim_v + lanes - 1) / lanes));
+  return std::clamp(d.accumulator_budget() / vecs, 1, kMaxRowBlock);
+}
 
 Var v(const char* name) { return Var(name); }
 
@@ -26,6 +38,7 @@ void schedule_cpu(Func out4, AttentionStages& s, const Halide::Target& t) {
   Var d = v("d"), q = v("q"), h = v("h"), b = v("b"), qi = v("qi"), qo = v("qo"), j = v("j"), kt = v("kt"), kb = v("kb");
   Var yo("yo"), yi("yi"), task("task"), qio("qio"), qii("qii"), jo("jo"), ji("ji");
   int w = std::max(1, t.natural_vector_size(s.state.output_types()[0]));
+  const int kRowBlock = row_block(s, w, describe(t));
   Halide::RVar rk = s.rk.x, rt = s.rt.x, rd = s.rd.x;
   out4.split(q, yo, yi, s.tq, TailStrategy::GuardWithIf).fuse(yo, h, task).fuse(task, b, task).parallel(task);
   out4.vectorize(d, w, TailStrategy::GuardWithIf);
@@ -75,6 +88,23 @@ void schedule_cpu(Func out4, AttentionStages& s, const Halide::Target& t) {
 }
 
 }  // namespace
+
+bool streams_attention(const Halide::Target& t) { return !describe(t).gpu; }
+
+void schedule_materialized_attention(Func output, const std::vector<Func>& stages, Func y4, bool y4_is_output,
+                                     const Halide::Target& t) {
+  for (Func f : stages) {
+    f.compute_root();
+    schedule_reduction(f, true, Halide::Internal::const_true(), t);
+  }
+  if (!y4_is_output) {
+    // Not a kernel output: schedule_output's run-time size test would read an output buffer.
+    y4.compute_root();
+    if (describe(t).gpu) schedule_output(y4, KernelClass::Elementwise, t);
+    else y4.vectorize(y4.args()[0], vector_width(y4, t), TailStrategy::GuardWithIf).parallel(y4.args()[3]);
+  }
+  schedule_output(output, KernelClass::Elementwise, t);
+}
 
 void schedule_attention(Func output, AttentionStages s, const Halide::Target& t) {
   Func out4 = s.y4;

@@ -37,4 +37,14 @@ struct AttentionStages {
 // [b, s, h*dv] form of it).
 void schedule_attention(Halide::Func output, AttentionStages s, const Halide::Target& t);
 
+// Whether the streaming kernel above has a schedule for `t` (CPU targets). Elsewhere (CUDA), and when
+// the scores are an output, attention is lowered in its materialized form: the score matrix
+// computed whole.
+bool streams_attention(const Halide::Target& t);
+
+// The materialized form: `stages` (scores, max, exp, sum, probs·V) computed root as reductions, then
+// y4 (when it is not itself the kernel's output) and `output` as elementwise kernels.
+void schedule_materialized_attention(Halide::Func output, const std::vector<Halide::Func>& stages,
+                                     Halide::Func y4, bool y4_is_output, const Halide::Target& t);
+
 }  // namespace onnxc::codegen

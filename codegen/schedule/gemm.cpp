@@ -10,19 +10,26 @@ namespace onnxc::codegen {
 
 using namespace Halide;
 
-PanelShape choose_panel(int64_t n) {
-  // Candidates with the relative speed of their register block (narrow panels reload A more often).
-  struct Candidate {
-    PanelShape shape;
-    double speed;
-  };
-  static const Candidate kCandidates[] = {{{48, 8}, 1.0}, {{64, 6}, 1.0}, {{32, 12}, 0.9}, {{16, 24}, 0.75}};
-  PanelShape best = kCandidates[0].shape;
+PanelShape choose_panel(int64_t n, const TargetDesc& d) {
+  // A k step of a block of `rows` rows × `vecs` vectors does rows·vecs FMAs and loads vecs vectors
+  // of B plus one broadcast of A per row. Narrow panels reload A more often per FMA: with three or
+  // more vectors a block keeps the FMA units busy; two lose ~10%, one ~25% (the weights onnxc's
+  // AVX-512 panels have been chosen with since they were first measured). Wider than four vectors
+  // leaves too few rows to reuse a B load.
+  static const double kSpeed[] = {0, 0.75, 0.9, 1.0, 1.0};
+  const int lanes = std::max(1, d.f32_lanes());
+  const int budget = std::max(1, d.accumulator_budget());
+  PanelShape best{lanes, 1};
   double best_score = -1;
-  for (const auto& c : kCandidates) {
-    int64_t padded = (n + c.shape.width - 1) / c.shape.width * c.shape.width;
-    double score = c.speed * static_cast<double>(n) / static_cast<double>(padded);
-    if (score > best_score + 1e-9) best = c.shape, best_score = score;
+  for (int vecs : {3, 4, 2, 1}) {  // ties go to the first: three vectors, then four
+    const int rows = std::min(24, budget / vecs);
+    if (rows < 1) continue;
+    const int width = vecs * lanes;
+    const int64_t padded = (n + width - 1) / width * width;
+    // A block of fewer rows than 4 reuses each B vector too little, whatever its width.
+    const double speed = kSpeed[vecs] * (rows >= 4 ? 1.0 : 0.8);
+    const double score = speed * static_cast<double>(n) / static_cast<double>(padded);
+    if (score > best_score + 1e-9) best = {width, rows}, best_score = score;
   }
   return best;
 }
@@ -77,11 +84,12 @@ bool tiles_like_acc(const GemmFuncs& g, const Func& out) {
   return g.output_matches() && out.dimensions() == g.acc.dimensions();
 }
 
-// The AVX-512 kernel. Loop nest of `out` (outermost first):
+// The register-blocked kernel (any SIMD CPU; the block comes from choose_panel). Loop nest of `out`
+// (outermost first):
 //   parallel task over (row block of `rows`·tiles_per_task rows, panel, batch..)  [constant B]
 //                 or (panel, batch..) with the row blocks inside               [staged B]
 //     for each register block of `rows` rows:
-//       acc block (rows × width) = 0; for k: rows × width/16 FMAs, all in zmm registers
+//       acc block (rows × width) = 0; for k: rows × width/lanes FMAs, all in vector registers
 //       for each row: out(width cols) = epilogue(acc)   -- vector stores
 // M is a run-time extent; when it is 1 (a decoding step) a specialization uses one-row blocks: an
 // 8-row block would compute 7 rows of FMAs for nothing, all from the one clamped row of A. The
@@ -122,7 +130,11 @@ void schedule_blocked_cpu(GemmFuncs g, Func out, const Target& t) {
     order.push_back(batch[i]);
     if (i < 2) task_vars.push_back(batch[i]);
   }
-  out.reorder(order).vectorize(ni, vec);
+  // The epilogue over the block is unrolled: indexed by loop variables, the accumulator array could
+  // not live in registers (LLVM keeps a variably indexed array in memory), and LLVM unrolls a
+  // loop on its own only while the body is small: a GELU's erf was not, on AVX2.
+  Var nv("gemm_nv");
+  out.reorder(order).split(ni, nv, ni, vec).vectorize(ni).unroll(nv).unroll(mi);
   Var task = fuse_all(out, task_vars, "gemm_task");
   out.parallel(task);
   if (!g.m_static) out.specialize(one_row);  // a copy of the loop nest above, for M == 1

@@ -9,12 +9,13 @@
 #include <optional>
 #include <vector>
 
+#include "codegen/schedule/target_desc.h"
 #include "ir/tensor.h"
 
 namespace onnxc::codegen {
 
 // Packed weight layout. B is K×N (ONNX [.., K, N]); its columns are cut into panels of `width`
-// columns (a multiple of 16, one zmm per 16), and each panel is stored k-major:
+// columns (a multiple of the target's f32 vector lanes), and each panel is stored k-major:
 //
 //   packed[.., p, k, i] = B[.., k, p·width + i]     (zero where p·width + i >= N)
 //
@@ -23,11 +24,14 @@ namespace onnxc::codegen {
 // in L2 while every row block of A streams past it.
 struct PanelShape {
   int width = 48;  // columns per panel = accumulator block width
-  int rows = 8;    // rows per accumulator block: rows · width/16 = 24 zmm accumulators
+  int rows = 8;    // rows per accumulator block: rows · width/lanes accumulator registers
 };
 
-// The panel width that wastes the fewest padded columns for N (48 on ties), and its row count.
-PanelShape choose_panel(int64_t n);
+// The register block for N columns on target `d`: a panel of 1 to 4 vectors and as many rows as
+// the target's accumulator registers allow (AVX-512: 48 × 8 in 24 zmm; AVX2: 24 × 4 in 12 ymm;
+// NEON: 12 × 8 in 24 q registers), trading the block's arithmetic intensity against the columns
+// padded to a whole panel.
+PanelShape choose_panel(int64_t n, const TargetDesc& d);
 
 // Packs a constant B ([.., K, N], or [.., N, K] when `transposed`) into the layout above.
 ir::Tensor pack_panels(const ir::Tensor& b, bool transposed, int width);

@@ -10,11 +10,20 @@ namespace onnxc::codegen {
 
 using namespace Halide;
 
-ir::Tensor pack_int8_panels(const ir::Tensor& b) {
+Int8Block int8_block(const TargetDesc& d) {
+  const int lanes = std::max(1, d.vector_bytes / 4);
+  // Only vpdpbusd takes the kernel's u8 × s8 products four at a time (sdot/udot want like signs).
+  const bool dot4 = d.int8_dot == Int8Dot::Vnni512;
+  // 32 registers leave room for the widened operands beside 24 accumulators; 16 do not.
+  const int spare = dot4 || d.vector_registers > 16 ? 0 : 4;
+  return {2 * lanes, std::max(1, (d.accumulator_budget() - spare) / 2)};
+}
+
+ir::Tensor pack_int8_panels(const ir::Tensor& b, int width) {
   internal_check(b.rank() == 2 && b.dtype() == ir::DType::Int8) << "pack_int8_panels needs an int8 matrix";
   const int64_t k_ext = b.dims()[0], n_ext = b.dims()[1];
   const int64_t kp = (k_ext + 3) / 4 * 4;
-  const int64_t np = (n_ext + kInt8PanelWidth - 1) / kInt8PanelWidth * kInt8PanelWidth;
+  const int64_t np = (n_ext + width - 1) / width * width;
   ir::Tensor out(ir::DType::Int8, {kp / 4, np * 4});  // zero-filled padding
   const auto* src = static_cast<const int8_t*>(b.raw());
   auto* dst = static_cast<int8_t*>(out.mutable_raw());
@@ -43,12 +52,13 @@ void schedule_int8_gemm(Int8GemmFuncs g, Func out, const Target& t) {
     part.update().vectorize(pl);
   }
 
-  // Columns in panels of kInt8PanelWidth, rows in register blocks of kInt8BlockRows; a task is a
-  // panel × 4 row blocks, so the panel stays in L1 while the rows stream past.
+  // Columns in panels of the block width, rows in register blocks of its rows; a task is a panel ×
+  // 4 row blocks, so the panel stays in L1 while the rows stream past.
+  const int width = g.block.width, rows = g.block.rows;
   for (int d = 0; d < out.dimensions(); ++d) out.output_buffer().dim(d).set_min(0);
   Var no("q8_no"), ni("q8_ni"), mo("q8_mo"), mi("q8_mi"), mb("q8_mb");
-  out.split(n, no, ni, kInt8PanelWidth, TailStrategy::GuardWithIf)
-      .split(m, mo, mi, kInt8BlockRows, TailStrategy::GuardWithIf)
+  out.split(n, no, ni, width, TailStrategy::GuardWithIf)
+      .split(m, mo, mi, rows, TailStrategy::GuardWithIf)
       .split(mo, mb, mo, 4, TailStrategy::GuardWithIf)
       .reorder(ni, mi, mo, no, mb)
       .vectorize(ni, vec);
@@ -56,13 +66,13 @@ void schedule_int8_gemm(Int8GemmFuncs g, Func out, const Target& t) {
   out.fuse(no, mb, task).parallel(task);
 
   g.acc.compute_at(out, mo)
-      .bound_extent(an, kInt8PanelWidth)
-      .bound_extent(am, kInt8BlockRows)
+      .bound_extent(an, width)
+      .bound_extent(am, rows)
       .store_in(MemoryType::Register)
       .vectorize(an, vec)
       .unroll(an)
       .unroll(am);
-  // ki innermost and vectorized with n: the 4-lane sums become vpdpbusd.
+  // ki innermost and vectorized with n: the 4-lane sums become vpdpbusd (VNNI) or vpmaddwd pairs.
   g.acc.update()
       .reorder(g.r.x, an, am, g.r.y)
       .atomic()

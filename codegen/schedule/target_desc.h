@@ -15,7 +15,7 @@ enum class Int8Dot {
   None,        // widen to int16/int32 and multiply (SSE, plain NEON)
   MaddUbs,     // vpmaddubsw + vpmaddwd (AVX2): u8×s8 pairs into saturating int16, then pairs into int32
   Vnni512,     // vpdpbusd on zmm (AVX-512 VNNI): four u8×s8 products added into each int32 lane
-  ArmSdot,     // sdot/udot (ARMv8.2 dotprod): four 8-bit products added into each int32 lane
+  ArmSdot,     // sdot/udot (ARMv8.2 dotprod): four like-signed 8-bit products into each int32 lane
 };
 
 struct TargetDesc {

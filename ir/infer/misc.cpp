@@ -1,4 +1,4 @@
-// Ops of no larger family: random generators, text (StringNormalizer, TfIdfVectorizer) and the
+// Ops of no larger family: random generators, text (StringNormalizer, StringConcat, TfIdfVectorizer) and the
 // training ops of ai.onnx.preview.training (Adagrad, Adam, Momentum, Gradient).
 #include "ir/infer/context.h"
 
@@ -29,6 +29,11 @@ void infer_string_normalizer(InferContext& ctx) {
   if (x && stopwords && !stopwords->strings.empty() && !x->empty())
     out->back() = ctx.fresh_dim(0, x->size() - 1, "strings");
   ctx.set_tensor(0, DType::String, out);
+}
+
+// StringConcat (opset 20): strings, with the inputs' numpy broadcast shape.
+void infer_string_concat(InferContext& ctx) {
+  ctx.set_tensor(0, DType::String, broadcast_shapes(ctx, {ctx.in_shape(0), ctx.in_shape(1)}));
 }
 
 void infer_tfidf(InferContext& ctx) {
@@ -73,6 +78,7 @@ void add_misc_ops(OpTable& t) {
   t.add_all({"RandomUniform", "RandomNormal"}, kRandom, infer_random);
   t.add_all({"Multinomial"}, kRandom, infer_multinomial);
   t.add_all({"StringNormalizer"}, kDataDependent, infer_string_normalizer);
+  t.add_all({"StringConcat"}, 0, infer_string_concat);
   t.add_all({"TfIdfVectorizer"}, 0, infer_tfidf);
   t.add_all({"Adagrad"}, 0, infer_adagrad, kTraining);
   t.add_all({"Adam"}, 0, infer_adam, kTraining);

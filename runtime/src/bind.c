@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "dtype.h"
-#include "session.h"
+#include "session_state.h"
 
 static const char *input_name(const onnxc_session *s, size_t i) {
   return s->model->desc->tensors[s->model->inputs[i].tensor].name;

@@ -6,6 +6,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Deepest tensor the runtime accepts (Halide has no fixed limit; ONNX models stay far below). */
+#define ONNXC_MAX_RANK 32
+
 typedef struct onnxc_dtype_info {
   int32_t onnx;        /* TensorProto.DataType */
   const char *name;

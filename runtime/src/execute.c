@@ -1,36 +1,17 @@
 /* Running a plan: point every tensor's halide_buffer_t at its bytes (input, weight or arena) with the
- * plan's dims, call each step's kernel, and for CUDA libraries keep device state on root buffers. */
+ * plan's dims, run each step through its kind's entry (model->kinds), and for CUDA libraries keep
+ * device state on root buffers. */
 /* clock_gettime(CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID) under -std=c11 without extensions. */
 #define _POSIX_C_SOURCE 200112L
 
 #include <string.h>
 #include <time.h>
 
-#include "dtype.h"
-#include "host_ops.h"
-#include "kernel_errors.h"
-#include "loops.h"
-#include "session.h"
+#include "execute.h"
 
-/* Dims and type of tensor t, dense row-major: Halide's dim 0 is the last ONNX axis. */
-void onnxc_shape_buffer(onnxc_session *s, uint32_t t) {
-  const onnxc_model *m = s->model;
-  const onnxc_tensor_desc *td = &m->desc->tensors[t];
-  const onnxc_dtype_info *info = onnxc_dtype_lookup(td->dtype);
-  halide_buffer_t *b = &s->buffers[t];
-  const int64_t *dims = &s->run_dims[m->dim_offset[t]];
-  b->type.code = info->halide_code; /* a uint8_t field in C */
-  b->type.bits = info->halide_bits;
-  b->type.lanes = 1;
-  b->dimensions = td->rank;
-  b->dim = &s->dims[m->dim_offset[t]];
-  int64_t stride = 1; /* plan.c checked every extent and stride fits in int32 */
-  for (int32_t i = 0; i < td->rank; i++) {
-    int64_t extent = dims[td->rank - 1 - i];
-    b->dim[i] = (halide_dimension_t){0, (int32_t)extent, (int32_t)stride, 0};
-    stride *= extent;
-  }
-}
+#include "kernel_errors.h"
+#include "plan.h"
+#include "step_host.h"
 
 /* Host pointers: inputs at the caller's data, weights in the blob, arena roots at their offsets, views at
  * their root. An empty tensor still gets a non-NULL pointer: Halide reads a NULL host as a bounds query. */
@@ -78,42 +59,6 @@ static void prepare_device_state(onnxc_session *s, const onnxc_plan *p) {
     if (kind == ONNXC_TENSOR_INPUT) b->flags = halide_buffer_flag_host_dirty;
     if (kind == ONNXC_TENSOR_WEIGHT && !b->device) b->flags = halide_buffer_flag_host_dirty;
     if (onnxc_is_arena_kind(kind)) b->flags = 0;
-  }
-}
-
-/* A view and its root are one allocation: before a step the view takes the root's device handle and
- * dirty bits, after it the root takes back what the kernel did through the view. */
-static void views_in(onnxc_session *s, const onnxc_step *step) {
-  for (int32_t i = 0; i < step->n_args; i++) {
-    int32_t t = step->args[i];
-    if (t < 0 || s->model->root[t] == t) continue;
-    halide_buffer_t *v = &s->buffers[t], *r = &s->buffers[s->model->root[t]];
-    v->device = r->device;
-    v->device_interface = r->device_interface;
-    v->flags = r->flags;
-  }
-}
-
-static bool is_arg(const onnxc_step *step, int32_t t) {
-  for (int32_t i = 0; i < step->n_args; i++) {
-    if (step->args[i] == t) return true;
-  }
-  return false;
-}
-
-static void views_out(onnxc_session *s, const onnxc_step *step, const onnxc_plan *p) {
-  for (int32_t i = 0; i < step->n_args; i++) {
-    int32_t t = step->args[i];
-    if (t < 0 || s->model->root[t] == t) continue;
-    int32_t root = s->model->root[t];
-    halide_buffer_t *v = &s->buffers[t], *r = &s->buffers[root];
-    if (!r->device && v->device) s->device_bytes[root] = p->bytes[root];
-    if (!r->device) {
-      r->device = v->device;
-      r->device_interface = v->device_interface;
-    }
-    /* The root passed to the same step keeps its own bits too (a redundant copy later, never a stale one). */
-    r->flags = is_arg(step, root) ? (r->flags | v->flags) : v->flags;
   }
 }
 
@@ -181,60 +126,24 @@ static bool nothing_to_write(const onnxc_session *s, uint32_t k) {
   return written > 0 && written == empty;
 }
 
-static onnxc_status run_kernel_step(onnxc_session *s, const onnxc_plan *p, uint32_t k) {
-  const onnxc_model *m = s->model;
-  const onnxc_model_desc *d = m->desc;
-  const onnxc_step *step = &d->steps[k];
-  const onnxc_kernel_desc *kernel = &d->kernels[step->kernel];
-  if (d->uses_cuda) views_in(s, step);
-  onnxc_kernel_call_begin();
-  int rc = kernel->fn(&s->args[m->arg_offset[k]]);
-  const char *msg = onnxc_kernel_call_end();
-  if (d->uses_cuda) views_out(s, step, p);
-  if (rc != 0) {
-    return onnxc_fail(ONNXC_ERR_KERNEL_FAILED, "step %u (kernel '%s') failed: Halide error %d (%s)%s%s", k, kernel->name,
-                      rc, onnxc_halide_error_name(rc), *msg ? ": " : "", msg);
-  }
-  return ONNXC_OK;
-}
-
-/* The step after control step k: its target, or k + 1 when a branch's condition holds. */
-static onnxc_status next_after_control(onnxc_session *s, uint32_t k, uint32_t *next) {
-  const onnxc_step *step = &s->model->desc->steps[k];
-  *next = (uint32_t)step->kernel;
-  if (step->kind == ONNXC_STEP_JUMP) return ONNXC_OK;
-  int32_t cond = step->args[0];
-  if (s->run_bytes[cond] == 0) {
-    return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, "step %u (branch) reads its condition " ONNXC_TENSOR_FMT ", which is empty", k,
-                      cond, s->model->desc->tensors[cond].name);
-  }
-  if (*(const uint8_t *)s->buffers[cond].host) *next = k + 1;
-  return ONNXC_OK;
-}
-
-/* Steps in order, except where control steps move on elsewhere; `prev` tells a LOOP step whether it is
- * entered afresh or from its NEXT. */
+/* Steps in order, except where a step that MOVES goes on elsewhere; `prev` tells a LOOP step whether
+ * it is entered afresh or from its NEXT. Each step costs one look-up in the kinds table. */
 static onnxc_status run_steps(onnxc_session *s, const onnxc_plan *p) {
   const onnxc_model_desc *d = s->model->desc;
-  onnxc_loops_reset(s->loops, d->n_steps);
+  const onnxc_step_kind_info *kinds = s->model->kinds;
+  onnxc_host_states_reset(s);
   int64_t prev = -1;
   for (uint32_t k = 0, next = 1; k < d->n_steps; prev = k, k = next, next = k + 1) {
-    const onnxc_step *step = &d->steps[k];
-    if (step->kind == ONNXC_STEP_BRANCH || step->kind == ONNXC_STEP_JUMP || step->kind == ONNXC_STEP_LOOP ||
-        step->kind == ONNXC_STEP_NEXT) {
-      onnxc_status st = step->kind >= ONNXC_STEP_LOOP ? onnxc_run_loop_step(s, k, prev, &next) : next_after_control(s, k, &next);
-      if (st != ONNXC_OK) return st;
-      continue;
-    }
-    bool host = step->kind == ONNXC_STEP_HOST;
-    if (!host && nothing_to_write(s, k)) continue;
+    const onnxc_step_kind_info *kind = &kinds[d->steps[k].kind];
+    if ((kind->traits & ONNXC_STEP_SKIPS_EMPTY) && nothing_to_write(s, k)) continue;
+    bool timed = s->profiler && (kind->traits & ONNXC_STEP_COMPUTES);
     uint64_t t0[2] = {0, 0}, t1[2];
-    if (s->profiler) t0[0] = clock_ns(CLOCK_MONOTONIC), t0[1] = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-    onnxc_status st = host ? onnxc_run_host_step(s, k) : run_kernel_step(s, p, k);
+    if (timed) t0[0] = clock_ns(CLOCK_MONOTONIC), t0[1] = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    onnxc_status st = kind->run(s, p, k, prev, &next);
     if (st != ONNXC_OK) return st;
-    if (s->profiler) {
+    if (timed) {
       t1[1] = clock_ns(CLOCK_PROCESS_CPUTIME_ID), t1[0] = clock_ns(CLOCK_MONOTONIC);
-      report_step(s, k, host ? onnxc_host_op_lookup(step->kernel)->name : d->kernels[step->kernel].name, t0, t1);
+      report_step(s, k, kind->label(d, k), t0, t1);
     }
   }
   return ONNXC_OK;

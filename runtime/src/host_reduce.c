@@ -3,9 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
-#include "host_ops.h"
-#include "model.h"
+#include "host_op.h"
 
 static bool check_reduce_sum(const onnxc_model_desc *d, const int32_t *t, char *why, size_t cap) {
   int32_t dt = d->tensors[t[0]].dtype;
@@ -111,4 +109,4 @@ static onnxc_status run_reduce_sum(onnxc_host_call *c) {
 }
 
 /* Binds one symbol per output dim (n_binds -1: the output's rank). */
-const onnxc_host_op_info onnxc_host_reduce_sum = {"ReduceSum", 2, 1, 2, -1, check_reduce_sum, run_reduce_sum};
+const onnxc_host_op_info onnxc_host_reduce_sum = {"ReduceSum", 2, 1, 2, -1, false, check_reduce_sum, run_reduce_sum, 0, NULL, NULL};

@@ -1,14 +1,11 @@
 /* Value host ops (ABI v5): the steps that move run-time sequences and optionals (Identity, SequenceEmpty,
  * SequenceInsert/At/Erase/Length, Optional, OptionalHasElement, OptionalGetElement). A value argument's
- * contents live in the session's stores (values.c), not in its halide buffer; tensors are copied in and
+ * contents live in value stores (value_store.h, reached through c->value), not in its buffer; tensors are copied in and
  * out, so a value never points into the arena. */
 #include <stdio.h>
 #include <string.h>
 
-#include "dtype.h"
-#include "host_ops.h"
-#include "session.h"
-#include "values.h"
+#include "host_op.h"
 
 static const onnxc_tensor_desc *arg_desc(const onnxc_model_desc *d, const int32_t *tensors, int i) {
   return &d->tensors[tensors[i]];
@@ -81,18 +78,14 @@ static bool check_get(const onnxc_model_desc *d, const int32_t *a, char *why, si
 }
 
 /* The store behind tensor argument i of the call. */
-static onnxc_value_store *store(onnxc_host_call *c, int i) {
-  return &c->session->values[c->session->model->desc->steps[c->step].args[i]];
-}
+static onnxc_value_store *store(onnxc_host_call *c, int i) { return c->value[i]; }
 
-static const char *arg_name(onnxc_host_call *c, int i) {
-  const onnxc_model_desc *d = c->session->model->desc;
-  return d->tensors[d->steps[c->step].args[i]].name;
-}
+static const char *arg_name(onnxc_host_call *c, int i) { return onnxc_host_arg_name(c, i); }
 
-static const char *op_name(onnxc_host_call *c) {
-  return onnxc_host_op_lookup(c->session->model->desc->steps[c->step].kernel)->name;
-}
+static const char *op_name(onnxc_host_call *c) { return c->op->name; }
+
+/* The value kind of tensor argument i (model_abi.h's ONNXC_VALUE_*). */
+static int32_t arg_kind(onnxc_host_call *c, int i) { return c->desc->tensors[c->desc->steps[c->step].args[i]].value; }
 
 /* An empty optional where the op needs its contents fails the run, naming the value. */
 static onnxc_status need_present(onnxc_host_call *c, int i) {
@@ -118,7 +111,7 @@ static onnxc_status position(onnxc_host_call *c, int i, int64_t count, int64_t f
 }
 
 static onnxc_status run_copy(onnxc_host_call *c) {
-  bool want_present = !is_opt(c->session->model->desc->tensors[c->session->model->desc->steps[c->step].args[1]].value);
+  bool want_present = !is_opt(arg_kind(c, 1));
   if (want_present) {
     onnxc_status st = need_present(c, 0);
     if (st != ONNXC_OK) return st;
@@ -129,8 +122,7 @@ static onnxc_status run_copy(onnxc_host_call *c) {
 static onnxc_status run_empty(onnxc_host_call *c) {
   onnxc_value_store *y = store(c, 0);
   onnxc_value_clear(y);
-  const onnxc_model_desc *d = c->session->model->desc;
-  int32_t kind = d->tensors[d->steps[c->step].args[0]].value;
+  int32_t kind = arg_kind(c, 0);
   y->present = is_seq(kind) && !is_opt(kind);
   return ONNXC_OK;
 }
@@ -203,27 +195,14 @@ static onnxc_status run_get(onnxc_host_call *c) {
   return st == ONNXC_OK ? emit_item(c, 1, &store(c, 0)->items[0]) : st;
 }
 
-static const onnxc_host_op_info kCopy = {"Identity", 1, 1, 0, 0, check_copy, run_copy};
-static const onnxc_host_op_info kEmpty = {"SequenceEmpty", 0, 1, 0, 0, check_empty, run_empty};
-static const onnxc_host_op_info kInsert = {"SequenceInsert", 3, 1, 0, 0, check_insert, run_insert};
-static const onnxc_host_op_info kAt = {"SequenceAt", 2, 1, 0, -1, check_at, run_at};
-static const onnxc_host_op_info kErase = {"SequenceErase", 2, 1, 0, 0, check_erase, run_erase};
-static const onnxc_host_op_info kLength = {"SequenceLength", 1, 1, 0, 0, check_length, run_length};
-static const onnxc_host_op_info kWrap = {"Optional", 1, 1, 0, 0, check_wrap, run_wrap};
-static const onnxc_host_op_info kHas = {"OptionalHasElement", 1, 1, 0, 0, check_has, run_has};
-static const onnxc_host_op_info kGet = {"OptionalGetElement", 1, 1, 0, -1, check_get, run_get};
-
-const onnxc_host_op_info *onnxc_host_value_op_lookup(int32_t op) {
-  switch (op) {
-    case ONNXC_HOST_VALUE_COPY: return &kCopy;
-    case ONNXC_HOST_VALUE_EMPTY: return &kEmpty;
-    case ONNXC_HOST_SEQ_INSERT: return &kInsert;
-    case ONNXC_HOST_SEQ_AT: return &kAt;
-    case ONNXC_HOST_SEQ_ERASE: return &kErase;
-    case ONNXC_HOST_SEQ_LENGTH: return &kLength;
-    case ONNXC_HOST_OPT_WRAP: return &kWrap;
-    case ONNXC_HOST_OPT_HAS: return &kHas;
-    case ONNXC_HOST_OPT_GET: return &kGet;
-    default: return NULL;
-  }
-}
+#define VALUE_OP(entry, name, n_in, n_binds, check, run) \
+  const onnxc_host_op_info entry = {name, n_in, 1, 0, n_binds, true, check, run, 0, NULL, NULL};
+VALUE_OP(onnxc_host_value_copy, "Identity", 1, 0, check_copy, run_copy)
+VALUE_OP(onnxc_host_value_empty, "SequenceEmpty", 0, 0, check_empty, run_empty)
+VALUE_OP(onnxc_host_seq_insert, "SequenceInsert", 3, 0, check_insert, run_insert)
+VALUE_OP(onnxc_host_seq_at, "SequenceAt", 2, -1, check_at, run_at)
+VALUE_OP(onnxc_host_seq_erase, "SequenceErase", 2, 0, check_erase, run_erase)
+VALUE_OP(onnxc_host_seq_length, "SequenceLength", 1, 0, check_length, run_length)
+VALUE_OP(onnxc_host_opt_wrap, "Optional", 1, 0, check_wrap, run_wrap)
+VALUE_OP(onnxc_host_opt_has, "OptionalHasElement", 1, 0, check_has, run_has)
+VALUE_OP(onnxc_host_opt_get, "OptionalGetElement", 1, -1, check_get, run_get)

@@ -1,43 +1,32 @@
-/* String tensors' host ops: StringNormalizer and Cast to and from strings. A string element is a
- * `const char *` (NUL-terminated bytes, passed through unchanged: UTF-8 stays UTF-8). The strings a step
- * writes live in one block per step that the session owns: the block is replaced when the step runs
- * again and freed with the session, which is the lifetime runtime.h promises for outputs. */
+/* String tensors' host ops: StringNormalizer and Cast to and from strings, and the string block every op
+ * writing strings keeps. A string element is a `const char *` (NUL-terminated bytes, passed through
+ * unchanged: UTF-8 stays UTF-8). The strings a step writes live in one block in the step's own state: the
+ * block is replaced when the step runs again and freed with the session, which is the lifetime
+ * runtime.h promises for outputs. */
 #include <math.h> /* isnan, isinf: macros, no libm */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "host_ops.h"
-#include "model.h"
-#include "session.h"
+#include "host_op.h"
 
 enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_STRING = 8, DT_DOUBLE = 11 };
 
 /* ---- the strings a step writes ---- */
 
-/* Step k's string block, replaced by one of `bytes` (the old strings are dead: the step is rewriting its
- * outputs). NULL when out of memory. */
-static char *new_string_block(onnxc_session *s, uint32_t k, size_t bytes) {
-  uint32_t n = s->model->desc->n_steps;
-  if (!s->string_blocks && !(s->string_blocks = calloc(n, sizeof *s->string_blocks))) return NULL;
-  free(s->string_blocks[k]);
-  s->string_blocks[k] = malloc(bytes ? bytes : 1);
-  return s->string_blocks[k];
+void onnxc_host_free_strings(void *state) {
+  onnxc_host_strings *s = state;
+  free(s->block);
+  s->block = NULL;
 }
 
-void onnxc_free_string_blocks(onnxc_session *s) {
-  for (uint32_t k = 0; s->string_blocks && k < s->model->desc->n_steps; k++) free(s->string_blocks[k]);
-  free(s->string_blocks);
-  s->string_blocks = NULL;
-}
-
-/* Writes n strings (src[i], len[i] bytes each) as step k's block and points out[i] at them. */
-static onnxc_status store_strings(onnxc_host_call *c, const char *const *src, const size_t *len, uint64_t n,
-                                  const char **out) {
+onnxc_status onnxc_host_store_strings(onnxc_host_call *c, const char *const *src, const size_t *len, uint64_t n,
+                                      const char **out) {
+  onnxc_host_strings *state = c->state;
   size_t total = 0;
   for (uint64_t i = 0; i < n; i++) total += len[i] + 1;
-  char *block = new_string_block(c->session, c->step, total);
+  free(state->block); /* the old strings are dead: the step is rewriting its outputs */
+  char *block = state->block = malloc(total ? total : 1);
   if (!block) return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "step %u: out of memory for %zu bytes of strings", c->step, total);
   for (uint64_t i = 0; i < n; i++) {
     memcpy(block, src[i], len[i]);
@@ -48,7 +37,7 @@ static onnxc_status store_strings(onnxc_host_call *c, const char *const *src, co
   return ONNXC_OK;
 }
 
-static const char *element(const onnxc_host_tensor *t, uint64_t i) {
+const char *onnxc_host_string(const onnxc_host_tensor *t, uint64_t i) {
   const char *s = ((const char *const *)t->data)[i];
   return s ? s : ""; /* a NULL element reads as the empty string */
 }
@@ -112,7 +101,7 @@ static onnxc_status run_normalizer(onnxc_host_call *c) {
   }
   int64_t count = 0;
   for (uint64_t i = 0; i < x->numel; i++) {
-    const char *w = element(x, i);
+    const char *w = onnxc_host_string(x, i);
     if (!is_stopword(words, c->scalar[2], w, case_sensitive)) kept[count] = w, len[count++] = strlen(w);
   }
   if (count == 0) kept[count] = "", len[count++] = 0; /* ONNX: everything removed gives one empty string */
@@ -120,7 +109,7 @@ static onnxc_status run_normalizer(onnxc_host_call *c) {
   int64_t want[2] = {1, count};
   if (st == ONNXC_OK) st = onnxc_host_check_dims(c, 2, x->rank == 2 ? want : want + 1, x->rank);
   const char **out = c->t[2].data;
-  if (st == ONNXC_OK) st = store_strings(c, kept, len, (uint64_t)count, out);
+  if (st == ONNXC_OK) st = onnxc_host_store_strings(c, kept, len, (uint64_t)count, out);
   for (int64_t i = 0; st == ONNXC_OK && c->scalar[0] != CASE_NONE && i < count; i++) {
     for (char *p = (char *)out[i]; *p; p++) *p = c->scalar[0] == CASE_LOWER ? fold(*p) : upper(*p);
   }
@@ -129,7 +118,7 @@ static onnxc_status run_normalizer(onnxc_host_call *c) {
   return st;
 }
 
-const onnxc_host_op_info onnxc_host_string_normalizer = {"StringNormalizer", 2, 1, 3, 1, check_normalizer, run_normalizer};
+const onnxc_host_op_info onnxc_host_string_normalizer = {"StringNormalizer", 2, 1, 3, 1, false, check_normalizer, run_normalizer, ONNXC_HOST_STRINGS_STATE};
 
 /* ---- Cast between strings and numbers ---- */
 
@@ -213,7 +202,7 @@ static onnxc_status cast_to_string(onnxc_host_call *c) {
     src[i] = b;
     len[i] = strlen(b);
   }
-  if (st == ONNXC_OK) st = store_strings(c, src, len, n, c->t[1].data);
+  if (st == ONNXC_OK) st = onnxc_host_store_strings(c, src, len, n, c->t[1].data);
   free(text), free((void *)src), free(len);
   return st;
 }
@@ -223,7 +212,7 @@ static onnxc_status cast_to_string(onnxc_host_call *c) {
 static onnxc_status cast_from_string(onnxc_host_call *c) {
   const onnxc_host_tensor *x = &c->t[0], *y = &c->t[1];
   for (uint64_t i = 0; i < x->numel; i++) {
-    const char *s = element(x, i);
+    const char *s = onnxc_host_string(x, i);
     char *end = NULL;
     bool integer = y->dtype == DT_INT32 || y->dtype == DT_INT64;
     double f = 0;
@@ -253,10 +242,10 @@ static onnxc_status run_cast(onnxc_host_call *c) {
   size_t *len = malloc(((size_t)x->numel + 1) * sizeof *len);
   onnxc_status st = ONNXC_OK;
   if (!src || !len) st = onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "step %u (Cast): out of memory", c->step);
-  for (uint64_t i = 0; st == ONNXC_OK && i < x->numel; i++) src[i] = element(x, i), len[i] = strlen(src[i]);
-  if (st == ONNXC_OK) st = store_strings(c, src, len, x->numel, c->t[1].data);
+  for (uint64_t i = 0; st == ONNXC_OK && i < x->numel; i++) src[i] = onnxc_host_string(x, i), len[i] = strlen(src[i]);
+  if (st == ONNXC_OK) st = onnxc_host_store_strings(c, src, len, x->numel, c->t[1].data);
   free((void *)src), free(len);
   return st;
 }
 
-const onnxc_host_op_info onnxc_host_string_cast = {"Cast", 1, 1, 0, 0, check_cast, run_cast};
+const onnxc_host_op_info onnxc_host_string_cast = {"Cast", 1, 1, 0, 0, false, check_cast, run_cast, ONNXC_HOST_STRINGS_STATE};

@@ -5,9 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "host_ops.h"
-#include "model.h"
+#include "host_op.h"
 
 /* Arguments: X (int32/int64 [C] or [B, C]), pool (int64 [P]), ngram_counts (int64 [L]), ngram_indexes
  * (int64 [G]), weights (float32 [W] or [0], per output column), Y (float32 [W] or [B, W]); scalars min_gram_length,
@@ -126,4 +124,4 @@ static onnxc_status run_tfidf(onnxc_host_call *c) {
   return ONNXC_OK;
 }
 
-const onnxc_host_op_info onnxc_host_tfidf = {"TfIdfVectorizer", 5, 1, 4, 0, check_tfidf, run_tfidf};
+const onnxc_host_op_info onnxc_host_tfidf = {"TfIdfVectorizer", 5, 1, 4, 0, false, check_tfidf, run_tfidf, 0, NULL, NULL};

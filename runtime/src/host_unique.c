@@ -5,9 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "host_ops.h"
-#include "model.h"
+#include "host_op.h"
 
 /* Slice s of X: elements (o * len + s) * inner + i for o < outer, i < inner (len slices). */
 typedef struct slices {
@@ -141,4 +139,4 @@ static onnxc_status run_unique(onnxc_host_call *c) {
   return st;
 }
 
-const onnxc_host_op_info onnxc_host_unique = {"Unique", 1, 4, 2, 1, check_unique, run_unique};
+const onnxc_host_op_info onnxc_host_unique = {"Unique", 1, 4, 2, 1, false, check_unique, run_unique, 0, NULL, NULL};

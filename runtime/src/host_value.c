@@ -4,10 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
-#include "host_ops.h"
-#include "model.h"
-#include "session.h"
+#include "host_op.h"
 
 static bool check_value_size(const onnxc_model_desc *d, const int32_t *t, char *why, size_t cap) {
   const onnxc_tensor_desc *x = &d->tensors[t[0]];
@@ -22,8 +19,7 @@ static bool check_value_size(const onnxc_model_desc *d, const int32_t *t, char *
 
 static onnxc_status run_value_size(onnxc_host_call *c) {
   const onnxc_host_tensor *x = &c->t[0];
-  const onnxc_model_desc *d = c->session->model->desc;
-  const char *name = d->tensors[d->steps[c->step].args[0]].name;
+  const char *name = onnxc_host_arg_name(c, 0);
   if (x->numel != 1) {
     return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, "step %u: size '%s' must hold one value, it holds %llu", c->step, name,
                       (unsigned long long)x->numel);
@@ -46,4 +42,4 @@ static onnxc_status run_value_size(onnxc_host_call *c) {
   return onnxc_host_bind(c, &v);
 }
 
-const onnxc_host_op_info onnxc_host_value_size = {"ValueSize", 1, 0, 0, 1, check_value_size, run_value_size};
+const onnxc_host_op_info onnxc_host_value_size = {"ValueSize", 1, 0, 0, 1, false, check_value_size, run_value_size, 0, NULL, NULL};

@@ -1,11 +1,11 @@
 /* When symbols, tensor dims and scalars become known (see known_at.h). */
 #include "known_at.h"
 
-void onnxc_symbol_steps(const onnxc_model_desc *d, int32_t *symbol_step) {
+void onnxc_symbol_steps(const onnxc_model_desc *d, const onnxc_step_kind_info *kinds, int32_t *symbol_step) {
   for (uint32_t y = 0; y < d->n_symbols; y++) symbol_step[y] = -1;
   for (uint32_t k = 0; k < d->n_steps; k++) {
     const onnxc_step *s = &d->steps[k];
-    if (s->kind != ONNXC_STEP_HOST) continue;
+    if (!(kinds[s->kind].traits & ONNXC_STEP_BINDS)) continue;
     for (int32_t i = 0; i < s->n_binds; i++) {
       if (s->binds[i] >= 0) symbol_step[s->binds[i]] = (int32_t)k;
     }

@@ -7,12 +7,13 @@
 
 #include "onnxc/model_abi.h"
 #include "shape_expr.h"
+#include "step_kind.h"
 
 /* "Step" numbers below: -1 means before the run (input dims only); k means when step k binds it. */
 
-/* symbol_step[n_symbols]: the host step whose binds list the symbol, else -1. Assumes bind ids are in
- * range (checked by validation first). */
-void onnxc_symbol_steps(const onnxc_model_desc *desc, int32_t *symbol_step);
+/* symbol_step[n_symbols]: the step (of a kind that BINDS) whose binds list the symbol, else -1. Assumes
+ * kinds and bind ids are in range (checked by validation first). */
+void onnxc_symbol_steps(const onnxc_model_desc *desc, const onnxc_step_kind_info *kinds, int32_t *symbol_step);
 
 /* The step after which checked expression `e` can be evaluated: the latest symbol_step it uses. */
 int32_t onnxc_expr_step(const onnxc_expr_table *table, uint32_t e, const int32_t *symbol_step);

@@ -3,7 +3,7 @@
  * A loop body runs again after its last step, so a tensor touched inside a loop lives over all of it. */
 #include "lifetimes.h"
 
-#include "model.h"
+#include "desc.h"
 
 static void touch(int32_t *first, int32_t *last, int32_t t, int32_t step) {
   if (first[t] < 0 || step < first[t]) first[t] = step;
@@ -15,9 +15,9 @@ static void touch(int32_t *first, int32_t *last, int32_t t, int32_t step) {
  * with anything else the loop touches, so its lifetime spans the whole loop. Inner loops lie inside
  * outer ones, so one pass in step order (outer first) and then inner ones only widen to within the
  * outer range: an inner widening never reaches outside the outer loop, which was already covered. */
-static void widen_over_loops(const onnxc_model_desc *d, int32_t *first, int32_t *last) {
+static void widen_over_loops(const onnxc_model_desc *d, const onnxc_step_kind_info *kinds, int32_t *first, int32_t *last) {
   for (uint32_t h = 0; h < d->n_steps; h++) {
-    if (d->steps[h].kind != ONNXC_STEP_LOOP) continue;
+    if (!(kinds[d->steps[h].kind].traits & ONNXC_STEP_REPEATS)) continue;
     int32_t end = d->steps[h].kernel - 1;
     for (uint32_t t = 0; t < d->n_tensors; t++) {
       if (first[t] < 0 || last[t] < (int32_t)h || first[t] > end) continue;
@@ -27,7 +27,8 @@ static void widen_over_loops(const onnxc_model_desc *d, int32_t *first, int32_t 
   }
 }
 
-void onnxc_compute_lifetimes(const onnxc_model_desc *d, const int32_t *root, int32_t *first, int32_t *last) {
+void onnxc_compute_lifetimes(const onnxc_model_desc *d, const onnxc_step_kind_info *kinds, const int32_t *root, int32_t *first,
+                             int32_t *last) {
   for (uint32_t t = 0; t < d->n_tensors; t++) first[t] = last[t] = -1;
   for (uint32_t k = 0; k < d->n_steps; k++) {
     const onnxc_step *s = &d->steps[k];
@@ -38,7 +39,7 @@ void onnxc_compute_lifetimes(const onnxc_model_desc *d, const int32_t *root, int
       if (onnxc_is_arena_kind(d->tensors[r].kind)) touch(first, last, r, (int32_t)k);
     }
   }
-  widen_over_loops(d, first, last);
+  widen_over_loops(d, kinds, first, last);
   int32_t end = (int32_t)d->n_steps;
   for (uint32_t o = 0; o < d->n_outputs; o++) {
     int32_t r = root[d->outputs[o]];

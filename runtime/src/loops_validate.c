@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "error.h"
-#include "loops.h"
-#include "model.h"
+#include "loops_validate.h"
+#include "desc.h"
 
 #define FAIL(...) return onnxc_fail(ONNXC_ERR_LOAD_FAILED, __VA_ARGS__)
 
@@ -40,10 +40,6 @@ static bool in_body(const onnxc_model_desc *d, uint32_t h, int64_t j) {
   return j > (int64_t)h && j < d->steps[h].kernel;
 }
 
-static bool is_forward_control(const onnxc_step *s) {
-  return s->kind == ONNXC_STEP_BRANCH || s->kind == ONNXC_STEP_JUMP || s->kind == ONNXC_STEP_LOOP;
-}
-
 /* The constant value of scalar arg i of step k (its expression must be a constant). */
 static bool const_arg(const onnxc_model_desc *d, const onnxc_expr_table *table, uint32_t k, int32_t i, int64_t *v) {
   int32_t a = d->steps[k].args[i];
@@ -69,14 +65,16 @@ static onnxc_status check_scan_ops(const onnxc_model_desc *d, const onnxc_expr_t
   return ONNXC_OK;
 }
 
-onnxc_status onnxc_check_loop_structure(const onnxc_model_desc *d, const onnxc_expr_table *table, const char *m) {
+onnxc_status onnxc_check_loop_structure(const onnxc_model_desc *d, const onnxc_step_kind_info *kinds,
+                                        const onnxc_expr_table *table, const char *m) {
   for (uint32_t h = 0; h < d->n_steps; h++) {
-    if (d->steps[h].kind != ONNXC_STEP_LOOP) continue;
+    if (!(kinds[d->steps[h].kind].traits & ONNXC_STEP_REPEATS)) continue;
     for (uint32_t k = 0; k < d->n_steps; k++) {
       const onnxc_step *s = &d->steps[k];
-      if (k == h || !is_forward_control(s)) continue;
+      uint32_t traits = kinds[s->kind].traits;
+      if (k == h || !(traits & ONNXC_STEP_MOVES)) continue;
       /* A nested loop's whole range lies inside the body; a jump stays on its side of the body's edge. */
-      int64_t last = s->kind == ONNXC_STEP_LOOP ? s->kernel - 1 : s->kernel;
+      int64_t last = (traits & ONNXC_STEP_REPEATS) ? s->kernel - 1 : s->kernel;
       if (in_body(d, h, k) != in_body(d, h, last))
         FAIL("model '%s': step %u goes to step %d across the edge of the loop body at steps %u..%d", m, k, s->kernel, h, d->steps[h].kernel - 1);
     }

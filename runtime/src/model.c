@@ -1,5 +1,5 @@
-/* Loading a model: dlopen() or a static descriptor, validation, and the data derived once per model.
- * Also the model introspection calls. */
+/* The loaded model: validation, the data derived once per model, reference counts, and the model
+ * introspection calls. Opening a library or a static descriptor is model_open.c's. */
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +8,7 @@
 #include "handles.h"
 #include "kernel_errors.h"
 #include "model.h"
+#include "model_validate.h"
 #include "known_at.h"
 
 static void destroy(onnxc_model *model) {
@@ -89,21 +90,23 @@ static bool derive(onnxc_model *model) {
   for (uint32_t k = 0; k < d->n_steps; k++) {
     model->arg_offset[k + 1] = model->arg_offset[k] + (uint32_t)d->steps[k].n_args;
   }
-  onnxc_compute_lifetimes(d, model->root, model->first_use, model->last_use);
-  onnxc_symbol_steps(d, model->symbol_step);
+  onnxc_compute_lifetimes(d, model->kinds, model->root, model->first_use, model->last_use);
+  onnxc_symbol_steps(d, model->kinds, model->symbol_step);
   onnxc_tensor_steps(d, &model->exprs, model->symbol_step, model->tensor_step);
   model->large_buffers = d->target && strstr(d->target, "large_buffers") != NULL;
   return build_io(model, d->inputs, d->n_inputs, &model->inputs) &&
          build_io(model, d->outputs, d->n_outputs, &model->outputs);
 }
 
-static onnxc_status create(const onnxc_model_desc *desc, void *library, onnxc_model **out) {
-  onnxc_status st = onnxc_validate_desc(desc);
+onnxc_status onnxc_model_create(const onnxc_model_desc *desc, const onnxc_step_kind_info *kinds, void *library,
+                                onnxc_model **out) {
+  onnxc_status st = onnxc_validate_desc(desc, kinds);
   if (st != ONNXC_OK) return st;
   onnxc_model *model = calloc(1, sizeof *model);
   if (!model) return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "out of memory loading model '%s'", desc->name);
   atomic_init(&model->refs, 1);
   model->desc = desc;
+  model->kinds = kinds;
   if (!derive(model)) {
     destroy(model);
     return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "out of memory loading model '%s'", desc->name);
@@ -123,43 +126,6 @@ static onnxc_status create(const onnxc_model_desc *desc, void *library, onnxc_mo
     return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "out of memory loading model '%s'", desc->name);
   }
   *out = model;
-  return ONNXC_OK;
-}
-
-onnxc_status onnxc_model_from_desc(const onnxc_model_desc *desc, onnxc_model **out) {
-  if (!out) return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "onnxc_model_from_desc: out is NULL");
-  *out = NULL;
-  if (!desc) return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "onnxc_model_from_desc: desc is NULL");
-  return create(desc, NULL, out);
-}
-
-onnxc_status onnxc_model_open(const char *path, onnxc_model **out) {
-  if (!out) return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "onnxc_model_open: out is NULL");
-  *out = NULL;
-  if (!path) return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "onnxc_model_open: library_path is NULL");
-  void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!library) {
-    const char *why = dlerror();
-    return onnxc_fail(ONNXC_ERR_LOAD_FAILED, "cannot load model library '%s': %s", path, why ? why : "dlopen failed");
-  }
-  union { void *object; onnxc_model_entry_fn fn; } entry;
-  dlerror();
-  entry.object = dlsym(library, ONNXC_MODEL_ENTRY_SYMBOL);
-  if (!entry.object) {
-    dlclose(library);
-    return onnxc_fail(ONNXC_ERR_LOAD_FAILED, "'%s' is not an onnxc model library: it has no symbol %s", path,
-                      ONNXC_MODEL_ENTRY_SYMBOL);
-  }
-  const onnxc_model_desc *desc = entry.fn();
-  if (!desc) {
-    dlclose(library);
-    return onnxc_fail(ONNXC_ERR_LOAD_FAILED, "'%s': %s() returned NULL", path, ONNXC_MODEL_ENTRY_SYMBOL);
-  }
-  onnxc_status st = create(desc, library, out);
-  if (st != ONNXC_OK) {
-    dlclose(library);
-    return onnxc_fail(st, "'%s': %s", path, onnxc_last_error());
-  }
   return ONNXC_OK;
 }
 

@@ -6,12 +6,12 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "desc.h"
+#include "dtype.h"
 #include "lifetimes.h"
 #include "onnxc/runtime.h"
 #include "shape_expr.h"
-
-/* Deepest tensor the runtime accepts (Halide has no fixed limit; ONNX models stay far below). */
-#define ONNXC_MAX_RANK 32
+#include "step_kind.h"
 
 typedef struct onnxc_io_info {
   int32_t tensor;
@@ -22,6 +22,7 @@ typedef struct onnxc_io_info {
 struct onnxc_model {
   atomic_int refs;
   const onnxc_model_desc *desc;
+  const onnxc_step_kind_info *kinds; /* indexed by step kind (validated in range): step_kinds.c's table */
   void *library;              /* dlopen() handle, NULL for onnxc_model_from_desc */
   onnxc_expr_table exprs;
   char **expr_text;           /* n_exprs: each expression rendered for messages and dim_names */
@@ -37,18 +38,10 @@ struct onnxc_model {
   bool large_buffers;         /* kernels built with Halide's large_buffers: no 2 GiB buffer limit */
 };
 
-/* Arena tensors are the ones the memory plan places: intermediates and outputs that are not views. */
-static inline bool onnxc_is_arena_kind(int32_t kind) {
-  return kind == ONNXC_TENSOR_INTERMEDIATE || kind == ONNXC_TENSOR_OUTPUT;
-}
-
-/* "tensor 3 ('h')" style label for messages. */
-#define ONNXC_TENSOR_FMT "tensor %d ('%s')"
-
-/* Checks every field of a descriptor that the runtime later trusts (counts, ids, expressions, view
- * chains, weight ranges, dtypes, symbol bindings). On failure sets the last error and returns
- * ONNXC_ERR_LOAD_FAILED or ONNXC_ERR_UNSUPPORTED. */
-onnxc_status onnxc_validate_desc(const onnxc_model_desc *desc);
+/* Validates desc against the step kinds `kinds` (one per ONNXC_STEP_*) and derives the model's data;
+ * `library` (may be NULL) is closed with the model, not on failure. */
+onnxc_status onnxc_model_create(const onnxc_model_desc *desc, const onnxc_step_kind_info *kinds, void *library,
+                                onnxc_model **out);
 
 void onnxc_model_retain(onnxc_model *model);
 /* Drops one reference (a session's); the last one destroys the model. */

@@ -3,12 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_validate.h"
+
+#include "desc.h"
 #include "dtype.h"
 #include "error.h"
-#include "host_ops.h"
 #include "known_at.h"
-#include "loops.h"
-#include "model.h"
+#include "loops_validate.h"
 
 #define FAIL(...) return onnxc_fail(ONNXC_ERR_LOAD_FAILED, __VA_ARGS__)
 
@@ -134,51 +135,9 @@ static onnxc_status check_inputs_listed(const onnxc_model_desc *d, const char *m
   return ONNXC_OK;
 }
 
-/* A host step: a known op, its fixed argument list (tensors, then scalars), its binds, outputs the arena
- * can hold (not inputs, weights or views; distinct from each other and from its inputs), and the
- * dtypes and ranks the op reads. */
-static onnxc_status check_host_step(const onnxc_model_desc *d, const char *m, uint32_t k) {
-  const onnxc_step *s = &d->steps[k];
-  const onnxc_host_op_info *op = onnxc_host_op_lookup(s->kernel);
-  if (!op) return onnxc_fail(ONNXC_ERR_UNSUPPORTED, "model '%s': step %u runs host op %d, which this runtime does not know", m, k, s->kernel);
-  if (d->uses_cuda) return onnxc_fail(ONNXC_ERR_UNSUPPORTED, "model '%s': step %u runs host op %s, but host steps are not supported in CUDA libraries", m, k, op->name);
-  int32_t n_tensors = op->n_inputs + op->n_outputs;
-  if (s->n_args != n_tensors + op->n_scalars) FAIL("model '%s': step %u (%s) has %d args, not %d", m, k, op->name, s->n_args, n_tensors + op->n_scalars);
-  for (int32_t i = 0; i < s->n_args; i++) {
-    if ((s->args[i] >= 0) != (i < n_tensors)) FAIL("model '%s': step %u (%s) arg %d must be a %s", m, k, op->name, i, i < n_tensors ? "tensor" : "scalar");
-  }
-  for (int32_t i = op->n_inputs; i < n_tensors; i++) {
-    int32_t t = s->args[i];
-    if (!onnxc_is_arena_kind(d->tensors[t].kind)) FAIL("model '%s': step %u (%s) writes " ONNXC_TENSOR_FMT ", which is not an intermediate or output tensor", m, k, op->name, t, tname(d, t));
-    for (int32_t j = 0; j < i; j++) {
-      if (s->args[j] == t) FAIL("model '%s': step %u (%s) passes " ONNXC_TENSOR_FMT " twice, once as an output", m, k, op->name, t, tname(d, t));
-    }
-  }
-  int32_t n_binds = op->n_binds >= 0 ? op->n_binds : d->tensors[s->args[op->n_inputs]].rank;
-  if (s->n_binds != n_binds || (s->n_binds > 0 && !s->binds)) FAIL("model '%s': step %u (%s) has %d binds (list %s), not %d", m, k, op->name, s->n_binds, s->binds ? "set" : "NULL", n_binds);
-  for (int32_t i = 0; i < s->n_binds; i++) {
-    if (s->binds[i] < -1 || s->binds[i] >= (int64_t)d->n_symbols) FAIL("model '%s': step %u (%s) binds symbol %d, out of range (%u symbols)", m, k, op->name, s->binds[i], d->n_symbols);
-  }
-  char why[160];
-  if (!op->check(d, s->args, why, sizeof why)) FAIL("model '%s': step %u (%s): %s", m, k, op->name, why);
-  return ONNXC_OK;
-}
-
-/* A control step: a forward target (past the step, at most the end), BRANCH's one bool condition tensor,
- * no binds, a host library. */
-static onnxc_status check_control_step(const onnxc_model_desc *d, const char *m, uint32_t k) {
-  const onnxc_step *s = &d->steps[k];
-  const char *kind = s->kind == ONNXC_STEP_BRANCH ? "branch" : "jump";
-  if (d->uses_cuda) return onnxc_fail(ONNXC_ERR_UNSUPPORTED, "model '%s': step %u is a %s, but control steps are not supported in CUDA libraries", m, k, kind);
-  if (s->kernel <= (int32_t)k || (uint32_t)s->kernel > d->n_steps) FAIL("model '%s': %s step %u goes to step %d; a target must lie after the step and at most at %u (the end)", m, kind, k, s->kernel, d->n_steps);
-  if (s->n_binds != 0) FAIL("model '%s': %s step %u binds %d symbols; only host steps bind", m, kind, k, s->n_binds);
-  int32_t n_args = s->kind == ONNXC_STEP_BRANCH ? 1 : 0;
-  if (s->n_args != n_args) FAIL("model '%s': %s step %u has %d args, not %d", m, kind, k, s->n_args, n_args);
-  if (n_args && (s->args[0] < 0 || d->tensors[s->args[0]].dtype != 9)) FAIL("model '%s': branch step %u's condition must be a bool tensor", m, k);
-  return ONNXC_OK;
-}
-
-static onnxc_status check_steps(const onnxc_model_desc *d, const char *m) {
+/* Every step: a known kind, args in range (sequences and optionals only where the kind takes them), then
+ * the kind's own checks. */
+static onnxc_status check_steps(const onnxc_model_desc *d, const onnxc_step_kind_info *kinds, const char *m) {
   if (d->n_kernels > 0 && !d->kernels) FAIL("model '%s': %u kernels but the kernel table is NULL", m, d->n_kernels);
   for (uint32_t k = 0; k < d->n_kernels; k++) {
     if (!d->kernels[k].name || !d->kernels[k].fn) FAIL("model '%s': kernel %u has no name or no function", m, k);
@@ -186,24 +145,18 @@ static onnxc_status check_steps(const onnxc_model_desc *d, const char *m) {
   if (d->n_steps > 0 && !d->steps) FAIL("model '%s': %u steps but the step list is NULL", m, d->n_steps);
   for (uint32_t k = 0; k < d->n_steps; k++) {
     const onnxc_step *s = &d->steps[k];
-    if (s->kind < ONNXC_STEP_KERNEL || s->kind > ONNXC_STEP_NEXT) FAIL("model '%s': step %u has unknown kind %d", m, k, s->kind);
-    if (s->kind == ONNXC_STEP_KERNEL && (s->kernel < 0 || (uint32_t)s->kernel >= d->n_kernels)) FAIL("model '%s': step %u calls kernel %d, out of range (%u kernels)", m, k, s->kernel, d->n_kernels);
-    if (s->kind == ONNXC_STEP_KERNEL && s->n_binds != 0) FAIL("model '%s': kernel step %u binds %d symbols; only host steps bind", m, k, s->n_binds);
+    if (s->kind < 0 || s->kind >= ONNXC_STEP_KIND_COUNT) FAIL("model '%s': step %u has unknown kind %d", m, k, s->kind);
     if (s->n_args < 0 || (s->n_args > 0 && !s->args)) FAIL("model '%s': step %u has %d args and args %s", m, k, s->n_args, s->args ? "set" : "NULL");
     for (int32_t i = 0; i < s->n_args; i++) {
       int64_t a = s->args[i];
       if (a >= (int64_t)d->n_tensors) FAIL("model '%s': step %u arg %d is tensor %lld, out of range (%u tensors)", m, k, i, (long long)a, d->n_tensors);
       if (a < 0 && -a - 1 >= (int64_t)d->n_exprs) FAIL("model '%s': step %u arg %d is scalar expression %lld, out of range (%u expressions)", m, k, i, (long long)(-a - 1), d->n_exprs);
-      /* Only the value host ops know where a sequence's tensors are (values.c); a kernel would read nothing. */
-      bool value_op = s->kind == ONNXC_STEP_HOST && onnxc_host_value_op_lookup(s->kernel);
-      if (a >= 0 && d->tensors[a].value != ONNXC_VALUE_TENSOR && !value_op) FAIL("model '%s': step %u arg %d is " ONNXC_TENSOR_FMT ", a sequence or optional, which only value host ops take", m, k, i, (int32_t)a, tname(d, (int32_t)a));
+      /* Only value host ops know where a sequence's tensors are (value_store.h); a kernel would read nothing. */
+      bool values = kinds[s->kind].takes_values && kinds[s->kind].takes_values(d, k);
+      if (a >= 0 && d->tensors[a].value != ONNXC_VALUE_TENSOR && !values) FAIL("model '%s': step %u arg %d is " ONNXC_TENSOR_FMT ", a sequence or optional, which only value host ops take", m, k, i, (int32_t)a, tname(d, (int32_t)a));
     }
-    if (s->kind != ONNXC_STEP_KERNEL) {
-      onnxc_status st = s->kind == ONNXC_STEP_HOST ? check_host_step(d, m, k)
-                        : s->kind >= ONNXC_STEP_LOOP ? onnxc_check_loop_step(d, m, k)
-                                                     : check_control_step(d, m, k);
-      if (st != ONNXC_OK) return st;
-    }
+    onnxc_status st = kinds[s->kind].validate(d, m, k);
+    if (st != ONNXC_OK) return st;
     if (d->step_info) {
       int32_t f = d->step_info[k].flops;
       if (f < -1 || (f >= 0 && (uint32_t)f >= d->n_exprs)) FAIL("model '%s': step %u counts flops with expression %d, out of range (%u expressions)", m, k, f, d->n_exprs);
@@ -223,19 +176,20 @@ static void mark_symbols(const onnxc_expr_table *table, uint32_t e, bool *used) 
 /* A symbol bound from data: by one host step only, outside every range a control step may skip (a
  * skipped step would leave it unbound for the steps after the ranges; a loop body may also run many
  * times), and no input dim uses it. */
-static onnxc_status check_data_binds(const onnxc_model_desc *d, const onnxc_expr_table *table, const char *m, bool *bound) {
+static onnxc_status check_data_binds(const onnxc_model_desc *d, const onnxc_step_kind_info *kinds, const onnxc_expr_table *table,
+                                     const char *m, bool *bound) {
   int32_t skippable_until = -1; /* steps before this one may be skipped by a control step seen so far */
   for (uint32_t k = 0; k < d->n_steps; k++) {
     const onnxc_step *s = &d->steps[k];
-    for (int32_t i = 0; s->kind == ONNXC_STEP_HOST && i < s->n_binds; i++) {
+    uint32_t traits = kinds[s->kind].traits;
+    for (int32_t i = 0; (traits & ONNXC_STEP_BINDS) && i < s->n_binds; i++) {
       int32_t y = s->binds[i];
       if (y < 0) continue;
       if ((int32_t)k < skippable_until) FAIL("model '%s': step %u binds symbol '%s' inside a range a control step may skip", m, k, d->symbols[y]);
       if (bound[y]) FAIL("model '%s': symbol '%s' is bound twice (again by step %u)", m, d->symbols[y], k);
       bound[y] = true;
     }
-    bool control = s->kind == ONNXC_STEP_BRANCH || s->kind == ONNXC_STEP_JUMP || s->kind == ONNXC_STEP_LOOP;
-    if (control && s->kernel > skippable_until) skippable_until = s->kernel;
+    if ((traits & ONNXC_STEP_MOVES) && s->kernel > skippable_until) skippable_until = s->kernel;
   }
   bool *in_inputs = calloc((size_t)d->n_symbols + 1, sizeof *in_inputs);
   if (!in_inputs) return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "model '%s': out of memory while validating", m);
@@ -254,7 +208,8 @@ static onnxc_status check_data_binds(const onnxc_model_desc *d, const onnxc_expr
 
 /* Symbols get their values from input dims that are exactly that symbol, or from host steps; a symbol
  * used anywhere else with neither could never be known. */
-static onnxc_status check_symbols_bound(const onnxc_model_desc *d, const onnxc_expr_table *table, const char *m) {
+static onnxc_status check_symbols_bound(const onnxc_model_desc *d, const onnxc_step_kind_info *kinds, const onnxc_expr_table *table,
+                                        const char *m) {
   if (d->n_symbols == 0) return ONNXC_OK;
   bool *used = calloc(d->n_symbols, sizeof *used), *bound = calloc(d->n_symbols, sizeof *bound);
   if (!used || !bound) {
@@ -270,7 +225,7 @@ static onnxc_status check_symbols_bound(const onnxc_model_desc *d, const onnxc_e
       if (d->steps[k].args[i] < 0) mark_symbols(table, (uint32_t)(-(int64_t)d->steps[k].args[i] - 1), used);
     }
   }
-  onnxc_status st = check_data_binds(d, table, m, bound);
+  onnxc_status st = check_data_binds(d, kinds, table, m, bound);
   for (uint32_t i = 0; i < d->n_inputs; i++) {
     const onnxc_tensor_desc *td = &d->tensors[d->inputs[i]];
     uint32_t s;
@@ -291,7 +246,8 @@ static onnxc_status check_symbols_bound(const onnxc_model_desc *d, const onnxc_e
 
 /* Nothing is used before the step that decides its shape: a step's tensors (and their roots' bytes) and
  * scalars are known before it runs, except a host step's outputs, which its own binds may decide. */
-static onnxc_status check_known_in_time(const onnxc_model_desc *d, const onnxc_expr_table *table, const char *m) {
+static onnxc_status check_known_in_time(const onnxc_model_desc *d, const onnxc_step_kind_info *kinds, const onnxc_expr_table *table,
+                                        const char *m) {
   size_t ns = (size_t)d->n_symbols + 1, nt = (size_t)d->n_tensors + 1;
   int32_t *symbol_step = calloc(ns, sizeof *symbol_step), *tensor_step = calloc(nt, sizeof *tensor_step);
   if (!symbol_step || !tensor_step) {
@@ -299,12 +255,13 @@ static onnxc_status check_known_in_time(const onnxc_model_desc *d, const onnxc_e
     free(tensor_step);
     return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "model '%s': out of memory while validating", m);
   }
-  onnxc_symbol_steps(d, symbol_step);
+  onnxc_symbol_steps(d, kinds, symbol_step);
   onnxc_tensor_steps(d, table, symbol_step, tensor_step);
   onnxc_status st = ONNXC_OK;
   for (uint32_t k = 0; k < d->n_steps && st == ONNXC_OK; k++) {
     const onnxc_step *s = &d->steps[k];
-    int32_t first_out = s->kind == ONNXC_STEP_HOST ? onnxc_host_op_lookup(s->kernel)->n_inputs : s->n_args;
+    const onnxc_step_kind_info *kind = &kinds[s->kind];
+    int32_t first_out = (kind->traits & ONNXC_STEP_BINDS) ? kind->first_output(d, k) : s->n_args;
     for (int32_t i = 0; i < s->n_args && st == ONNXC_OK; i++) {
       int32_t a = s->args[i], known;
       if (a < 0) {
@@ -331,7 +288,7 @@ static onnxc_status check_known_in_time(const onnxc_model_desc *d, const onnxc_e
   return st;
 }
 
-onnxc_status onnxc_validate_desc(const onnxc_model_desc *d) {
+onnxc_status onnxc_validate_desc(const onnxc_model_desc *d, const onnxc_step_kind_info *kinds) {
   if (d->abi_version != ONNXC_ABI_VERSION) {
     return onnxc_fail(ONNXC_ERR_UNSUPPORTED, "model library has ABI version %u but this runtime reads version %d: recompile the model with a matching onnxc",
                       d->abi_version, ONNXC_ABI_VERSION);
@@ -351,10 +308,10 @@ onnxc_status onnxc_validate_desc(const onnxc_model_desc *d) {
   if (st == ONNXC_OK) st = check_io(d, m, "input", d->n_inputs, d->inputs);
   if (st == ONNXC_OK) st = check_io(d, m, "output", d->n_outputs, d->outputs);
   if (st == ONNXC_OK) st = check_inputs_listed(d, m);
-  if (st == ONNXC_OK) st = check_steps(d, m);
-  if (st == ONNXC_OK) st = onnxc_check_loop_structure(d, &table, m);
-  if (st == ONNXC_OK) st = check_symbols_bound(d, &table, m);
-  if (st == ONNXC_OK) st = check_known_in_time(d, &table, m);
+  if (st == ONNXC_OK) st = check_steps(d, kinds, m);
+  if (st == ONNXC_OK) st = onnxc_check_loop_structure(d, kinds, &table, m);
+  if (st == ONNXC_OK) st = check_symbols_bound(d, kinds, &table, m);
+  if (st == ONNXC_OK) st = check_known_in_time(d, kinds, &table, m);
   if (st == ONNXC_OK && d->uses_cuda && (!d->copy_to_host || !d->device_free)) {
     st = onnxc_fail(ONNXC_ERR_LOAD_FAILED, "model '%s' uses CUDA but copy_to_host or device_free is NULL", m);
   }

@@ -1,14 +1,14 @@
 /* Shape plans: for one set of input-bound symbol values, every tensor's dims and bytes, the scalar
  * arguments and the arena offsets. Built on first sight of the values and cached. What uses symbols bound
- * from data is left to bind_data.c. */
+ * from data is left to step_host.c. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan.h"
+
 #include "dtype.h"
-#include "host_ops.h"
 #include "known_at.h"
 #include "memory_plan.h"
-#include "session.h"
 
 void onnxc_free_plan(onnxc_plan *plan) {
   if (!plan) return;
@@ -68,6 +68,26 @@ onnxc_status onnxc_eval_tensor(const onnxc_session *s, uint32_t t, int64_t *dims
   return ONNXC_OK;
 }
 
+/* Dims and type of tensor t, dense row-major: Halide's dim 0 is the last ONNX axis. */
+void onnxc_shape_buffer(onnxc_session *s, uint32_t t) {
+  const onnxc_model *m = s->model;
+  const onnxc_tensor_desc *td = &m->desc->tensors[t];
+  const onnxc_dtype_info *info = onnxc_dtype_lookup(td->dtype);
+  halide_buffer_t *b = &s->buffers[t];
+  const int64_t *dims = &s->run_dims[m->dim_offset[t]];
+  b->type.code = info->halide_code; /* a uint8_t field in C */
+  b->type.bits = info->halide_bits;
+  b->type.lanes = 1;
+  b->dimensions = td->rank;
+  b->dim = &s->dims[m->dim_offset[t]];
+  int64_t stride = 1; /* plan.c checked every extent and stride fits in int32 */
+  for (int32_t i = 0; i < td->rank; i++) {
+    int64_t extent = dims[td->rank - 1 - i];
+    b->dim[i] = (halide_dimension_t){0, (int32_t)extent, (int32_t)stride, 0};
+    stride *= extent;
+  }
+}
+
 /* Tensors sized by data get their dims when their step binds them (bytes 0 until then). */
 static onnxc_status eval_dims(onnxc_session *s, onnxc_plan *p) {
   const onnxc_model *m = s->model;
@@ -111,9 +131,8 @@ static onnxc_status eval_scalars(onnxc_session *s, onnxc_plan *p) {
       if (onnxc_expr_step(&m->exprs, e, m->symbol_step) >= 0) continue;
       onnxc_expr_result r = onnxc_expr_eval(&m->exprs, e, s->symbols, &p->scalars[m->arg_offset[k] + (uint32_t)i]);
       if (r != ONNXC_EXPR_RESULT_OK) {
-        bool host = step->kind == ONNXC_STEP_HOST;
-        return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, "step %u (%s '%s') scalar arg %d = %s%s: %s", k, host ? "host op" : "kernel",
-                          host ? onnxc_host_op_lookup(step->kernel)->name : d->kernels[step->kernel].name, i,
+        const onnxc_step_kind_info *kind = &m->kinds[step->kind];
+        return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, "step %u (%s '%s') scalar arg %d = %s%s: %s", k, kind->name, kind->label(d, k), i,
                           m->expr_text[e], onnxc_symbol_values(s, with, sizeof with), onnxc_expr_result_string(r));
       }
     }
@@ -127,7 +146,7 @@ static onnxc_status place(onnxc_session *s, onnxc_plan *p) {
   onnxc_buffer_request *req = calloc(n ? n : 1, sizeof *req);
   if (!req) return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "out of memory planning the arena");
   for (uint32_t t = 0; t < n; t++) {
-    /* Sequences and optionals live in the session's value stores (values.c), never in the arena. */
+    /* Sequences and optionals live in the session's value stores (value_store.h), never in the arena. */
     bool arena = m->root[t] == (int32_t)t && onnxc_is_arena_kind(m->desc->tensors[t].kind) && m->tensor_step[t] < 0 &&
                  m->desc->tensors[t].value == ONNXC_VALUE_TENSOR;
     req[t] = (onnxc_buffer_request){arena ? p->bytes[t] : 0, arena ? m->first_use[t] : -1, arena ? m->last_use[t] : -1};

@@ -1,11 +1,12 @@
-/* Session lifetime, options, run and outputs: the public face of bind.c, plan.c and execute.c. */
+/* Session lifetime, options, run and outputs: the public face of the executor (plan.c, execute.c). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "execute.h"
 #include "handles.h"
-#include "loops.h"
-#include "session.h"
-#include "values.h"
+#include "plan.h"
+#include "step_host.h"
+#include "value_store.h"
 
 #define DEFAULT_CACHED_PLANS 8
 #define MAX_CACHED_PLANS 1024
@@ -36,10 +37,10 @@ static void destroy(onnxc_session *s) {
   free(s->run_dims);
   free(s->run_bytes);
   onnxc_free_blocks(s);
-  onnxc_free_string_blocks(s);
+  onnxc_host_states_free(s);
   free(s->blocks);
   free(s->block_bytes);
-  onnxc_loops_free(s->loops, s->model->desc->n_steps);
+  free(s->loop_iter);
   onnxc_values_free(s->values, s->model->desc->n_tensors);
   free(s->arena);
   onnxc_model_release(s->model);
@@ -79,11 +80,12 @@ static bool allocate(onnxc_session *s) {
   s->run_bytes = calloc(tensors, sizeof *s->run_bytes);
   s->blocks = calloc((size_t)d->n_steps + 1, sizeof *s->blocks);
   s->block_bytes = calloc((size_t)d->n_steps + 1, sizeof *s->block_bytes);
-  s->loops = onnxc_loops_new(d->n_steps);
+  s->loop_iter = calloc((size_t)d->n_steps + 1, sizeof *s->loop_iter);
   s->values = onnxc_values_create(d->n_tensors);
   s->arena = aligned_alloc(ONNXC_ARENA_ALIGNMENT, ONNXC_ARENA_ALIGNMENT); /* non-NULL even when unused */
   return s->plans && s->bound && s->input_data && s->input_dims && s->symbols && s->symbol_input && s->symbol_axis &&
-         s->buffers && s->dims && s->scalars && s->args && s->device_bytes && s->run_dims && s->run_bytes && s->blocks && s->block_bytes && s->loops && s->values && s->arena;
+         s->buffers && s->dims && s->scalars && s->args && s->device_bytes && s->run_dims && s->run_bytes && s->blocks && s->block_bytes && s->loop_iter && s->values && s->arena &&
+         onnxc_host_states_create(s);
 }
 
 static onnxc_status create(onnxc_model *model, const onnxc_session_options *options, onnxc_session **out) {

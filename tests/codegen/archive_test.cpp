@@ -49,7 +49,8 @@ TEST(Archive, ProgramLinksTheWeightsObjectThroughTheIndex) {
   blob.pieces.push_back({0, ir::Tensor::from_vector<uint8_t>(ir::DType::UInt8, {3}, {7, 8, 9})});
   blob.pieces.push_back({64, ir::Tensor::from_vector<uint8_t>(ir::DType::UInt8, {1}, {42})});
   blob.size = 65;
-  codegen::WeightsObject weights(blob, "onnxc_weights_t", uint64_t(1) << 30);
+  codegen::WeightsObject weights(blob, "onnxc_weights_t", uint64_t(1) << 30,
+                                 codegen::toolchain_for(Halide::get_host_target()).elf_machine);
   std::ostringstream object;
   weights.write(object);
   ASSERT_EQ(object.str().size(), weights.size());

@@ -1,8 +1,9 @@
 // Host steps end to end: a model with a data-dependent size (NonZero, Compress) compiled to a library
 // and run through the runtime's C API at two input sizes, with Halide kernels after the host step that
-// read the size it binds.
+// read the size it binds; and a string op (StringConcat) routed to its host step.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "onnxc/runtime.h"
@@ -88,6 +89,28 @@ TEST(HostSteps, CompiledCompressAlongAnAxisFeedsAKernel) {
   std::vector<int64_t> dims;
   EXPECT_EQ(m.output<float>(0, &dims), (std::vector<float>{-1, -2, -5, -6}));
   EXPECT_EQ(dims, (std::vector<int64_t>{2, 2}));
+}
+
+// StringConcat (opset 20) routed to its host step: a[n] + b[1] -> y[n], b broadcast along a.
+TEST(HostSteps, CompiledStringConcatBroadcasts) {
+  ModelBuilder b(20);
+  Dim n = Dim::symbol("n");
+  auto* a = b.input("a", DType::String, {n});
+  auto* suffix = b.input("b", DType::String, {1});
+  b.output(b.op("StringConcat", {a, suffix}, "y", DType::String, {n}));
+  auto r = compile(std::move(b.model()), "string_concat");
+  Session m(r.so_path);
+  ASSERT_NE(m.s, nullptr);
+  std::vector<const char*> av = {"ab", "", "caf"}, bv = {"\xc3\xa9"};
+  int64_t ad[] = {3}, bd[] = {1};
+  onnxc_tensor at{8, 1, ad, av.data()}, bt{8, 1, bd, bv.data()};
+  ASSERT_EQ(onnxc_session_set_input(m.s, 0, &at), ONNXC_OK) << onnxc_session_last_error(m.s);
+  ASSERT_EQ(onnxc_session_set_input(m.s, 1, &bt), ONNXC_OK) << onnxc_session_last_error(m.s);
+  ASSERT_EQ(onnxc_session_run(m.s), ONNXC_OK) << onnxc_session_last_error(m.s);
+  std::vector<int64_t> dims;
+  std::vector<const char*> y = m.output<const char*>(0, &dims);
+  EXPECT_EQ(std::vector<std::string>(y.begin(), y.end()), (std::vector<std::string>{"ab\xc3\xa9", "\xc3\xa9", "caf\xc3\xa9"}));
+  EXPECT_EQ(dims, (std::vector<int64_t>{3}));
 }
 #endif
 

@@ -12,6 +12,7 @@
 #include "codegen/partition.h"
 #include "ir/error.h"
 #include "ir/onnxc_attrs.h"
+#include "runnable_targets.h"
 #include "test_util.h"
 
 namespace onnxc::test {
@@ -204,9 +205,10 @@ Built attention_model(const Case& c, bool three_d, bool present_outputs = false,
   return r;
 }
 
-::testing::AssertionResult check(const Case& c, bool three_d = false, double atol = 2e-5) {
+::testing::AssertionResult check(const Case& c, bool three_d = false, double atol = 2e-5,
+                                 const std::string& target = "host") {
   Built m = attention_model(c, three_d);
-  auto out = compile_and_run(m.model, m.inputs, "attention");
+  auto out = compile_and_run(m.model, m.inputs, "attention", target);
   auto ref = reference(c, m.q, m.k, m.v, m.pk, m.pv);
   if (three_d) ref = to_3d(ref, c.b, c.hq, c.sq, c.dv);
   return all_close(out[0].values<float>(), ref, 1e-4, atol);
@@ -420,6 +422,23 @@ TEST(LowerAttention, SeveralKeyBlocks) {
   Case causal = c;
   causal.causal = true, causal.sq = causal.skv = 300;
   EXPECT_TRUE(check(causal));
+}
+
+// The probs · V blocks take as many query rows as the target's registers hold (AVX-512 at head size
+// 64: 4 rows of 4 zmm; AVX2: 1 row of 8 ymm): every runnable ISA, head sizes around a register
+// multiple, several key blocks and a causal mask.
+TEST(LowerAttention, EveryRunnableIsa) {
+  for (const std::string& target : runnable_targets()) {
+    SCOPED_TRACE(target);
+    for (int d : {16, 40, 64, 80}) {
+      Case c;
+      c.hq = c.hkv = 2, c.sq = 9, c.skv = 300, c.dk = c.dv = d;
+      EXPECT_TRUE(check(c, false, 2e-5, target)) << "head size " << d;
+    }
+    Case causal;
+    causal.hq = causal.hkv = 1, causal.sq = causal.skv = 130, causal.dk = causal.dv = 64, causal.causal = true;
+    EXPECT_TRUE(check(causal, false, 2e-5, target));
+  }
 }
 
 // The same attention written in plain ops, compiled without fusion, with an HF finfo.min mask: the

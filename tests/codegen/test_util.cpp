@@ -221,8 +221,8 @@ codegen::CompileResult compile(const ir::Model& m, const std::string& name, cons
 }
 
 std::vector<HostTensor> compile_and_run(const ir::Model& m, const std::vector<HostTensor>& inputs,
-                                        const std::string& name) {
-  auto r = compile(m, name);
+                                        const std::string& name, const std::string& target) {
+  auto r = compile(m, name, target);
   LoadedModel lib(r.so_path);
   auto out = lib.run(inputs);
   std::filesystem::remove_all(std::filesystem::path(r.so_path).parent_path());

@@ -104,9 +104,9 @@ inline void set_graph_attr(ir::Node* n, const std::string& name, const Subgraph&
 std::string temp_dir(const std::string& hint);
 // Compiles with the test kernel cache; returns the result.
 codegen::CompileResult compile(const ir::Model& m, const std::string& name, const std::string& target = "host");
-// compile + load + run in one go.
+// compile + load + run in one go, for `target` (it must run on this machine).
 std::vector<HostTensor> compile_and_run(const ir::Model& m, const std::vector<HostTensor>& inputs,
-                                        const std::string& name = "test");
+                                        const std::string& name = "test", const std::string& target = "host");
 
 // Element-wise comparison with tolerances (ONNX backend-test style: |a-b| <= atol + rtol*|b|).
 ::testing::AssertionResult all_close(const std::vector<float>& actual, const std::vector<float>& expected,

@@ -419,5 +419,55 @@ TEST(FuseAttention, NearMisses) {
             "Where fills masked scores with a finite value that a fused mask would not reproduce");
 }
 
+// A scale computed at run time (NTM's key strength, a temperature from the input), one value per
+// query row, multiplies or divides the scores: it folds into Q. One that varies over the keys does not.
+std::string row_scaled(const std::string& op, const std::string& factor_dims) {
+  return R"(
+  model ir_version=8 opset=[ai.onnx:17]
+  graph main(%q: f32[1,2,5,8], %k: f32[1,2,5,8], %v: f32[1,2,5,8], %f: f32[)" + factor_dims + R"(]) {
+    %kt: f32[1,2,8,5] = Transpose(%k) {perm=[0, 1, 3, 2]}
+    %qk: f32[1,2,5,5] = MatMul(%q, %kt)
+    %scores: f32[1,2,5,5] = )" + op + R"((%qk, %f)
+    %p: f32[1,2,5,5] = Softmax(%scores) {axis=-1}
+    %y: f32[1,2,5,8] = MatMul(%p, %v)
+    return %y
+  }
+)";
+}
+
+TEST(FuseAttention, RunTimeScalePerQueryRowFoldsIntoQ) {
+  for (const char* op : {"Mul", "Div"}) {
+    for (const char* dims : {"1,2,5,1", "5,1"}) {
+      SCOPED_TRACE(std::string(op) + " [" + dims + "]");
+      Fused f = run(row_scaled(op, dims));
+      ASSERT_TRUE(f.attention);
+      EXPECT_EQ(f.ops, (Ops{op, "Attention"}));
+      expect_same_values(row_scaled(op, dims), kPasses);
+    }
+  }
+  EXPECT_EQ(near_miss_reason(row_scaled("Mul", "1,1,1,5")),
+            "the run-time scale of the scores varies over the keys (it is not one value per query row)");
+}
+
+// Softmax weights of a product, times a value: whatever lies between the products, the block is
+// either fused or reported, never passed over in silence (here after only two matched nodes, below
+// the usual near-miss depth).
+TEST(FuseAttention, EverySoftmaxOfAProductIsExplained) {
+  EXPECT_EQ(near_miss_reason(graph4(R"(
+    %a: f32[1,2,5,5] = Abs(%scores)
+    %p: f32[1,2,5,5] = Softmax(%a) {axis=-1})")),
+            "MatMul.in0.Softmax.in0: expected Cast, found Abs node producing 'a'");
+  // A softmax of an input (no product behind it) weighing a value is no attention: nothing to say.
+  Fused f = run(R"(
+  model ir_version=8 opset=[ai.onnx:17]
+  graph main(%logits: f32[1,2,5,5], %v: f32[1,2,5,8]) {
+    %p: f32[1,2,5,5] = Softmax(%logits) {axis=-1}
+    %y: f32[1,2,5,8] = MatMul(%p, %v)
+    return %y
+  }
+)");
+  EXPECT_TRUE(f.report.near_misses.empty());
+}
+
 }  // namespace
 }  // namespace onnxc::testing

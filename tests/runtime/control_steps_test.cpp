@@ -81,13 +81,6 @@ TEST(ControlSteps, BranchRunsOneRangePerRunAndBothWriteTheOutput) {
   EXPECT_EQ(m.run(false, {}), (std::vector<float>{}));
 }
 
-std::string load_error(DescBuilder &b, onnxc_status want = ONNXC_ERR_LOAD_FAILED) {
-  onnxc_model *model = nullptr;
-  EXPECT_EQ(onnxc_model_from_desc(b.get(), &model), want);
-  onnxc_model_free(model);
-  return onnxc_last_error();
-}
-
 TEST(ControlSteps, DescriptorChecks) {
   DescBuilder b = if_model();
   b.steps[0].kernel = 0;  // a branch to itself would loop: control only moves forward

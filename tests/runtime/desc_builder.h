@@ -1,11 +1,13 @@
-// Hand-written model descriptors for the runtime's tests: a mutable copy of a descriptor (to corrupt
-// or vary one field), a descriptor over a test's static arrays (HandPlan), and a model with one
-// session loaded from a descriptor.
+// Hand-written model descriptors for the runtime's tests: one builder (DescBuilder) that either copies
+// a descriptor (to corrupt or vary one field) or builds one fluently (symbol, tensor, host step...), a
+// descriptor over a test's static arrays (HandPlan), the message of one that must fail to load, and a
+// model with one session loaded from a descriptor.
 #ifndef ONNXC_TESTS_RUNTIME_DESC_BUILDER_H
 #define ONNXC_TESTS_RUNTIME_DESC_BUILDER_H
 
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -14,6 +16,15 @@
 #include "onnxc/runtime.h"
 
 struct DescBuilder {
+  // An empty descriptor named `name` (this ABI version, target "host", producer "test") to fill with
+  // the fluent calls below.
+  explicit DescBuilder(const char *name) {
+    d.abi_version = ONNXC_ABI_VERSION;
+    d.name = name;
+    d.target = "host";
+    d.producer = "test";
+    expr_start = {0};
+  }
   explicit DescBuilder(const onnxc_model_desc &src) : d(src) {
     expr_start.assign(src.expr_start, src.expr_start + src.n_exprs + 1);
     expr_code.assign(src.expr_code, src.expr_code + src.expr_start[src.n_exprs]);
@@ -48,6 +59,59 @@ struct DescBuilder {
     steps[step].binds = binds.empty() ? nullptr : keep(binds);
   }
 
+  // ---- fluent construction: each call returns the id it made ----
+
+  // A new symbol; returns the expression that is just that symbol (a dim or a scalar arg).
+  int32_t symbol(const char *name) {
+    if (symbol_names.empty()) symbol_names.assign(d.symbols, d.symbols + d.n_symbols);
+    symbol_names.push_back(name);
+    d.symbols = symbol_names.data();
+    d.n_symbols = static_cast<uint32_t>(symbol_names.size());
+    return add_expr({ONNXC_EXPR_SYM, static_cast<int64_t>(symbol_names.size() - 1)});
+  }
+  int32_t constant(int64_t v) { return add_expr({ONNXC_EXPR_CONST, v}); }
+  // A step argument that passes expression `expr` as an int64 scalar.
+  static int32_t scalar(int32_t expr) { return -expr - 1; }
+
+  // A tensor (or, with `value` not ONNXC_VALUE_TENSOR, a sequence or optional of `dtype`, rank 0)
+  // with dims given as expression ids; inputs and outputs are listed as such.
+  int32_t tensor(const char *name, int32_t dtype, int32_t kind, const std::vector<int32_t> &dims,
+                 int32_t value = ONNXC_VALUE_TENSOR) {
+    onnxc_tensor_desc t{};
+    t.name = name;
+    t.dtype = dtype;
+    t.kind = kind;
+    t.view_of = -1;
+    t.value = value;
+    tensors.push_back(t);
+    int32_t id = static_cast<int32_t>(tensors.size() - 1);
+    set_dims(id, dims);
+    if (kind == ONNXC_TENSOR_INPUT) inputs.push_back(id);
+    if (kind == ONNXC_TENSOR_OUTPUT) outputs.push_back(id);
+    return id;
+  }
+  int32_t input(const char *name, int32_t dtype, const std::vector<int32_t> &dims) {
+    return tensor(name, dtype, ONNXC_TENSOR_INPUT, dims);
+  }
+  int32_t output(const char *name, int32_t dtype, const std::vector<int32_t> &dims) {
+    return tensor(name, dtype, ONNXC_TENSOR_OUTPUT, dims);
+  }
+  // `bytes` bytes of the weights blob from `offset` (the blob: set d.weights and d.weights_size).
+  int32_t weight(const char *name, int32_t dtype, const std::vector<int32_t> &dims, uint64_t offset, uint64_t bytes) {
+    int32_t id = tensor(name, dtype, ONNXC_TENSOR_WEIGHT, dims);
+    tensors[id].weight_offset = offset;
+    tensors[id].weight_bytes = bytes;
+    return id;
+  }
+  // A host step running `op` over `args` (tensor ids, then scalar() args), binding `binds`.
+  int32_t host(int32_t op, const std::vector<int32_t> &args, const std::vector<int32_t> &binds = {}) {
+    steps.push_back(onnxc_step{op, 0, nullptr, ONNXC_STEP_HOST, 0, nullptr});
+    int32_t k = static_cast<int32_t>(steps.size() - 1);
+    set_args(k, args);
+    set_binds(k, binds);
+    return k;
+  }
+
   // The descriptor over the current vectors (valid while the builder lives and is not changed).
   const onnxc_model_desc *get() {
     d.n_exprs = static_cast<uint32_t>(expr_start.size() - 1);
@@ -66,7 +130,8 @@ struct DescBuilder {
     return &d;
   }
 
-  onnxc_model_desc d;
+  onnxc_model_desc d{};
+  std::vector<const char *> symbol_names;  // filled by symbol(); else d.symbols is the source's
   std::vector<uint32_t> expr_start;
   std::vector<int64_t> expr_code;
   std::vector<onnxc_tensor_desc> tensors;
@@ -128,6 +193,18 @@ inline DescBuilder hand_written(const HandPlan &p) {
   d.steps = p.steps.items;
   return DescBuilder(d);
 }
+
+// The message of a descriptor that must fail to load with `want` (and leave no model behind).
+inline std::string load_error(const onnxc_model_desc *d, onnxc_status want = ONNXC_ERR_LOAD_FAILED) {
+  onnxc_model *model = nullptr;
+  onnxc_status st = onnxc_model_from_desc(d, &model);
+  EXPECT_EQ(st, want) << onnxc_status_string(st);
+  EXPECT_EQ(model, nullptr);
+  onnxc_model_free(model);
+  return onnxc_last_error();
+}
+
+inline std::string load_error(DescBuilder &b, onnxc_status want = ONNXC_ERR_LOAD_FAILED) { return load_error(b.get(), want); }
 
 // A model loaded from a descriptor (which must outlive it) with one session; both freed on scope exit.
 struct LoadedDesc {

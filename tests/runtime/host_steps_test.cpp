@@ -102,13 +102,6 @@ TEST(HostSteps, OutputDimsThatDisagreeWithTheOpAreAnErrorNotAnOverflow) {
                "step 0 (NonZero): output tensor 1 ('y') has dims [2, 2] but the op produced [1, 2]");
 }
 
-std::string load_error(DescBuilder &b, onnxc_status want = ONNXC_ERR_LOAD_FAILED) {
-  onnxc_model *model = nullptr;
-  EXPECT_EQ(onnxc_model_from_desc(b.get(), &model), want);
-  onnxc_model_free(model);
-  return onnxc_last_error();
-}
-
 TEST(HostSteps, DescriptorChecks) {
   DescBuilder b = nonzero_model();
   b.steps[0].kernel = 99;

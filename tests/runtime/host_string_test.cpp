@@ -1,5 +1,5 @@
-// Host ops on hand-written descriptors through the public API: string tensors (StringNormalizer, Cast
-// to and from strings; the element is a const char *), TfIdfVectorizer and sizes given as data
+// Host ops on hand-written descriptors through the public API: string tensors (StringNormalizer,
+// StringConcat, Cast to and from strings; the element is a const char *), TfIdfVectorizer and sizes given as data
 // (VALUE_SIZE). No kernels: these steps run in the runtime's C.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,73 +9,41 @@
 #include <string>
 #include <vector>
 
+#include "desc_builder.h"
 #include "onnxc/runtime.h"
 
 namespace {
 
 using ::testing::HasSubstr;
 
-// Expressions: 0 = n (input dim), 1 = count (bound by the step), then constants 0, 1, 2, bytes, 3.
-enum { E_N, E_COUNT, E_ZERO, E_ONE, E_TWO, E_BYTES, E_THREE };
+// Expressions: n (symbol 0, an input dim), count (symbol 1, bound by the step), then constants.
+enum { E_N, E_COUNT, E_ZERO, E_ONE, E_TWO, E_THREE, E_BYTES };
+constexpr int32_t STR = ONNXC_DTYPE_STRING;
 
+// One host step over the tensors a test adds to `b`, loaded with one session.
 struct Model {
-  std::vector<uint32_t> expr_start;
-  std::vector<int64_t> expr_code;
-  std::vector<int32_t> dims_n = {E_N}, dims_count = {E_COUNT}, dims_bytes = {E_BYTES}, dims_one_count = {E_ONE, E_COUNT};
-  std::vector<onnxc_tensor_desc> tensors;
-  std::vector<int32_t> inputs, outputs, args, binds;
-  std::vector<onnxc_step> steps;
-  std::vector<const char *> symbols = {"n", "count"};
+  DescBuilder b{"strings"};
   alignas(64) uint8_t weights[256] = {};
-  onnxc_model_desc d{};
   onnxc_model *model = nullptr;
   onnxc_session *session = nullptr;
 
-  explicit Model(int64_t weight_bytes) {
-    auto add = [&](std::vector<int64_t> code) {
-      expr_start.push_back(static_cast<uint32_t>(expr_code.size()));
-      expr_code.insert(expr_code.end(), code.begin(), code.end());
-    };
-    add({ONNXC_EXPR_SYM, 0});
-    add({ONNXC_EXPR_SYM, 1});
-    add({ONNXC_EXPR_CONST, 0});
-    add({ONNXC_EXPR_CONST, 1});
-    add({ONNXC_EXPR_CONST, 2});
-    add({ONNXC_EXPR_CONST, weight_bytes});
-    add({ONNXC_EXPR_CONST, 3});
-    expr_start.push_back(static_cast<uint32_t>(expr_code.size()));
+  // weight_bytes: the constant E_BYTES (a weight's size); symbol0: symbol 0's name.
+  explicit Model(int64_t weight_bytes, const char *symbol0 = "n") {
+    b.symbol(symbol0);
+    b.symbol("count");
+    for (int64_t v : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{3}, weight_bytes}) b.constant(v);
+    b.d.weights = weights;
+    b.d.weights_size = sizeof weights;
   }
   ~Model() {
     onnxc_session_free(session);
     onnxc_model_free(model);
   }
 
-  // One host step `op` over tensors; binds `bind` (or nothing).
-  bool load(int32_t op, std::vector<int32_t> step_args, std::vector<int32_t> step_binds) {
-    args = std::move(step_args);
-    binds = std::move(step_binds);
-    steps = {{op, static_cast<int32_t>(args.size()), args.data(), ONNXC_STEP_HOST, static_cast<int32_t>(binds.size()),
-              binds.empty() ? nullptr : binds.data()}};
-    d.abi_version = ONNXC_ABI_VERSION;
-    d.name = "strings";
-    d.target = "host";
-    d.producer = "test";
-    d.n_symbols = static_cast<uint32_t>(symbols.size());
-    d.symbols = symbols.data();
-    d.n_exprs = static_cast<uint32_t>(expr_start.size() - 1);
-    d.expr_start = expr_start.data();
-    d.expr_code = expr_code.data();
-    d.n_tensors = static_cast<uint32_t>(tensors.size());
-    d.tensors = tensors.data();
-    d.n_inputs = static_cast<uint32_t>(inputs.size());
-    d.inputs = inputs.data();
-    d.n_outputs = static_cast<uint32_t>(outputs.size());
-    d.outputs = outputs.data();
-    d.n_steps = 1;
-    d.steps = steps.data();
-    d.weights = weights;
-    d.weights_size = sizeof weights;
-    if (onnxc_model_from_desc(&d, &model) != ONNXC_OK) return false;
+  // One host step `op` over args; binds `binds` (or nothing).
+  bool load(int32_t op, const std::vector<int32_t> &args, const std::vector<int32_t> &binds) {
+    b.host(op, args, binds);
+    if (onnxc_model_from_desc(b.get(), &model) != ONNXC_OK) return false;
     return onnxc_session_create(model, nullptr, &session) == ONNXC_OK;
   }
 
@@ -105,15 +73,14 @@ void normalizer(Model &m, const std::vector<std::string> &stopwords, int64_t cas
     std::memcpy(m.weights + at, w.c_str(), w.size() + 1);
     at += w.size() + 1;
   }
-  m.tensors = {{"x", ONNXC_DTYPE_STRING, ONNXC_TENSOR_INPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR},
-               {"stopwords", ONNXC_DTYPE_UINT8, ONNXC_TENSOR_WEIGHT, 1, m.dims_bytes.data(), -1, 0, at ? at : 1, ONNXC_VALUE_TENSOR},
-               {"y", ONNXC_DTYPE_STRING, ONNXC_TENSOR_OUTPUT, 1, m.dims_count.data(), -1, 0, 0, ONNXC_VALUE_TENSOR}};
-  m.inputs = {0};
-  m.outputs = {2};
+  int32_t x = m.b.input("x", STR, {E_N}), words = m.b.weight("stopwords", ONNXC_DTYPE_UINT8, {E_BYTES}, 0, at ? at : 1);
+  int32_t y = m.b.output("y", STR, {E_COUNT});
   auto small = [](size_t v) { return v == 0 ? E_ZERO : v == 1 ? E_ONE : v == 2 ? E_TWO : E_THREE; };
   int32_t change = small(static_cast<size_t>(case_change)), count = small(stopwords.size());
   ASSERT_TRUE(m.load(ONNXC_HOST_STRING_NORMALIZER,
-                     {0, 1, 2, -(change + 1), -((case_sensitive ? E_ONE : E_ZERO) + 1), -(count + 1)}, {1}))
+                     {x, words, y, DescBuilder::scalar(change), DescBuilder::scalar(case_sensitive ? E_ONE : E_ZERO),
+                      DescBuilder::scalar(count)},
+                     {1}))
       << onnxc_last_error();
 }
 
@@ -160,13 +127,50 @@ TEST(HostStrings, NormalizerOfOnlyStopwordsGivesOneEmptyString) {
   EXPECT_EQ(m.string_output(), (std::vector<std::string>{""}));
 }
 
+// a [n] + b [count] -> StringConcat -> y [n]: b broadcasts when count is 1 and must equal n otherwise.
+void concat_model(Model &m) {
+  int32_t a = m.b.input("a", STR, {E_N}), b = m.b.input("b", STR, {E_COUNT}), y = m.b.output("y", STR, {E_N});
+  ASSERT_TRUE(m.load(ONNXC_HOST_STRING_CONCAT, {a, b, y}, {})) << onnxc_last_error();
+}
+
+onnxc_status run_concat(Model &m, std::vector<const char *> a, std::vector<const char *> b) {
+  int64_t na = static_cast<int64_t>(a.size()), nb = static_cast<int64_t>(b.size());
+  onnxc_tensor ta{ONNXC_DTYPE_STRING, 1, &na, a.data()}, tb{ONNXC_DTYPE_STRING, 1, &nb, b.data()};
+  EXPECT_EQ(onnxc_session_set_input(m.session, 0, &ta), ONNXC_OK);
+  EXPECT_EQ(onnxc_session_set_input(m.session, 1, &tb), ONNXC_OK);
+  return onnxc_session_run(m.session);
+}
+
+TEST(HostStrings, ConcatJoinsElementwiseAndBroadcasts) {
+  Model m(0);
+  concat_model(m);
+  ASSERT_EQ(run_concat(m, {"abc", "", "caf"}, {"d", "e", "\xc3\xa9"}), ONNXC_OK) << onnxc_session_last_error(m.session);
+  EXPECT_EQ(m.string_output(), (std::vector<std::string>{"abcd", "e", "caf\xc3\xa9"}));
+  ASSERT_EQ(run_concat(m, {"x", "y"}, {"!"}), ONNXC_OK) << onnxc_session_last_error(m.session);
+  EXPECT_EQ(m.string_output(), (std::vector<std::string>{"x!", "y!"}));
+  ASSERT_EQ(run_concat(m, {}, {"!"}), ONNXC_OK) << onnxc_session_last_error(m.session);
+  EXPECT_EQ(m.string_output(), (std::vector<std::string>{}));
+}
+
+TEST(HostStrings, ConcatRefusesShapesThatDoNotBroadcast) {
+  Model m(0);
+  concat_model(m);
+  EXPECT_EQ(run_concat(m, {"a", "b"}, {"c", "d", "e"}), ONNXC_ERR_SHAPE_MISMATCH);
+  EXPECT_THAT(onnxc_session_last_error(m.session),
+              HasSubstr("step 0 (StringConcat): 'a' dim 0 is 2 and 'b' dim 0 is 3; they do not broadcast"));
+}
+
+TEST(HostStrings, ConcatChecksDtypesAtLoad) {
+  Model m(0);
+  int32_t a = m.b.input("a", STR, {E_N}), b = m.b.input("b", ONNXC_DTYPE_FLOAT, {E_N}), y = m.b.output("y", STR, {E_N});
+  EXPECT_FALSE(m.load(ONNXC_HOST_STRING_CONCAT, {a, b, y}, {}));
+  EXPECT_STREQ(onnxc_last_error(), "model 'strings': step 0 (StringConcat): A, B and Y must be strings");
+}
+
 // x [n] of `from` -> Cast -> y [n] of `to`.
 void cast_model(Model &m, int32_t from, int32_t to) {
-  m.tensors = {{"x", from, ONNXC_TENSOR_INPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR},
-               {"y", to, ONNXC_TENSOR_OUTPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR}};
-  m.inputs = {0};
-  m.outputs = {1};
-  ASSERT_TRUE(m.load(ONNXC_HOST_STRING_CAST, {0, 1}, {})) << onnxc_last_error();
+  int32_t x = m.b.input("x", from, {E_N}), y = m.b.output("y", to, {E_N});
+  ASSERT_TRUE(m.load(ONNXC_HOST_STRING_CAST, {x, y}, {})) << onnxc_last_error();
 }
 
 TEST(HostStrings, FloatToStringPrintsTheShortestRoundTripLikeNumpy) {
@@ -204,11 +208,8 @@ TEST(HostStrings, StringToFloatReadsOnnxSpellingsAndRefusesGarbage) {
 
 TEST(HostStrings, CastOfABoolToStringIsRefusedAtLoad) {
   Model m(0);
-  m.tensors = {{"x", ONNXC_DTYPE_BOOL, ONNXC_TENSOR_INPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR},
-               {"y", ONNXC_DTYPE_STRING, ONNXC_TENSOR_OUTPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR}};
-  m.inputs = {0};
-  m.outputs = {1};
-  EXPECT_FALSE(m.load(ONNXC_HOST_STRING_CAST, {0, 1}, {}));
+  int32_t x = m.b.input("x", ONNXC_DTYPE_BOOL, {E_N}), y = m.b.output("y", STR, {E_N});
+  EXPECT_FALSE(m.load(ONNXC_HOST_STRING_CAST, {x, y}, {}));
   EXPECT_THAT(onnxc_last_error(), HasSubstr("casts bool to string"));
 }
 
@@ -221,25 +222,18 @@ std::vector<float> tfidf(int64_t mode, const std::vector<int64_t> &columns, cons
   std::memcpy(m.weights + 64, counts, sizeof counts);
   std::memcpy(m.weights + 128, columns.data(), columns.size() * sizeof(int64_t));
   if (!weights.empty()) std::memcpy(m.weights + 192, weights.data(), weights.size() * sizeof(float));
-  static int32_t d6 = 0, d2 = 0, d4 = 0, d0 = 0;
-  auto konst = [&](int64_t v) {  // expr_start's last entry (the end) becomes the new expression's start
-    m.expr_code.insert(m.expr_code.end(), {ONNXC_EXPR_CONST, v});
-    m.expr_start.push_back(static_cast<uint32_t>(m.expr_code.size()));
-    return static_cast<int32_t>(m.expr_start.size() - 2);
-  };
-  d6 = konst(6), d2 = konst(2), d4 = konst(4), d0 = konst(0);
-  int32_t skip = konst(5);
-  m.tensors = {{"x", ONNXC_DTYPE_INT64, ONNXC_TENSOR_INPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR},
-               {"pool", ONNXC_DTYPE_INT64, ONNXC_TENSOR_WEIGHT, 1, &d6, -1, 0, sizeof pool, ONNXC_VALUE_TENSOR},
-               {"counts", ONNXC_DTYPE_INT64, ONNXC_TENSOR_WEIGHT, 1, &d2, -1, 64, sizeof counts, ONNXC_VALUE_TENSOR},
-               {"indexes", ONNXC_DTYPE_INT64, ONNXC_TENSOR_WEIGHT, 1, &d4, -1, 128, 4 * sizeof(int64_t), ONNXC_VALUE_TENSOR},
-               {"weights", ONNXC_DTYPE_FLOAT, ONNXC_TENSOR_WEIGHT, 1, weights.empty() ? &d0 : &d4, -1, 192,
-                weights.size() * sizeof(float), ONNXC_VALUE_TENSOR},
-               {"y", ONNXC_DTYPE_FLOAT, ONNXC_TENSOR_OUTPUT, 1, &d4, -1, 0, 0, ONNXC_VALUE_TENSOR}};
-  m.inputs = {0};
-  m.outputs = {5};
+  int32_t d6 = m.b.constant(6), d4 = m.b.constant(4), skip = m.b.constant(5);
+  constexpr int32_t I64 = ONNXC_DTYPE_INT64;
+  int32_t x_id = m.b.input("x", I64, {E_N}), pool_id = m.b.weight("pool", I64, {d6}, 0, sizeof pool);
+  int32_t counts_id = m.b.weight("counts", I64, {E_TWO}, 64, sizeof counts);
+  int32_t indexes_id = m.b.weight("indexes", I64, {d4}, 128, 4 * sizeof(int64_t));
+  int32_t weights_id = m.b.weight("weights", ONNXC_DTYPE_FLOAT, {weights.empty() ? E_ZERO : d4}, 192, weights.size() * sizeof(float));
+  int32_t y_id = m.b.output("y", ONNXC_DTYPE_FLOAT, {d4});
   // min 1, max 2, max_skip_count 5.
-  EXPECT_TRUE(m.load(ONNXC_HOST_TFIDF, {0, 1, 2, 3, 4, 5, -(E_ONE + 1), -(E_TWO + 1), -(skip + 1), -((mode ? E_TWO : E_ZERO) + 1)}, {}))
+  EXPECT_TRUE(m.load(ONNXC_HOST_TFIDF,
+                     {x_id, pool_id, counts_id, indexes_id, weights_id, y_id, DescBuilder::scalar(E_ONE),
+                      DescBuilder::scalar(E_TWO), DescBuilder::scalar(skip), DescBuilder::scalar(mode ? E_TWO : E_ZERO)},
+                     {}))
       << onnxc_last_error();
   std::vector<int64_t> x = {2, 5, 7, 6, 8, 3, 2, 8};
   int64_t n = static_cast<int64_t>(x.size());
@@ -268,11 +262,8 @@ TEST(HostTfIdf, TfIdfWeighsPerOutputColumnAndSharedColumnsAddUp) {
 // its pointer.
 TEST(HostStrings, NonZeroCountsNonEmptyStrings) {
   Model m(0);
-  m.tensors = {{"x", ONNXC_DTYPE_STRING, ONNXC_TENSOR_INPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR},
-               {"y", ONNXC_DTYPE_INT64, ONNXC_TENSOR_OUTPUT, 2, m.dims_one_count.data(), -1, 0, 0, ONNXC_VALUE_TENSOR}};
-  m.inputs = {0};
-  m.outputs = {1};
-  ASSERT_TRUE(m.load(ONNXC_HOST_NONZERO, {0, 1}, {1})) << onnxc_last_error();
+  int32_t x = m.b.input("x", STR, {E_N}), nonzero = m.b.output("y", ONNXC_DTYPE_INT64, {E_ONE, E_COUNT});
+  ASSERT_TRUE(m.load(ONNXC_HOST_NONZERO, {x, nonzero}, {1})) << onnxc_last_error();
   ASSERT_EQ(m.run_strings({"a", "", "bc", "", "0"}), ONNXC_OK) << onnxc_session_last_error(m.session);
   onnxc_tensor out;
   ASSERT_EQ(onnxc_session_get_output(m.session, 0, &out), ONNXC_OK);
@@ -283,13 +274,9 @@ TEST(HostStrings, NonZeroCountsNonEmptyStrings) {
 }
 
 TEST(HostValueSize, BindsASymbolFromATensorsValue) {
-  Model m(0);
-  std::vector<int32_t> scalar_dims;
-  m.tensors = {{"size", ONNXC_DTYPE_INT32, ONNXC_TENSOR_INPUT, 0, scalar_dims.data(), -1, 0, 0, ONNXC_VALUE_TENSOR},
-               {"y", ONNXC_DTYPE_INT64, ONNXC_TENSOR_OUTPUT, 1, m.dims_n.data(), -1, 0, 0, ONNXC_VALUE_TENSOR}};
-  m.symbols = {"value:size", "count"};  // count: in an expression no tensor uses
-  m.inputs = {0};
-  m.outputs = {1};
+  Model m(0, "value:size");  // count: in an expression no tensor uses
+  m.b.input("size", ONNXC_DTYPE_INT32, {});
+  m.b.output("y", ONNXC_DTYPE_INT64, {E_N});
   ASSERT_TRUE(m.load(ONNXC_HOST_VALUE_SIZE, {0}, {0})) << onnxc_last_error();
   for (int32_t v : {7, 0, 3}) {
     onnxc_tensor in{ONNXC_DTYPE_INT32, 0, nullptr, &v};

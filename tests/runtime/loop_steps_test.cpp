@@ -151,13 +151,6 @@ TEST(LoopSteps, TripCountConditionCarriedValueAndScanOutput) {
   EXPECT_EQ(expected(5, 100, {1}).y, (std::vector<float>{1 + 5 * 3}));  // the reference itself
 }
 
-std::string load_error(DescBuilder &b, onnxc_status want = ONNXC_ERR_LOAD_FAILED) {
-  onnxc_model *model = nullptr;
-  EXPECT_EQ(onnxc_model_from_desc(b.get(), &model), want);
-  onnxc_model_free(model);
-  return onnxc_last_error();
-}
-
 TEST(LoopSteps, DescriptorChecks) {
   DescBuilder b = loop_model();
   b.steps[9].kernel = 2;  // back to a kernel step: a loop only the model's data could not end

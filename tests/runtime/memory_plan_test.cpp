@@ -8,6 +8,7 @@
 
 #include "memory_plan.h"
 #include "lifetimes.h"
+#include "step_kinds.h"
 
 namespace {
 
@@ -159,7 +160,7 @@ TEST(Lifetimes, ViewsExtendTheirBaseAndOutputsLiveToTheEnd) {
   d.n_steps = 5;
   d.steps = steps;
   std::vector<int32_t> root = {IN, A, B, A, C, D, D, OUT}, first(N), last(N);
-  onnxc_compute_lifetimes(&d, root.data(), first.data(), last.data());
+  onnxc_compute_lifetimes(&d, onnxc_step_kinds, root.data(), first.data(), last.data());
 
   EXPECT_EQ(first[IN], -1) << "inputs are not arena tensors";
   EXPECT_EQ(first[A], 0);

@@ -20,19 +20,6 @@ enum { X, M, W, H, HV, S, SV, Y, Z, P, HFLAT };  // tensor ids of tiny_model.c
 enum { E_BATCH, E_SEQ, E_8, E_FLAT, E_SEQ1, E_SEQ8 };
 
 // Loads the descriptor; expects failure with `status` and returns the message.
-std::string load_error(const onnxc_model_desc *desc, onnxc_status status) {
-  onnxc_model *model = nullptr;
-  onnxc_status st = onnxc_model_from_desc(desc, &model);
-  EXPECT_EQ(st, status) << onnxc_status_string(st);
-  EXPECT_EQ(model, nullptr);
-  onnxc_model_free(model);
-  return onnxc_last_error();
-}
-
-std::string load_error(DescBuilder &b, onnxc_status status = ONNXC_ERR_LOAD_FAILED) {
-  return load_error(b.get(), status);
-}
-
 DescBuilder tiny() { return DescBuilder(*onnxc_model_tiny()); }
 
 TEST(ModelValidation, TheTinyModelCopyLoads) {

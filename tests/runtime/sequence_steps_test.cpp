@@ -15,76 +15,35 @@ namespace {
 
 using ::testing::HasSubstr;
 
-enum { E_N, E_P, E_M, E_ONE, E_ZERO };
-const char *const kSymbols[] = {"n", "p", "m"};
-const uint32_t kExprStart[] = {0, 2, 4, 6, 8, 10};
-const int64_t kExprCode[] = {ONNXC_EXPR_SYM, 0, ONNXC_EXPR_SYM, 1, ONNXC_EXPR_SYM, 2, ONNXC_EXPR_CONST, 1, ONNXC_EXPR_CONST, 0};
-const int32_t kDimsN[] = {E_N}, kDimsP[] = {E_P}, kDimsM[] = {E_M}, kDimsZero[] = {E_ZERO};
-const int32_t kBindM[] = {2};
-
 constexpr int32_t F32 = 1, I64 = 7, BOOL = 9;
+constexpr int32_t IN = ONNXC_TENSOR_INPUT, OUT = ONNXC_TENSOR_OUTPUT;
 
-// A descriptor over static arrays the caller keeps alive.
-struct Model {
-  std::vector<onnxc_tensor_desc> tensors;
-  std::vector<int32_t> inputs, outputs;
-  std::vector<std::vector<int32_t>> args;
-  std::vector<onnxc_step> steps;
-  onnxc_model_desc d{};
+// Expressions of every model here: symbols n and p (input dims), m (bound from data by SequenceAt and
+// OptionalGetElement: symbol 2), and the constant 0.
+enum { E_N, E_P, E_M, E_ZERO };
+const std::vector<int32_t> kBindM = {2};
 
-  const onnxc_model_desc *get() {
-    d = onnxc_model_desc{};
-    d.abi_version = ONNXC_ABI_VERSION;
-    d.name = "values";
-    d.target = "host";
-    d.producer = "test";
-    d.n_symbols = 3;
-    d.symbols = kSymbols;
-    d.n_exprs = 5;
-    d.expr_start = kExprStart;
-    d.expr_code = kExprCode;
-    d.n_tensors = static_cast<uint32_t>(tensors.size());
-    d.tensors = tensors.data();
-    d.n_inputs = static_cast<uint32_t>(inputs.size());
-    d.inputs = inputs.data();
-    d.n_outputs = static_cast<uint32_t>(outputs.size());
-    d.outputs = outputs.data();
-    for (size_t k = 0; k < steps.size(); k++) steps[k].args = args[k].data();
-    d.n_steps = static_cast<uint32_t>(steps.size());
-    d.steps = steps.data();
-    return &d;
-  }
-  void step(int32_t op, std::vector<int32_t> a, int32_t n_binds = 0) {
-    args.push_back(std::move(a));
-    steps.push_back({op, static_cast<int32_t>(args.back().size()), nullptr, ONNXC_STEP_HOST, n_binds, n_binds ? kBindM : nullptr});
-  }
-};
-
-onnxc_tensor_desc value(const char *name, int32_t kind, int32_t value_kind, int32_t dtype = F32) {
-  return {name, dtype, kind, 0, nullptr, -1, 0, 0, value_kind};
-}
-onnxc_tensor_desc tensor(const char *name, int32_t kind, int32_t dtype, int32_t rank, const int32_t *dims) {
-  return {name, dtype, kind, rank, dims, -1, 0, 0, ONNXC_VALUE_TENSOR};
+DescBuilder values_model() {
+  DescBuilder b("values");
+  b.symbol("n");
+  b.symbol("p");
+  b.symbol("m");
+  b.constant(0);
+  return b;
 }
 
 // s (seq f32), t (f32[n]), pos (i64[p]) -> y = SequenceInsert(s, t, pos), len = SequenceLength(y),
 // at = SequenceAt(y, pos) (f32[m], m bound from data), e = SequenceErase(y, pos).
-Model insert_model() {
-  Model m;
-  m.tensors = {value("s", ONNXC_TENSOR_INPUT, ONNXC_VALUE_SEQUENCE),
-               tensor("t", ONNXC_TENSOR_INPUT, F32, 1, kDimsN),
-               tensor("pos", ONNXC_TENSOR_INPUT, I64, 1, kDimsP),
-               value("y", ONNXC_TENSOR_OUTPUT, ONNXC_VALUE_SEQUENCE),
-               tensor("len", ONNXC_TENSOR_OUTPUT, I64, 0, nullptr),
-               tensor("at", ONNXC_TENSOR_OUTPUT, F32, 1, kDimsM),
-               value("e", ONNXC_TENSOR_OUTPUT, ONNXC_VALUE_SEQUENCE)};
-  m.inputs = {0, 1, 2};
-  m.outputs = {3, 4, 5, 6};
-  m.step(ONNXC_HOST_SEQ_INSERT, {0, 1, 2, 3});
-  m.step(ONNXC_HOST_SEQ_LENGTH, {3, 4});
-  m.step(ONNXC_HOST_SEQ_AT, {3, 2, 5}, 1);
-  m.step(ONNXC_HOST_SEQ_ERASE, {3, 2, 6});
-  return m;
+DescBuilder insert_model() {
+  DescBuilder b = values_model();
+  int32_t s = b.tensor("s", F32, IN, {}, ONNXC_VALUE_SEQUENCE), t = b.input("t", F32, {E_N}), pos = b.input("pos", I64, {E_P});
+  int32_t y = b.tensor("y", F32, OUT, {}, ONNXC_VALUE_SEQUENCE), len = b.output("len", I64, {}), at = b.output("at", F32, {E_M});
+  int32_t e = b.tensor("e", F32, OUT, {}, ONNXC_VALUE_SEQUENCE);
+  b.host(ONNXC_HOST_SEQ_INSERT, {s, t, pos, y});
+  b.host(ONNXC_HOST_SEQ_LENGTH, {y, len});
+  b.host(ONNXC_HOST_SEQ_AT, {y, pos, at}, kBindM);
+  b.host(ONNXC_HOST_SEQ_ERASE, {y, pos, e});
+  return b;
 }
 
 using Session = LoadedDesc;
@@ -114,7 +73,7 @@ onnxc_status run_insert(onnxc_session *s, const std::vector<float> &seq, std::ve
 }
 
 TEST(SequenceSteps, InsertAtBackFrontAndNegative) {
-  Model m = insert_model();
+  DescBuilder m = insert_model();
   Session s(m.get());
   ASSERT_TRUE(s.session);
   // Absent position: at the back; SequenceAt / SequenceErase then have no position either (the last).
@@ -145,12 +104,10 @@ TEST(SequenceSteps, InsertAtBackFrontAndNegative) {
 
 // An absent position is an empty int64 weight; a model whose only weights are empty has no blob.
 TEST(SequenceSteps, AbsentPositionIsAnEmptyWeight) {
-  Model m;
-  m.tensors = {value("s", ONNXC_TENSOR_INPUT, ONNXC_VALUE_SEQUENCE), tensor("t", ONNXC_TENSOR_INPUT, F32, 1, kDimsN),
-               tensor("pos", ONNXC_TENSOR_WEIGHT, I64, 1, kDimsZero), value("y", ONNXC_TENSOR_OUTPUT, ONNXC_VALUE_SEQUENCE)};
-  m.inputs = {0, 1};
-  m.outputs = {3};
-  m.step(ONNXC_HOST_SEQ_INSERT, {0, 1, 2, 3});
+  DescBuilder m = values_model();
+  int32_t seq = m.tensor("s", F32, IN, {}, ONNXC_VALUE_SEQUENCE), tensor = m.input("t", F32, {E_N});
+  int32_t pos = m.weight("pos", I64, {E_ZERO}, 0, 0), y = m.tensor("y", F32, OUT, {}, ONNXC_VALUE_SEQUENCE);
+  m.host(ONNXC_HOST_SEQ_INSERT, {seq, tensor, pos, y});
   Session s(m.get());
   ASSERT_TRUE(s.session);
   float one = 1, t[2] = {9, 9};
@@ -164,7 +121,7 @@ TEST(SequenceSteps, AbsentPositionIsAnEmptyWeight) {
 }
 
 TEST(SequenceSteps, EmptySequenceAndOutOfRange) {
-  Model m = insert_model();
+  DescBuilder m = insert_model();
   Session s(m.get());
   ASSERT_TRUE(s.session);
   ASSERT_EQ(run_insert(s.session, {}, {0}), ONNXC_OK) << onnxc_session_last_error(s.session);
@@ -181,22 +138,13 @@ TEST(SequenceSteps, EmptySequenceAndOutOfRange) {
 }
 
 // o (optional f32) -> has = OptionalHasElement(o), c = Identity(o), g = OptionalGetElement(o) (f32[m]).
-Model optional_model(bool get) {
-  Model m;
-  m.tensors = {value("o", ONNXC_TENSOR_INPUT, ONNXC_VALUE_OPTIONAL_TENSOR),
-               tensor("has", ONNXC_TENSOR_OUTPUT, BOOL, 0, nullptr),
-               value("c", ONNXC_TENSOR_OUTPUT, ONNXC_VALUE_OPTIONAL_TENSOR),
-               tensor("g", ONNXC_TENSOR_OUTPUT, F32, 1, kDimsM)};
-  m.inputs = {0};
-  m.outputs = {1, 2};
-  m.step(ONNXC_HOST_OPT_HAS, {0, 1});
-  m.step(ONNXC_HOST_VALUE_COPY, {0, 2});
-  if (get) {
-    m.outputs.push_back(3);
-    m.step(ONNXC_HOST_OPT_GET, {0, 3}, 1);
-  } else {
-    m.tensors.pop_back();
-  }
+DescBuilder optional_model(bool get) {
+  DescBuilder m = values_model();
+  int32_t o = m.tensor("o", F32, IN, {}, ONNXC_VALUE_OPTIONAL_TENSOR), has = m.output("has", BOOL, {});
+  int32_t c = m.tensor("c", F32, OUT, {}, ONNXC_VALUE_OPTIONAL_TENSOR);
+  m.host(ONNXC_HOST_OPT_HAS, {o, has});
+  m.host(ONNXC_HOST_VALUE_COPY, {o, c});
+  if (get) m.host(ONNXC_HOST_OPT_GET, {o, m.output("g", F32, {E_M})}, kBindM);
   return m;
 }
 
@@ -205,7 +153,7 @@ TEST(SequenceSteps, Optionals) {
   int64_t n = 3;
   onnxc_tensor x{F32, 1, &n, data};
   for (bool present : {true, false}) {
-    Model m = optional_model(false);
+    DescBuilder m = optional_model(false);
     Session s(m.get());
     ASSERT_TRUE(s.session);
     onnxc_value o{ONNXC_VALUE_OPTIONAL_TENSOR, present, 1, &x};
@@ -223,7 +171,7 @@ TEST(SequenceSteps, Optionals) {
       EXPECT_EQ(static_cast<float *>(c.tensors[0].data)[2], 6.0f);
     }
   }
-  Model m = optional_model(true);
+  DescBuilder m = optional_model(true);
   Session s(m.get());
   ASSERT_TRUE(s.session);
   onnxc_value o{ONNXC_VALUE_OPTIONAL_TENSOR, 1, 1, &x};
@@ -240,7 +188,7 @@ TEST(SequenceSteps, Optionals) {
 }
 
 TEST(SequenceSteps, WrongKindsAreRefused) {
-  Model m = insert_model();
+  DescBuilder m = insert_model();
   Session s(m.get());
   ASSERT_TRUE(s.session);
   float x = 1;
@@ -256,27 +204,19 @@ TEST(SequenceSteps, WrongKindsAreRefused) {
   EXPECT_EQ(onnxc_session_run(s.session), ONNXC_ERR_INVALID_ARGUMENT);  // s not set
 }
 
-std::string load_error(const onnxc_model_desc *d) {
-  onnxc_model *model = nullptr;
-  EXPECT_EQ(onnxc_model_from_desc(d, &model), ONNXC_ERR_LOAD_FAILED);
-  onnxc_model_free(model);
-  return onnxc_last_error();
-}
-
 TEST(SequenceSteps, DescriptorChecks) {
-  Model m = insert_model();
-  m.tensors[3].rank = 1;
-  m.tensors[3].dims = kDimsN;
+  DescBuilder m = insert_model();
+  m.set_dims(3, {E_N});
   EXPECT_THAT(load_error(m.get()), HasSubstr("tensor 3 ('y') is a sequence or optional, which must have rank 0"));
   m = insert_model();
   m.tensors[3].value = 7;
   EXPECT_THAT(load_error(m.get()), HasSubstr("tensor 3 ('y') has unknown value kind 7"));
   m = insert_model();
-  m.args[1] = {1, 4};  // SequenceLength of a tensor
+  m.set_args(1, {1, 4});  // SequenceLength of a tensor
   EXPECT_THAT(load_error(m.get()), HasSubstr("step 1 (SequenceLength): needs sequence, int64 scalar"));
   m = insert_model();
   m.steps[0].kernel = ONNXC_HOST_NONZERO;
-  m.args[0] = {0, 3};
+  m.set_args(0, {0, 3});
   EXPECT_THAT(load_error(m.get()), HasSubstr("step 0 arg 0 is tensor 0 ('s'), a sequence or optional, which only value host ops take"));
 }
 

@@ -196,6 +196,34 @@ case_compile_unsupported_op() {
   true
 }
 
+# A target of another architecture is linked with its cross tools; without them, one clear line and
+# nothing written.
+case_compile_cross_missing_tools() {
+  ONNXC_CROSS_PREFIX=no-such-cross- run_onnxc compile "$ADD/model.onnx" -o outdir --target arm64
+  expect_user_error compile 'no-such-cross-gcc, which is not installed'
+  expect_absent outdir
+  run_onnxc compile "$ADD/model.onnx" -o outdir --target riscv-64-linux
+  expect_user_error compile '64-bit x86 and ARM only'
+  expect_absent outdir
+}
+
+# --quantize dynamic-int8 on a target without int8 dot products (AVX2) keeps the model float32 and
+# says so; :force quantizes anyway (the int8 kernel then matches at int8 tolerances).
+case_quantize_where_int8_pays() {
+  local q="$HERE/../models/quant/matmul_bias_relu"
+  run_onnxc compile "$q/model.onnx" -o plain --target x86-64-avx2 --quantize dynamic-int8 -q
+  expect_rc 0
+  expect_err 'left the model float32: target x86-64-avx2 has no u8 x s8 dot-product instruction'
+  run_onnxc compile "$q/model.onnx" -o forced --target x86-64-avx2 --quantize dynamic-int8:force -q
+  expect_rc 0
+  grep -q 'left the model float32' err && fail ":force still kept the model float32"
+  run_onnxc compare forced/*.so "$q" --rtol 0.05 --atol 0.35
+  expect_rc 0
+  run_onnxc compile "$q/model.onnx" -o bad --quantize int3
+  expect_rc 2
+  expect_err "unknown mode 'int3'"
+}
+
 case_inspect() {
   run_onnxc inspect "$ADD/model.onnx"
   expect_rc 0
@@ -345,13 +373,11 @@ case_compile_fused() {
   done
 }
 
-# `onnxc optimize` output is standard ONNX: ONNX Runtime 1.30 (bench/ort) loads it and matches the
+# `onnxc optimize` output is standard ONNX: ONNX Runtime (PyPI, bench/peers) loads it and matches the
 # reference outputs, as it does for the original model.
 case_optimize_ort() {
-  local ort="$HERE/../../bench/ort"
-  command -v node >/dev/null || { echo "SKIP: node is not installed"; exit 77; }
-  [[ -d $ort/node_modules/onnxruntime-node ]] ||
-    { echo "SKIP: ONNX Runtime missing (cd bench/ort && npm ci --ignore-scripts)"; exit 77; }
+  local peers="$HERE/../../bench/peers" py
+  py=$("$peers/python.sh" 2>err) || { echo "SKIP: $(cat err)"; exit 77; }
   local m
   for m in "$HERE/../models/encoder_layer" "$HERE/../models/decoder_prelayer_causal" \
            "$HERE/../models/mha_cross_attention" "$HERE/../passes/models/bert_block_op13" \
@@ -359,9 +385,9 @@ case_optimize_ort() {
     run_onnxc optimize "$m/model.onnx" -o opt.onnx
     expect_rc 0
     expect_out 'opset 23'
-    node "$ort/check_ort.mjs" "$m/model.onnx" "$m" --rtol 1e-4 --atol 1e-5 >out 2>err ||
+    "$py" "$peers/check_ort.py" "$m/model.onnx" "$m" --rtol 1e-4 --atol 1e-5 >out 2>err ||
       fail "ONNX Runtime on the original $m"
-    node "$ort/check_ort.mjs" opt.onnx "$m" --rtol 1e-4 --atol 1e-5 >out 2>err ||
+    "$py" "$peers/check_ort.py" opt.onnx "$m" --rtol 1e-4 --atol 1e-5 >out 2>err ||
       fail "ONNX Runtime on the optimized $m"
     grep -q 'onnxc' opt.onnx && fail "optimize left an onnxc-domain op in $m"
   done

@@ -122,7 +122,7 @@ enum onnxc_step_kind {
 
 /* Host ops: what no kernel over shapes known before the step can express, because an output's size
  * depends on input data. Each has a fixed argument list (tensors, then int64 scalars) and binds its data
- * dims in a fixed order; see runtime/src/host_ops.c. X: data, Y: outputs. Optional ONNX inputs are
+ * dims in a fixed order; see runtime/src/host_ops.c (the table) and host_*.c. X: data, Y: outputs. Optional ONNX inputs are
  * always passed (codegen supplies the defaults as weights).
  *  NONZERO      args {X, Y}                                      binds {count}      Y int64 [rank(X), count]
  *  COMPRESS     args {X, condition, Y, axis (-1: flattened)}     binds {count}
@@ -138,6 +138,7 @@ enum onnxc_step_kind {
  *                     Y, case_change (0 none, 1 lower, 2 upper), is_case_sensitive, stopword count}
  *                                                                  binds {Y's last dim}
  *  STRING_CAST  args {X, Y}: string to float32/float64/int32/int64, those to string, or string to string  binds {}
+ *  STRING_CONCAT args {A, B, Y} (strings): Y = A + B elementwise, numpy broadcasting   binds {}
  * String tensors (dtype 8) hold one `const char *` per element (see runtime.h); only host ops touch them.
  * Loop host ops (numbered from 16): what a loop body does with whole slices.
  *  SCAN_SLICE   args {X, iter (int64, 1 element), Y, axis, reverse}     binds {}
@@ -170,6 +171,7 @@ enum onnxc_host_op {
   ONNXC_HOST_VALUE_SIZE = 6,
   ONNXC_HOST_STRING_NORMALIZER = 7,
   ONNXC_HOST_STRING_CAST = 8,
+  ONNXC_HOST_STRING_CONCAT = 9,
   ONNXC_HOST_SCAN_SLICE = 16,
   ONNXC_HOST_SCAN_APPEND = 17,
   ONNXC_HOST_SCAN_COLLECT = 18,

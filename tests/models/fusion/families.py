@@ -1,5 +1,5 @@
 """Tiny transformer and attention modules, each written the way its family's own code writes it
-(HF BERT/DistilBERT/GPT-2/LLaMA/T5/Whisper, torchvision ViT, torch nn.Transformer*, the classic
+(HF BERT/DistilBERT/GPT-2/LLaMA/T5/Whisper/BART, torchvision ViT, torch nn.Transformer*, the classic
 seq2seq attentions, NTM content addressing, Nadaraya-Watson pooling). Written for this test suite;
 the spelling of each op follows the family so the exported graphs look like real exports.
 Sizes: d_model 32, 4 heads of 8, feed-forward 64, vocabulary 50.
@@ -484,6 +484,74 @@ class WhisperEncoder(nn.Module):
             x = x + self.attn[i](self.attn_ln[i](x))
             x = x + self.fc2[i](F.gelu(self.fc1[i](self.final_ln[i](x))))
         return self.layer_norm(x)
+
+
+# ---------------------------------------------------------------- HF BART (post-LN encoder-decoder)
+
+class BartAttention(nn.Module):
+    """HF BartAttention: q scaled, heads merged into the batch for 3-D bmm, and the mask added
+    through a [b, h, t, s] view of the [b·h, t, s] scores that is viewed back before the softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.scaling = HD ** -0.5
+        self.k_proj, self.v_proj = nn.Linear(D, D), nn.Linear(D, D)
+        self.q_proj, self.out_proj = nn.Linear(D, D), nn.Linear(D, D)
+
+    def _shape(self, tensor, seq_len, bsz):
+        return tensor.view(bsz, seq_len, H, HD).transpose(1, 2).contiguous()
+
+    def forward(self, hidden_states, key_value_states, attention_mask):
+        bsz, tgt_len, _ = hidden_states.size()
+        query_states = self.q_proj(hidden_states) * self.scaling
+        key_states = self._shape(self.k_proj(key_value_states), -1, bsz)
+        value_states = self._shape(self.v_proj(key_value_states), -1, bsz)
+        proj_shape = (bsz * H, -1, HD)
+        query_states = self._shape(query_states, tgt_len, bsz).view(*proj_shape)
+        key_states = key_states.reshape(*proj_shape)
+        value_states = value_states.reshape(*proj_shape)
+        src_len = key_states.size(1)
+        attn_weights = torch.bmm(query_states, key_states.transpose(1, 2))
+        attn_weights = attn_weights.view(bsz, H, tgt_len, src_len) + attention_mask
+        attn_weights = attn_weights.view(bsz * H, tgt_len, src_len)
+        attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+        attn_output = torch.bmm(attn_weights, value_states)
+        attn_output = attn_output.view(bsz, H, tgt_len, HD).transpose(1, 2).reshape(bsz, tgt_len, D)
+        return self.out_proj(attn_output)
+
+
+def bart_padding_mask(mask, tgt_len):
+    """[b, s] 1/0 -> [b, 1, t, s] additive, (1 - m)·finfo.min as HF's _expand_mask writes it."""
+    m = mask[:, None, None, :].expand(mask.size(0), 1, tgt_len, mask.size(1)).to(torch.float32)
+    return (1.0 - m).masked_fill((1.0 - m).to(torch.bool), FMIN)
+
+
+class Bart(nn.Module):
+    """One encoder and one decoder layer: encoder self-attention under the padding mask, decoder
+    causal self-attention and cross-attention to the encoder under its padding mask."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, D)
+        self.enc_attn, self.dec_attn, self.cross_attn = BartAttention(), BartAttention(), BartAttention()
+        self.enc_ln1, self.enc_ln2 = nn.LayerNorm(D), nn.LayerNorm(D)
+        self.dec_ln1, self.dec_ln2, self.dec_ln3 = nn.LayerNorm(D), nn.LayerNorm(D), nn.LayerNorm(D)
+        self.enc_fc1, self.enc_fc2 = nn.Linear(D, FF), nn.Linear(FF, D)
+        self.dec_fc1, self.dec_fc2 = nn.Linear(D, FF), nn.Linear(FF, D)
+
+    def forward(self, input_ids, attention_mask, decoder_input_ids):
+        x = self.embed(input_ids)
+        enc_mask = bart_padding_mask(attention_mask, input_ids.size(1))
+        x = self.enc_ln1(x + self.enc_attn(x, x, enc_mask))
+        x = self.enc_ln2(x + self.enc_fc2(F.gelu(self.enc_fc1(x))))
+        y = self.embed(decoder_input_ids)
+        t = decoder_input_ids.size(1)
+        causal = torch.full((t, t), FMIN)
+        cond = torch.arange(t)
+        causal = causal.masked_fill(cond < (cond + 1).view(t, 1), 0.0)[None, None].expand(y.size(0), 1, t, t)
+        y = self.dec_ln1(y + self.dec_attn(y, y, causal))
+        y = self.dec_ln2(y + self.cross_attn(y, x, bart_padding_mask(attention_mask, t)))
+        return self.dec_ln3(y + self.dec_fc2(F.gelu(self.dec_fc1(y))))
 
 
 # ---------------------------------------------------------------- torchvision ViT (vit_b_16 style)

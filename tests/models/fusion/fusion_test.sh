@@ -12,7 +12,7 @@ MODE="$3"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 DIR="$HERE/$NAME"
 MANIFEST="$HERE/manifest.txt"
-ORT_DIR="$(cd "$HERE/../../../bench/ort" && pwd)"
+PEERS="$(cd "$HERE/../../../bench/peers" && pwd)"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/onnxc-fusion-XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 
@@ -81,9 +81,8 @@ EOF
   ;;
 
 ort)
-  command -v node >/dev/null && [[ -d $ORT_DIR/node_modules/onnxruntime-node ]] ||
-    skip "ONNX Runtime is absent (run: cd bench/ort && npm ci --ignore-scripts)"
-  node "$ORT_DIR/check_ort.mjs" "$DIR/model.onnx" "$DIR" --rtol 1e-4 --atol 1e-5 >"$WORK/out" 2>&1 ||
+  py=$("$PEERS/python.sh" 2>"$WORK/why") || skip "$(cat "$WORK/why")"
+  "$py" "$PEERS/check_ort.py" "$DIR/model.onnx" "$DIR" --rtol 1e-4 --atol 1e-5 >"$WORK/out" 2>&1 ||
     { cat "$WORK/out" >&2; fail "ONNX Runtime does not reproduce torch's outputs on the original export"; }
   "$ONNXC" optimize "$DIR/model.onnx" -o "$WORK/fused.onnx" >/dev/null 2>"$WORK/err" ||
     { cat "$WORK/err" >&2; fail "onnxc optimize failed"; }
@@ -96,7 +95,7 @@ ort)
       --no-fuse attention >/dev/null 2>"$WORK/err" ||
       { cat "$WORK/err" >&2; fail "onnxc optimize --no-fuse failed"; }
   fi
-  node "$ORT_DIR/check_ort.mjs" "$WORK/fused.onnx" "$DIR" --rtol 1e-4 --atol 1e-5 >"$WORK/out" 2>&1
+  "$py" "$PEERS/check_ort.py" "$WORK/fused.onnx" "$DIR" --rtol 1e-4 --atol 1e-5 >"$WORK/out" 2>&1
   rc=$?
   if [[ $rc -eq 2 ]] && ! is_enabled optimize; then
     skip "ONNX Runtime cannot load the optimized model yet (fuse-core legalizes it): $(grep -m1 -i error "$WORK/out")"

@@ -1,13 +1,15 @@
-/* Run-time sequences and optionals (ABI v5): the session's storage for every value entry of the
- * descriptor (tensors[t].value != TENSOR). Each holds its tensors as owned copies, so a value outlives
- * the arena bytes it was made from; values.c also implements the value C API, host_sequence.c the ops. */
-#ifndef ONNXC_RUNTIME_VALUES_H
-#define ONNXC_RUNTIME_VALUES_H
+/* Run-time sequences and optionals (ABI v5): the storage for every value entry of the descriptor
+ * (tensors[t].value != TENSOR). Each holds its tensors as owned copies, so a value outlives the arena
+ * bytes it was made from. A plain data structure: values_api.c is the C API over it, host_sequence.c
+ * the ops. */
+#ifndef ONNXC_RUNTIME_VALUE_STORE_H
+#define ONNXC_RUNTIME_VALUE_STORE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "model.h"
+#include "dtype.h"
+#include "onnxc/runtime.h"
 
 /* One tensor of a value: dims and data owned (data may be NULL when bytes is 0). */
 typedef struct onnxc_item {

@@ -1,7 +1,7 @@
-/* The session's state, shared by the files that implement it: input binding (bind.c), shape plans
- * (plan.c), execution (execute.c) and the public create/free/output calls (session.c). */
-#ifndef ONNXC_RUNTIME_SESSION_H
-#define ONNXC_RUNTIME_SESSION_H
+/* The session's state, shared by the executor (plan.c, execute.c and the step kinds' files) and the
+ * public API over it (session.c, bind.c, values_api.c). Host ops never see it (host_op.h). */
+#ifndef ONNXC_RUNTIME_SESSION_STATE_H
+#define ONNXC_RUNTIME_SESSION_STATE_H
 
 #include <HalideRuntime.h>
 #include <stdbool.h>
@@ -14,7 +14,7 @@
 
 /* Everything that depends on the input shapes, i.e. on the values of the symbols bound by input dims:
  * built once per distinct set of values and cached. Tensors and scalars that use symbols bound from data
- * (model->tensor_step >= 0) are left out: bind_data.c evaluates and places them during each run. */
+ * (model->tensor_step >= 0) are left out: step_host.c evaluates and places them during each run. */
 typedef struct onnxc_plan {
   int64_t *symbols;    /* n_symbols: the key */
   int64_t *dims;       /* model->dim_offset[n_tensors]: every tensor's evaluated dims */
@@ -50,9 +50,9 @@ struct onnxc_session {
   uint64_t *run_bytes;       /* n_tensors */
   uint8_t **blocks;          /* n_steps: host step k's block for the tensors its binds size; kept, reused */
   uint64_t *block_bytes;     /* n_steps: their capacities */
-  struct onnxc_loop_state *loops; /* loops.h: iteration counts, gathered scan outputs */
-  char **string_blocks;      /* n_steps or NULL: the strings host step k wrote last (host_string.c) */
-  struct onnxc_value_store *values; /* values.h: n_tensors; the contents of sequences and optionals */
+  void **host_state;         /* n_steps: host step k's op state (its table entry's state_bytes), or NULL */
+  int64_t *loop_iter;        /* n_steps: each LOOP step's iteration count */
+  struct onnxc_value_store *values; /* value_store.h: n_tensors; the contents of sequences and optionals */
 
   onnxc_plan **plans;        /* options.max_cached_plans slots */
   uint64_t clock;
@@ -69,30 +69,5 @@ struct onnxc_session {
 void onnxc_unbind_inputs(onnxc_session *s);
 /* bind.c: all inputs set, and input dims that are expressions of symbols agree with them. */
 onnxc_status onnxc_check_bound_inputs(onnxc_session *s);
-
-/* plan.c: the plan for the currently bound symbol values, from the cache or built now. */
-onnxc_status onnxc_get_plan(onnxc_session *s, const onnxc_plan **out);
-void onnxc_free_plan(onnxc_plan *plan);
-
-/* plan.c: evaluates tensor t's dims with the current symbol values into dims[rank] and its dense size
- * into *bytes, checking they are non-negative and fit Halide's buffer fields. */
-onnxc_status onnxc_eval_tensor(const onnxc_session *s, uint32_t t, int64_t *dims, uint64_t *bytes);
-/* plan.c: " (with batch=2, seq=7)" for messages; "" without symbols. */
-const char *onnxc_symbol_values(const onnxc_session *s, char *buf, size_t cap);
-
-/* execute.c: sets tensor t's halide_buffer_t type and dims from s->run_dims. */
-void onnxc_shape_buffer(onnxc_session *s, uint32_t t);
-
-/* bind_data.c: runs host step k (its op binds its data dims through onnxc_host_bind). */
-onnxc_status onnxc_run_host_step(onnxc_session *s, uint32_t k);
-/* host_string.c: frees the strings host steps wrote. */
-void onnxc_free_string_blocks(onnxc_session *s);
-/* bind_data.c: frees the blocks of tensors sized by data. */
-void onnxc_free_blocks(onnxc_session *s);
-
-/* execute.c: runs the steps of `plan` with the bound inputs. */
-onnxc_status onnxc_execute(onnxc_session *s, const onnxc_plan *plan);
-/* execute.c: releases device allocations (CUDA libraries). */
-void onnxc_release_device_buffers(onnxc_session *s);
 
 #endif

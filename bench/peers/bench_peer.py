@@ -1,0 +1,158 @@
+"""Times a peer runtime (ONNX Runtime, or OpenVINO) on a model with random inputs: the reference
+point for `onnxc bench`. Same options and the same rule for dynamic dims as `onnxc bench`, so both
+see equal shapes.
+
+  bench_peer.py MODEL [--engine ort|openvino] [--shapes NAME=DIMS,...] [--dims SYM=N,...]
+                [--threads N] [--runs N] [--warmup N] [--tsv]
+
+--tsv prints one line: median_ms p10_ms p90_ms peak_rss_bytes 0 (the columns of `onnxc bench --tsv`).
+"""
+import argparse
+import resource
+import sys
+import time
+
+import numpy as np
+
+
+def die(msg, code=2):
+    print(f"bench_peer: {msg}", file=sys.stderr)
+    sys.exit(code)
+
+
+def pairs(text, parse):
+    out = {}
+    for item in filter(None, text.split(",")):
+        name, eq, value = item.partition("=")
+        if not eq:
+            die(f"'{item}' is not NAME=VALUE")
+        out[name] = parse(value)
+    return out
+
+
+def dims_of(text):
+    return [] if text == "scalar" else [int(d) for d in text.split("x")]
+
+
+def default_dim(symbol):
+    s = symbol.lower()
+    return 1 if "batch" in s or s in ("n", "b") else 128
+
+
+def random_input(dtype, dims, seed):
+    """Deterministic values (they do not matter for timing): floats in [-1, 1), integers in 0..7
+    (valid token ids and indices for every model bench/ uses), booleans half true."""
+    rng = np.random.default_rng(seed)
+    if np.issubdtype(dtype, np.floating):
+        return (rng.random(dims) * 2 - 1).astype(dtype)
+    if dtype == np.bool_:
+        return rng.random(dims) < 0.5
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(0, 8, size=dims).astype(dtype)
+    die(f"input dtype {dtype} is not handled by this script")
+
+
+def model_inputs(model):
+    """(name, dims, numpy dtype) of each graph input that is not an initializer, dims as ints or
+    dim_param names: read from the file, so every engine sees the same symbols."""
+    import onnx
+    from onnx import helper
+    m = onnx.load(model, load_external_data=False)
+    inits = {t.name for t in m.graph.initializer}
+    out = []
+    for v in m.graph.input:
+        if v.name in inits:
+            continue
+        t = v.type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else d.dim_param for d in t.shape.dim]
+        out.append((v.name, dims, helper.tensor_dtype_to_np_dtype(t.elem_type).type))
+    return out
+
+
+def ort_runner(model, threads):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    return f"onnxruntime {ort.__version__}", lambda feeds: sess.run(None, feeds)
+
+
+def openvino_runner(model, threads):
+    import openvino as ov
+    core = ov.Core()
+    config = {"PERFORMANCE_HINT": "LATENCY"}
+    if threads:
+        config["INFERENCE_NUM_THREADS"] = threads
+    req = core.compile_model(core.read_model(model), "CPU", config).create_infer_request()
+    return f"openvino {ov.__version__}", lambda feeds: req.infer(feeds)
+
+
+def percentile(sorted_ms, q):
+    pos = q * (len(sorted_ms) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(sorted_ms) - 1)
+    return sorted_ms[lo] + (sorted_ms[hi] - sorted_ms[lo]) * (pos - lo)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model")
+    ap.add_argument("--engine", choices=["ort", "openvino"], default="ort")
+    ap.add_argument("--shapes", default="")
+    ap.add_argument("--dims", default="")
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--tsv", action="store_true")
+    o = ap.parse_args()
+    if o.runs < 1:
+        die("--runs must be >= 1")
+    shapes = pairs(o.shapes, dims_of)
+    dims = pairs(o.dims, int)
+    try:
+        inputs = model_inputs(o.model)
+        version, run = (ort_runner if o.engine == "ort" else openvino_runner)(o.model, o.threads)
+    except Exception as e:  # the engine's own message names what it could not load
+        die(f"{o.engine} cannot load {o.model}: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
+    feeds, notes = {}, []
+    for i, (name, shape, dtype) in enumerate(inputs):
+        if name in shapes:
+            d = shapes.pop(name)
+        else:
+            d = []
+            for x in shape:
+                if isinstance(x, int) and x >= 0:
+                    d.append(x)
+                    continue
+                if not isinstance(x, str) or not x:
+                    die(f"input '{name}' has an unnamed dynamic dim: use --shapes")
+                d.append(dims.setdefault(x, default_dim(x)))
+        notes.append(f"{name}={'x'.join(map(str, d)) or 'scalar'}")
+        feeds[name] = random_input(dtype, d, 1234 + i)
+    if shapes:
+        die(f"--shapes: the model has no input '{next(iter(shapes))}'")
+    for _ in range(o.warmup):
+        run(feeds)
+    ms = []
+    for _ in range(o.runs):
+        t0 = time.perf_counter()
+        run(feeds)
+        ms.append((time.perf_counter() - t0) * 1e3)
+    ms.sort()
+    med, p10, p90 = percentile(ms, 0.5), percentile(ms, 0.1), percentile(ms, 0.9)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    if o.tsv:
+        print(f"{med:.4f}\t{p10:.4f}\t{p90:.4f}\t{peak}\t0")
+        return
+    print(f"model     {o.model} ({version}, CPU)")
+    print(f"inputs    {' '.join(notes)}")
+    print(f"threads   {o.threads or 'engine default'}   runs {o.runs} (+{o.warmup} warmup)")
+    print(f"latency   median {med:.3f} ms   p10 {p10:.3f} ms   p90 {p90:.3f} ms   min {ms[0]:.3f} ms")
+    print(f"memory    peak RSS {peak / 1048576:.1f} MiB (python process)")
+
+
+if __name__ == "__main__":
+    main()
