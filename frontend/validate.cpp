@@ -5,9 +5,11 @@
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <map>
 
 #include "frontend/attribute_type.h"
+#include "frontend/newer_schemas.h"
 #include "ir/error.h"
 
 namespace onnxc::frontend {
@@ -116,51 +118,70 @@ class Validator {
     int64_t opset = it->second;
     const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
     auto range = ranges.find(d.empty() ? onnx::ONNX_DOMAIN : d);
-    // ONNX's schemas for a newer opset than the library knows may differ: checked only in range.
-    const onnx::OpSchema* schema = range != ranges.end() && opset <= range->second.second
-                                       ? onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), d)
-                                       : nullptr;
-    if (schema && !schema->Deprecated()) check_against(n, *schema, describe(n, opset));
+    bool known = range != ranges.end() && opset <= range->second.second;
+    const onnx::OpSchema* schema =
+        known ? onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), d) : nullptr;
+    if (schema && !schema->Deprecated()) check_against(n, facts(*schema), describe(n, opset));
+    if (!known && d.empty() && range != ranges.end()) {
+      // An ai.onnx opset newer than the library: the op's schema from the generated table when it
+      // changed after the library's newest opset, else the library's newest (the op is unchanged).
+      if (const SchemaFacts* newer = find_newer_schema(n.op_type(), opset)) {
+        check_against(n, *newer, describe(n, opset));
+      } else if (const onnx::OpSchema* old = onnx::OpSchemaRegistry::Schema(n.op_type(), range->second.second, d);
+                 old && !old->Deprecated()) {
+        check_against(n, facts(*old), describe(n, opset));
+      }
+    }
     for (const auto& a : n.attribute()) {
       if (held_type(a) == A::GRAPH) check_graph(a.g());
       for (const auto& sg : a.graphs()) check_graph(sg);
     }
   }
 
-  void check_against(const onnx::NodeProto& n, const onnx::OpSchema& s, const std::string& what) {
+  static SchemaFacts facts(const onnx::OpSchema& s) {
+    SchemaFacts f{s.Name(), s.SinceVersion(), s.min_input(), s.max_input(), s.min_output(), s.max_output(), {}, {}};
+    for (const auto& p : s.inputs()) {
+      auto o = p.GetOption();
+      f.inputs.push_back({p.GetName(), o == onnx::OpSchema::FormalParameterOption::Single     ? 'S'
+                                       : o == onnx::OpSchema::FormalParameterOption::Optional ? 'O'
+                                                                                              : 'V'});
+    }
+    for (const auto& [name, a] : s.attributes()) f.attrs.push_back({name, a.type, a.required});
+    return f;
+  }
+
+  void check_against(const onnx::NodeProto& n, const SchemaFacts& s, const std::string& what) {
     auto range = [](int lo, int hi) {
       return hi == std::numeric_limits<int>::max() ? "at least " + std::to_string(lo)
              : lo == hi                             ? std::to_string(lo)
                                                     : std::to_string(lo) + " to " + std::to_string(hi);
     };
-    user_check(n.input_size() >= s.min_input() && n.input_size() <= s.max_input())
+    user_check(n.input_size() >= s.min_in && n.input_size() <= s.max_in)
         << what << ": has " << n.input_size() << " input" << (n.input_size() == 1 ? "" : "s") << "; "
-        << n.op_type() << " takes " << range(s.min_input(), s.max_input());
-    user_check(n.output_size() >= s.min_output() && n.output_size() <= s.max_output())
+        << n.op_type() << " takes " << range(s.min_in, s.max_in);
+    user_check(n.output_size() >= s.min_out && n.output_size() <= s.max_out)
         << what << ": has " << n.output_size() << " output" << (n.output_size() == 1 ? "" : "s") << "; "
-        << n.op_type() << " gives " << range(s.min_output(), s.max_output());
-    const auto& formal = s.inputs();
-    for (int i = 0; i < n.input_size() && static_cast<size_t>(i) < formal.size(); ++i) {
-      user_check(!n.input(i).empty() || formal[static_cast<size_t>(i)].GetOption() !=
-                                            onnx::OpSchema::FormalParameterOption::Single)
-          << what << ": input " << i << " ('" << formal[static_cast<size_t>(i)].GetName()
-          << "') is required but left empty";
+        << n.op_type() << " gives " << range(s.min_out, s.max_out);
+    for (int i = 0; i < n.input_size() && static_cast<size_t>(i) < s.inputs.size(); ++i) {
+      const SchemaFacts::Input& formal = s.inputs[static_cast<size_t>(i)];
+      user_check(!n.input(i).empty() || formal.option != 'S')
+          << what << ": input " << i << " ('" << formal.name << "') is required but left empty";
     }
     for (const auto& a : n.attribute()) {
       if (!a.ref_attr_name().empty()) continue;  // bound inside a function body
-      auto it = s.attributes().find(a.name());
-      if (it == s.attributes().end()) continue;  // unknown names are ignored, as ONNX Runtime does
-      A::AttributeType want = it->second.type, got = held_type(a);
+      auto it = std::find_if(s.attrs.begin(), s.attrs.end(), [&](const SchemaFacts::Attr& f) { return f.name == a.name(); });
+      if (it == s.attrs.end()) continue;  // unknown names are ignored, as ONNX Runtime does
+      A::AttributeType want = it->type, got = held_type(a);
       user_check(got == want && value_matches_declared(a))
           << what << ": attribute '" << a.name() << "' is " << (got == A::UNDEFINED ? "empty" : type_name(got))
           << (value_matches_declared(a) ? "" : " but holds a value of another type") << "; the schema wants "
           << type_name(want);
     }
-    for (const auto& [name, attr] : s.attributes()) {
+    for (const SchemaFacts::Attr& attr : s.attrs) {
       if (!attr.required) continue;
       bool present = false;
-      for (const auto& a : n.attribute()) present = present || a.name() == name;
-      user_check(present) << what << ": required attribute '" << name << "' is missing";
+      for (const auto& a : n.attribute()) present = present || a.name() == attr.name;
+      user_check(present) << what << ": required attribute '" << attr.name << "' is missing";
     }
   }
 

@@ -25,6 +25,7 @@
 #include <set>
 
 #include "passes/attention_masks.h"
+#include "ir/onnxc_attrs.h"
 #include "passes/rewrite.h"
 
 namespace onnxc::passes {
@@ -401,6 +402,9 @@ void rewrite(const Match& m, RewriteBuilder& b) {
     mask = mask ? b.add("Add", {mask, term})->output() : term;
   }
   std::vector<ir::Attribute> attrs = {RewriteBuilder::attr("scale", static_cast<float>(p.scale))};
+  // Softmax over a row of -inf is NaN in the graph this replaces; ONNX 1.23's Attention gives 0
+  // there. The internal attribute (ONNX checkers skip names starting "__") keeps the graph's NaN.
+  attrs.push_back(RewriteBuilder::attr(ir::kMaskedRowsNan, int64_t{1}));
   if (p.causal) attrs.push_back(RewriteBuilder::attr("is_causal", int64_t{1}));
   ir::Value* weights = p.weights_out ? m["probs"] : nullptr;
   if (weights) attrs.push_back(RewriteBuilder::attr("qk_matmul_output_mode", int64_t{3}));

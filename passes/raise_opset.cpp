@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "ir/onnxc_attrs.h"
 #include "ir/op_registry.h"
 #include "passes/canonicalize.h"
 #include "passes/rewrite.h"
@@ -120,6 +121,11 @@ std::function<void(ir::Node&)> converter(const ir::Node& n, int64_t from, int64_
       m.add_input(add_const(m, i64_tensor({m.attr_int("k", 1)}), "k"));
       m.remove_attr("k");
     };
+  if ((op == "Cast" || op == "CastLike") && crosses(19)) {
+    bool to_bf16 = op == "Cast" ? n.attr_int("to", 0) == static_cast<int64_t>(ir::DType::BFloat16)
+                                : n.input(1) && n.input(1)->dtype() == ir::DType::BFloat16;
+    if (to_bf16) return [](ir::Node& m) { m.set_attr_int(ir::kBf16Truncates, 1); };
+  }
   if (op == "Dropout" && crosses(12))  // inference: identity; the ratio no longer is an attribute
     return [](ir::Node& m) {
       m.remove_attr("ratio");

@@ -336,7 +336,7 @@ int test_suite_main(const std::vector<std::string>& args) {
   std::vector<std::string> roots;
   std::string filter, tsv, expect_file, target = "host";
   int jobs = 1, timeout_s = 300, threads = 0;
-  bool no_cache = false, no_fork = false, quiet = false;
+  bool no_cache = false, no_fork = false, quiet = false, only_expected = false;
   SuiteOptions so;
   ArgParser p("test-suite", "DIR... [--jobs N] [--filter REGEX] [--tsv FILE]",
               "Runs every ONNX backend test folder (model.onnx + test_data_set_*) under the DIRs through the\n"
@@ -358,6 +358,8 @@ int test_suite_main(const std::vector<std::string>& args) {
   p.option("target", 0, "T", "compile target (default host)", &target);
   p.option("expect-pass", 0, "FILE", "names (one per line, # comments) that must pass: exit 1 only if one\n"
                                      "of them does not", &expect_file);
+  p.flag("only-expected", 0, "run only the folders --expect-pass names (a fixed sample of a long suite)",
+         &only_expected);
   p.flag("no-cache", 0, "do not use the kernel cache", &no_cache);
   p.flag("no-fork", 0, "run folders in this process, one at a time (debugging; no crash isolation)", &no_fork);
   p.flag("quiet", 'q', "print only failures, errors and the totals", &quiet);
@@ -375,6 +377,7 @@ int test_suite_main(const std::vector<std::string>& args) {
   }
   std::set<std::string> expected;
   if (!expect_file.empty()) expected = read_expected(expect_file);
+  if (only_expected && expect_file.empty()) throw UsageError("--only-expected needs --expect-pass FILE");
   so.codegen_jobs = jobs > 1 ? 1 : 0;
   so.threads = threads;
   so.use_cache = !no_cache;
@@ -386,7 +389,7 @@ int test_suite_main(const std::vector<std::string>& args) {
     user_check(fs::exists(root, ec)) << root << ": no such directory";
     for (const std::string& d : check::find_model_test_dirs(root)) {
       std::string name = display_name(d, root);
-      if (std::regex_search(name, re)) tests.emplace_back(d, name);
+      if (std::regex_search(name, re) && (!only_expected || expected.count(name))) tests.emplace_back(d, name);
     }
   }
   user_check(!tests.empty()) << "no test folders (model.onnx + test_data_set_*) found"

@@ -1,14 +1,17 @@
-// ONNX Attention (opset 23) as one streaming kernel: softmax(Q·Kᵀ·scale + mask)·V computed per query
-// tile with an online softmax over blocks of key tiles, so the [sq, skv] score matrix is never stored.
-// Supports 4-D [b, h, s, d] and 3-D [b, s, h*d] inputs, GQA/MQA, is_causal, bool or float masks
-// (broadcast, read in place), scale, softcap and past/present key and value. When the node returns
-// qk_matmul_output, the scores are materialized instead (the output stores them anyway).
+// ONNX Attention (opsets 23-25) as one streaming kernel: softmax(Q·Kᵀ·scale + mask)·V computed per
+// query tile with an online softmax over blocks of key tiles, so the [sq, skv] score matrix is never
+// stored. Supports 4-D [b, h, s, d] and 3-D [b, s, h*d] inputs, GQA/MQA, is_causal, bool or float
+// masks (broadcast, read in place), scale, softcap, past/present key and value, nonpad_kv_seqlen
+// (opset 24) and left/right_window_size (opset 25). A row with every key masked gives 0 (ONNX 1.23's
+// rule, for Y and for qk_matmul_output mode 3). When the node returns qk_matmul_output (modes 0-3),
+// the scores are materialized instead (the output stores them anyway).
 #include <algorithm>
 #include <cmath>
 
 #include "codegen/lower/lower_util.h"
 #include "codegen/schedule/attention.h"
 #include "codegen/schedule/schedule.h"
+#include "ir/onnxc_attrs.h"
 
 namespace onnxc::codegen {
 
@@ -85,24 +88,30 @@ MaskRead read_mask(const LowerContext& ctx, const Expr& b, const Expr& h, const 
   const HTensor& m = ctx.in[kMask];
   Index out = {b, h, q, key};
   int r = m.rank();
-  user_check(r >= 1 && r <= 4) << ctx.node.describe() << ": attn_mask must have rank 1 to 4, not " << r;
+  user_check(r >= 0 && r <= 4) << ctx.node.describe() << ": attn_mask must have rank 0 to 4, not " << r;
   Index idx(r);
   for (int i = 0; i < r; ++i) {
     const Expr& e = m.shape[i];
     idx[i] = Halide::Internal::is_const_one(e) ? Expr(0) : Halide::clamp(out[4 - r + i], 0, e - 1);
   }
-  Expr inside = key < m.shape[r - 1];
+  Expr inside = r == 0 ? Halide::Internal::const_true() : key < m.shape[r - 1];  // a scalar applies to every key
   Expr v = m.at(idx);
   if (m.dtype == ir::DType::Bool) return {inside && v, Expr()};
   return {Expr(), Halide::select(inside, Halide::cast(at, v), literal(at, -INFINITY))};
+}
+
+// Whether a fully masked row gives 0 (ONNX 1.23) rather than the NaN of the Softmax onnxc fused.
+Expr zeroed_rows(const LowerContext& ctx) {
+  return Halide::Internal::make_bool(ctx.node.attr_int(ir::kMaskedRowsNan, 0) == 0);
 }
 
 // The scores materialized ([b, h, sq, total], as the unfused graph stores them), each stage a
 // reduction computed whole: on GPU targets (the streaming schedule is CPU-only for now), and
 // wherever the node returns qk_matmul_output, which stores that matrix anyway. Returns that output
 // ([b, h, sq, total], argument order k, q, h, b) for `qk_mode` 0 (scaled Q·Kᵀ) or 3 (softmax
-// weights); undefined for qk_mode < 0 (not requested).
+// weights), 1 (after softcap) or 2 (after softcap and mask); undefined for qk_mode < 0 (not requested).
 Func materialized_attention(LowerContext& ctx, AttentionStages& s, const Expr& scale,
+                            const std::function<Expr(Expr)>& capped_score,
                             const std::function<Expr(Expr, const Expr&, const Expr&)>& masked_score, const Expr& fits,
                             int64_t qk_mode) {
   HeadView Q = head_view(ctx, kQ, "q_num_heads"), K = head_view(ctx, kK, "kv_num_heads"),
@@ -120,6 +129,8 @@ Func materialized_attention(LowerContext& ctx, AttentionStages& s, const Expr& s
   scf(k, q, h, b) = sc;
   Func weights("attn_qk_output");
   if (qk_mode == 0) weights(k, q, h, b) = Halide::cast(ot, dot(k, q, h, b) * scale);
+  if (qk_mode == 1) weights(k, q, h, b) = Halide::cast(ot, capped_score(dot(k, q, h, b)));
+  if (qk_mode == 2) weights(k, q, h, b) = Halide::cast(ot, scf(k, q, h, b));
   mx(q, h, b) = ninf;
   mx(q, h, b) = Halide::max(mx(q, h, b), scf(rt, q, h, b));
   ex(k, q, h, b) = exp_ieee(scf(k, q, h, b) - Halide::select(mx(q, h, b) == ninf, zero, mx(q, h, b)));
@@ -127,9 +138,12 @@ Func materialized_attention(LowerContext& ctx, AttentionStages& s, const Expr& s
   sum(q, h, b) += ex(rt, q, h, b);
   acc(d, q, h, b) = zero;
   acc(d, q, h, b) += ex(rt, q, h, b) * Halide::cast(at, with_past(ctx, kPastV, V, past_len, d, rt, kvh, b));
-  s.y4(d, q, h, b) = Halide::require(fits, Halide::cast(ot, acc(d, q, h, b) / sum(q, h, b)),
+  // A fully masked row sums to 0: its weights and output are 0 (ONNX 1.23), not 0/0, unless
+  // the node came from onnxc's fusion of a Softmax, which gives NaN there (ir::kMaskedRowsNan).
+  Expr empty = zeroed_rows(ctx) && sum(q, h, b) == zero;
+  s.y4(d, q, h, b) = Halide::require(fits, Halide::cast(ot, Halide::select(empty, zero, acc(d, q, h, b) / sum(q, h, b))),
                                      "Attention: Q, K, V or attn_mask extents do not fit together");
-  if (qk_mode == 3) weights(k, q, h, b) = Halide::cast(ot, ex(k, q, h, b) / sum(q, h, b));
+  if (qk_mode == 3) weights(k, q, h, b) = Halide::cast(ot, Halide::select(empty, zero, ex(k, q, h, b) / sum(q, h, b)));
   // The dot products and the sums are contractions: their order is ours to pick (FMAs allowed).
   ctx.reassociable.insert(ctx.reassociable.end(), {dot, sum, acc});
   std::vector<Func> stages = {dot, mx, ex, sum, acc};
@@ -145,20 +159,25 @@ Func materialized_attention(LowerContext& ctx, AttentionStages& s, const Expr& s
 
 std::vector<HTensor> attention(LowerContext& ctx) {
   const ir::Node& n = ctx.node;
-  user_check(!has_input(ctx, kNonpad)) << n.describe() << ": nonpad_kv_seqlen is not supported";
   // qk_matmul_output, when something reads it: the materialized kernel computes it on the way.
   bool want_qk = n.num_outputs() > kQK && n.output(kQK) &&
                  (!n.output(kQK)->uses().empty() || n.output(kQK)->is_graph_output());
   int64_t qk_mode = want_qk ? n.attr_int("qk_matmul_output_mode", 0) : -1;
-  // Modes 1 and 2 (scores after the mask, after softcap) are left out: the ONNX function body and
-  // its reference implementation disagree on where the mask and softcap apply.
-  user_check(qk_mode == -1 || qk_mode == 0 || qk_mode == 3)
-      << n.describe() << ": qk_matmul_output_mode " << qk_mode << " is not supported (0 and 3 are)";
+  // Modes as the opset 24 text defines them: 0 the scaled Q·Kᵀ, 1 after softcap, 2 after softcap
+  // and the mask (causal, window and padding included), 3 the softmax weights.
+  user_check(qk_mode >= -1 && qk_mode <= 3)
+      << n.describe() << ": qk_matmul_output_mode " << qk_mode << " is not one of 0, 1, 2, 3";
   user_check(ctx.in[kQ].rank() == ctx.in[kK].rank() && ctx.in[kK].rank() == ctx.in[kV].rank() &&
              (ctx.in[kQ].rank() == 3 || ctx.in[kQ].rank() == 4))
       << n.describe() << ": Q, K and V must all be 3-D or all 4-D";
   user_check(has_input(ctx, kPastK) == has_input(ctx, kPastV))
       << n.describe() << ": past_key and past_value must be given together";
+  bool nonpad = has_input(ctx, kNonpad);
+  user_check(!nonpad || !has_input(ctx, kPastK))
+      << n.describe() << ": nonpad_kv_seqlen cannot be combined with past_key/past_value (opset 24)";
+  int64_t left_window = n.attr_int("left_window_size", -1), right_window = n.attr_int("right_window_size", -1);
+  user_check(left_window >= -1 && right_window >= -1)
+      << n.describe() << ": left_window_size and right_window_size must be -1 or >= 0";
 
   HeadView Q = head_view(ctx, kQ, "q_num_heads"), K = head_view(ctx, kK, "kv_num_heads"),
            V = head_view(ctx, kV, "kv_num_heads");
@@ -218,20 +237,31 @@ std::vector<HTensor> attention(LowerContext& ctx) {
   // The score as the ONNX function computes it from a dot product: scaled, soft-capped, masked.
   bool causal = n.attr_int("is_causal", 0) != 0;
   float softcap = n.attr_float("softcap", 0.0f);
-  auto masked_score = [&](Expr dot, const Expr& qrow, const Expr& k) {
+  auto capped_score = [&](Expr dot) {
     Expr score = dot * scale;
     if (softcap > 0) score = literal(at, softcap) * tanh_ieee(score / literal(at, softcap));
+    return score;
+  };
+  // Where query row i sits among the keys: after the past (internal cache), or, with
+  // nonpad_kv_seqlen and no past (external cache), at nonpad_kv_seqlen[b] - sq; causal and window
+  // masks are aligned to it (bottom-right), as the ONNX reference aligns them.
+  Expr offset = nonpad ? Halide::cast<int32_t>(ctx.in[kNonpad].at({b})) - Q.seq : past_len;
+  auto masked_score = [&](Expr dot, const Expr& qrow, const Expr& k) {
+    Expr score = capped_score(dot);
     MaskRead mask = read_mask(ctx, b, h, Halide::min(qrow, Q.seq - 1), Halide::min(k, total - 1), at);
     if (mask.bias.defined()) score = score + mask.bias;
     Expr allowed = k < total;
     if (mask.allowed.defined()) allowed = allowed && mask.allowed;
-    // Causal: query i sees keys up to i + past (the ONNX reference offsets by the past length).
-    if (causal) allowed = allowed && k <= qrow + past_len;
+    if (causal) allowed = allowed && k <= qrow + offset;
+    if (left_window >= 0) allowed = allowed && qrow + offset - k <= Expr(static_cast<int32_t>(left_window));
+    if (right_window >= 0) allowed = allowed && k - (qrow + offset) <= Expr(static_cast<int32_t>(right_window));
+    // nonpad_kv_seqlen: keys at or past the batch entry's valid length are padding.
+    if (nonpad) allowed = allowed && k < Halide::cast<int32_t>(ctx.in[kNonpad].at({b}));
     return Halide::select(allowed, score, ninf);
   };
   Func qk_out;
   if (!streams_attention(ctx.target) || want_qk) {
-    qk_out = materialized_attention(ctx, s, scale, masked_score, fits, qk_mode);
+    qk_out = materialized_attention(ctx, s, scale, capped_score, masked_score, fits, qk_mode);
   } else {
     s.scores(qi, j, kt, qo, h, b) = masked_score(s.scores_acc(qi, j, kt, qo, h, b), row, key);
 
@@ -264,7 +294,10 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     Var kb("kb");
     s.rt = Halide::RDom(0, nb, "rt");
     s.rt.where(kb * nb + s.rt < n_tiles);
-    if (causal) s.rt.where((kb * nb + s.rt) * tk <= qo * tq + (tq - 1) + past_len);
+    // Tiles above the causal diagonal are skipped only where the diagonal is the same for every
+    // batch entry (no nonpad_kv_seqlen).
+    bool skip = causal && !nonpad;
+    if (skip) s.rt.where((kb * nb + s.rt) * tk <= qo * tq + (tq - 1) + past_len);
     Halide::RDom rt = s.rt;
     Expr tile = kb * nb + rt;
     s.block_max(qi, kb, qo, h, b) = ninf;
@@ -277,7 +310,7 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     s.block_acc(d, qi, kb, qo, h, b) += s.tiles(d, qi, tile, qo, h, b)[0] * s.weight(qi, tile, qo, h, b);
 
     s.rk = Halide::RDom(0, (n_tiles + nb - 1) / nb, "rk");
-    if (causal) s.rk.where(s.rk * (nb * tk) <= qo * tq + (tq - 1) + past_len);
+    if (skip) s.rk.where(s.rk * (nb * tk) <= qo * tq + (tq - 1) + past_len);
     Halide::RDom rk = s.rk;
     s.state(d, qi, qo, h, b) = Halide::Tuple(ninf, zero, zero);
     Expr m = s.state(d, qi, qo, h, b)[0], l = s.state(d, qi, qo, h, b)[1], acc = s.state(d, qi, qo, h, b)[2];
@@ -287,8 +320,11 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     Expr a = exp_ieee(m - base), c = exp_ieee(mt - base);
     s.state(d, qi, qo, h, b) = Halide::Tuple(mn, l * a + s.block_sum(qi, rk, qo, h, b) * c,
                                              acc * a + s.block_acc(d, qi, rk, qo, h, b) * c);
-    // A row with every key masked has sum 0: 0/0 gives NaN, as softmax over all -inf does unfused.
-    s.y4(d, q, h, b) = Halide::cast(ot, s.state(d, q % tq, q / tq, h, b)[2] / s.state(d, q % tq, q / tq, h, b)[1]);
+    // A row with every key masked has sum 0: ONNX 1.23 defines its output as 0 (not 0/0); a
+    // fused Softmax keeps its NaN (ir::kMaskedRowsNan).
+    Expr l_row = s.state(d, q % tq, q / tq, h, b)[1];
+    Expr empty = zeroed_rows(ctx) && l_row == zero;
+    s.y4(d, q, h, b) = Halide::cast(ot, Halide::select(empty, zero, s.state(d, q % tq, q / tq, h, b)[2] / l_row));
     // Q·K, the tile sums, probs·V and the weighted sums within a block are contractions (FMAs
     // allowed); the score, mask and softmax arithmetic keep IEEE semantics (strict_float, see
     // codegen/emit/strict_float.h).

@@ -272,8 +272,11 @@ std::vector<HTensor> space_to_depth(LowerContext& ctx) {
   const HTensor& x = ctx.in[0];
   int32_t b = static_cast<int32_t>(ctx.node.attr_int("blocksize", 1));
   Expr c_in = x.shape[1];
+  // Opset 28 adds mode: CRD orders the output channels (c, block row, block col), DCR (the only
+  // order before 28) (block row, block col, c).
+  bool crd = ctx.node.attr_string("mode", "DCR") == "CRD";
   return {define("SpaceToDepth", out_shape(ctx), out_dtype(ctx), [&](const Index& o) {
-    Expr blk = o[1] / c_in, c = o[1] % c_in;
+    Expr blk = crd ? o[1] % (b * b) : o[1] / c_in, c = crd ? o[1] / (b * b) : o[1] % c_in;
     return x.at({o[0], c, o[2] * b + blk / b, o[3] * b + blk % b});
   })};
 }

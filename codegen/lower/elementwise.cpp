@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "codegen/lower/lower_util.h"
+#include "ir/onnxc_attrs.h"
 
 namespace onnxc::codegen {
 
@@ -119,10 +120,19 @@ Expr divide(Expr a, Expr b) {
 }
 
 Expr modulo(Expr a, Expr b, const ir::Node& n) {
-  if (a.type().is_float() || n.attr_int("fmod", 0)) {
-    if (a.type().is_float()) return a - Halide::trunc(a / b) * b;
-    return a - divide(a, b) * b;
+  if (a.type().is_float()) {
+    // C's fmod: the quotient truncated; an infinite divisor leaves a finite dividend as it is.
+    Expr r = Halide::select(Halide::is_inf(b) && Halide::is_finite(a), a, a - Halide::trunc(a / b) * b);
+    if (n.attr_int("fmod", 0)) return r;
+    // fmod=0 on floats (allowed from opset 28): the quotient floored, so the result takes the
+    // divisor's sign, zero included (+0 or -0 as the divisor's).
+    r = Halide::select(r != lit(r, 0) && ((r < lit(r, 0)) != (b < lit(b, 0))), r + b, r);
+    // The zero's sign bit copied from b (a -0.0 literal would be folded to +0).
+    Type bits = Halide::UInt(r.type().bits());
+    Expr sign = Halide::reinterpret(bits, b) & Halide::Internal::make_const(bits, uint64_t(1) << (r.type().bits() - 1));
+    return Halide::select(r == lit(r, 0), Halide::reinterpret(r.type(), sign), r);
   }
+  if (n.attr_int("fmod", 0)) return a - divide(a, b) * b;
   Expr r = a % b;  // Euclidean: r >= 0; ONNX takes the divisor's sign
   if (a.type().is_uint()) return r;
   return Halide::select(b < lit(b, 0) && r != lit(r, 0), r + b, r);
@@ -149,9 +159,10 @@ Expr is_inf(Expr x, const ir::Node& n) {
   return Halide::Internal::const_false();
 }
 
-// Cast / CastLike: float -> bool is x != 0; f32 -> bf16 truncates the low mantissa bits, as the
-// reference of the ONNX version this project pins (1.12) does; everything else is a C-style
-// conversion.
+// Cast / CastLike: float -> bool is x != 0; f32 -> bf16 rounds to nearest even, as ONNX's newer
+// references (and 1.23's test data) do, except in a node raised from before opset 19
+// (ir::kBf16Truncates), which truncates the low mantissa bits as the 1.12 reference did; everything
+// else is a C-style conversion.
 LowerFn cast_op() {
   return [](LowerContext& ctx) -> std::vector<HTensor> {
     const HTensor& a = ctx.in[0];
@@ -159,12 +170,46 @@ LowerFn cast_op() {
     return {define("Cast", out_shape(ctx), to, [&](const Index& i) {
       Expr x = a.at(i);
       if (to == ir::DType::Bool) return from_bool(to_bool(x));
-      if (to == ir::DType::BFloat16 && x.type() == Halide::Float(32))
+      bool truncates = ctx.opset < 19 || ctx.node.attr_int(ir::kBf16Truncates, 0);  // a model left unraised, or raised
+      if (to == ir::DType::BFloat16 && x.type() == Halide::Float(32) && truncates)
         return Halide::reinterpret(Halide::BFloat(16),
                                    Halide::cast<uint16_t>(Halide::reinterpret(Halide::UInt(32), x) >> 16));
-      return Halide::cast(halide_type(to), x);
+      return cast_keep_nan(halide_type(to), x);
     })};
   };
+}
+
+// BitShift: opset 28 admits signed ints. A shift by a negative amount or by the bit width or more
+// gives 0 (the sign for a signed right shift, which is arithmetic); a signed left shift shifts the
+// bits as unsigned ones, so overflow wraps.
+Expr bit_shift(const std::vector<Expr>& v, const ir::Node& n) {
+  Expr a = v[0], b = v[1];
+  Type t = a.type(), ut = t.with_code(Halide::Type::UInt);
+  Expr out_of_range = b >= Halide::Internal::make_const(b.type(), t.bits());
+  if (t.is_int()) out_of_range = out_of_range || b < lit(b, 0);
+  Expr amount = Halide::cast(ut, Halide::clamp(b, lit(b, 0), Halide::Internal::make_const(b.type(), t.bits() - 1)));
+  Expr zero = Halide::Internal::make_zero(t);
+  if (n.attr_string("direction", "LEFT") == "RIGHT") {
+    Expr fill = t.is_int() ? Halide::select(a < zero, Halide::Internal::make_const(t, -1), zero) : zero;
+    return Halide::select(out_of_range, fill, a >> amount);
+  }
+  return Halide::select(out_of_range, zero, Halide::reinterpret(t, Halide::reinterpret(ut, a) << amount));
+}
+
+// BitCast (opset 26): the input's bits read as `to`, of the same element size. Bool is one byte
+// holding 0 or 1 on both sides, so it converts by value.
+std::vector<HTensor> bit_cast(LowerContext& ctx) {
+  const HTensor& a = ctx.in[0];
+  ir::DType to = out_dtype(ctx);
+  user_check(to != ir::DType::String && a.dtype != ir::DType::String && ir::dtype_size(to) == ir::dtype_size(a.dtype))
+      << ctx.node.describe() << ": BitCast needs input and output of one element size (not strings); "
+      << ir::dtype_name(a.dtype) << " -> " << ir::dtype_name(to) << " is not";
+  return {define("BitCast", out_shape(ctx), to, [&](const Index& i) {
+    Expr x = a.at(i);
+    if (to == ir::DType::Bool) return from_bool(x != Halide::Internal::make_zero(x.type()));
+    if (a.dtype == ir::DType::Bool) return Halide::cast(halide_type(to), x);
+    return Halide::reinterpret(halide_type(to), x);
+  })};
 }
 
 // Dropout run as a kernel (its mask is used, or training_mode is not constant false): the output is
@@ -240,6 +285,7 @@ UNARY_FLOAT(Softplus, softplus(x));
 UNARY_FLOAT(Softsign, x / (lit(x, 1) + Halide::abs(x)));
 UNARY_FLOAT(ThresholdedRelu, Halide::select(x > lit(x, fattr(n, "alpha", 1.f)), x, lit(x, 0)));
 UNARY_FLOAT(Mish, x * tanh_ieee(softplus(x)));
+UNARY_FLOAT(Swish, x * sigmoid(lit(x, fattr(n, "alpha", 1.f)) * x));  // opset 24
 UNARY_FLOAT(Gelu, gelu(x, n));
 UNARY_FLOAT(Shrink, Halide::select(x < lit(x, -fattr(n, "lambd", 0.5f)), x + lit(x, fattr(n, "bias", 0.f)),
                                    x > lit(x, fattr(n, "lambd", 0.5f)), x - lit(x, fattr(n, "bias", 0.f)),
@@ -275,9 +321,12 @@ BINARY(PRelu, Halide::select(a < lit(a, 0), a * b, a));
 Registrar reg_Mod("", "Mod", EW, broadcast_op(false, [](const std::vector<Expr>& v, const ir::Node& n) {
   return modulo(v[0], v[1], n);
 }));
-Registrar reg_BitShift("", "BitShift", EW, broadcast_op(false, [](const std::vector<Expr>& v, const ir::Node& n) {
-  return n.attr_string("direction", "LEFT") == "RIGHT" ? v[0] >> v[1] : v[0] << v[1];
+Registrar reg_BitShift("", "BitShift", EW, broadcast_op(false, bit_shift));
+// SwiGLU (opset 28): Swish(A) * B, the gate's sigmoid scaled by alpha; A and B of one shape.
+Registrar reg_SwiGLU("", "SwiGLU", EW, broadcast_op(true, [](const std::vector<Expr>& v, const ir::Node& n) {
+  return v[0] * sigmoid(lit(v[0], fattr(n, "alpha", 1.f)) * v[0]) * v[1];
 }));
+Registrar reg_BitCast("", "BitCast", EW, bit_cast);
 Registrar reg_Max("", "Max", EW, variadic(max_nan));
 Registrar reg_Min("", "Min", EW, variadic(min_nan));
 Registrar reg_Sum("", "Sum", EW, variadic([](Expr a, Expr b) { return a + b; }));

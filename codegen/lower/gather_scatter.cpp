@@ -1,5 +1,5 @@
 // Data-dependent indexing: GatherND, ScatterElements (and its deprecated alias Scatter), ScatterND,
-// OneHot, CumSum. Scatters copy the data, then apply one update definition over the updates' index
+// OneHot, CumSum, CumProd, TensorScatter. Scatters copy the data, then apply one update definition over the updates' index
 // space, with the written position computed from the indices tensor (reduction none/add/mul/max/min).
 #include "codegen/lower/lower_util.h"
 #include "codegen/schedule/schedule.h"
@@ -128,9 +128,35 @@ std::vector<HTensor> one_hot(LowerContext& ctx) {
   })};
 }
 
-// Inclusive scan along `axis` of the (optionally reversed) input; exclusive subtracts the element.
-// A run-time axis selects among the scans along every dim (rare: exporters write a constant).
-std::vector<HTensor> cum_sum(LowerContext& ctx) {
+// TensorScatter (opset 24): a KV cache with `update` written along `axis` from write_indices[b]
+// (per batch entry, dim 0; absent: 0), wrapping around the cache length in circular mode. Each
+// output element reads either the update or the past cache, so no scatter is needed.
+std::vector<HTensor> tensor_scatter(LowerContext& ctx) {
+  const HTensor& past = ctx.in[0];
+  const HTensor& upd = ctx.in[1];
+  int r = past.rank(), axis = normalize_axis(ctx.node.attr_int("axis", -2), r, ctx.node);
+  user_check(axis >= 1) << ctx.node.describe() << ": axis must not be the batch dim (0)";
+  std::string mode = ctx.node.attr_string("mode", "linear");
+  user_check(mode == "linear" || mode == "circular")
+      << ctx.node.describe() << ": mode '" << mode << "' is not one of linear, circular";
+  bool circular = mode == "circular";
+  Expr cache_len = past.shape[axis], upd_len = upd.shape[axis];
+  return {define("TensorScatter", past.shape, past.dtype, [&](const Index& o) {
+    Expr start = has_input(ctx, 2) ? Halide::cast<int32_t>(ctx.in[2].at({o[0]})) : Expr(0);
+    Expr j = o[axis] - start;
+    if (circular) j = j % Halide::max(cache_len, 1);  // Euclidean: in [0, cache_len)
+    Expr from_update = j >= 0 && j < upd_len;
+    Index ui = o;
+    ui[axis] = Halide::clamp(j, 0, upd_len - 1);
+    return Halide::select(from_update, upd.at(ui), past.at(o));
+  })};
+}
+
+// Inclusive scan along `axis` of the (optionally reversed) input. CumSum's exclusive form subtracts
+// the element; CumProd's (opset 26) cannot divide (a zero element), so its scan starts from 1 and
+// reads the element before. A run-time axis selects among the scans along every dim (rare:
+// exporters write a constant).
+std::vector<HTensor> cum_scan(LowerContext& ctx, bool product) {
   const HTensor& x = ctx.in[0];
   int r = x.rank();
   bool exclusive = ctx.node.attr_int("exclusive", 0), reverse = ctx.node.attr_int("reverse", 0);
@@ -143,18 +169,24 @@ std::vector<HTensor> cum_sum(LowerContext& ctx) {
       i[axis] = reverse ? n - 1 - p : p;
       return x.at(i);
     };
-    Func scan("cumsum_scan");
-    scan(vars) = at_pos(o, o[axis]);
+    Func scan(product ? "cumprod_scan" : "cumsum_scan");
+    if (product && exclusive) {
+      Expr one = Halide::Internal::make_one(halide_type(x.dtype));
+      scan(vars) = Halide::select(o[axis] == 0, one, at_pos(o, Halide::max(o[axis] - 1, 0)));
+    } else {
+      scan(vars) = at_pos(o, o[axis]);
+    }
     Halide::RDom rk(1, Halide::max(n - 1, 0));
     Index cur = o, prev = o;
     cur[axis] = rk;
     prev[axis] = rk - 1;
-    scan(RowSpace::at(cur)) = scan(RowSpace::at(prev)) + at_pos(o, rk);
+    if (product) scan(RowSpace::at(cur)) = scan(RowSpace::at(prev)) * (exclusive ? at_pos(o, rk - 1) : at_pos(o, rk));
+    else scan(RowSpace::at(cur)) = scan(RowSpace::at(prev)) + at_pos(o, rk);
     scans.push_back(scan);
     Index src = o;
     src[axis] = reverse ? n - 1 - o[axis] : o[axis];
     Expr v = scan(RowSpace::at(src));
-    return exclusive ? v - x.at(o) : v;
+    return exclusive && !product ? v - x.at(o) : v;
   };
   Expr v;
   if (auto ax = const_ints(ctx, 1)) {
@@ -165,7 +197,7 @@ std::vector<HTensor> cum_sum(LowerContext& ctx) {
     v = scan_along(r - 1);
     for (int d = r - 2; d >= 0; --d) v = Halide::select(a == d, scan_along(d), v);
   }
-  Func out("CumSum");
+  Func out(product ? "CumProd" : "CumSum");
   out(vars) = v;
   ctx.schedule = [scans](Func output, const Halide::Target& t) {
     for (Func s : scans) s.compute_root();
@@ -183,7 +215,9 @@ Registrar reg_ScatterElements("", "ScatterElements", KernelClass::Other, scatter
 Registrar reg_Scatter("", "Scatter", KernelClass::Other, scatter_elements);
 Registrar reg_ScatterND("", "ScatterND", KernelClass::Other, scatter_nd);
 Registrar reg_OneHot("", "OneHot", KernelClass::DataMovement, one_hot);
-Registrar reg_CumSum("", "CumSum", KernelClass::Other, cum_sum);
+Registrar reg_CumSum("", "CumSum", KernelClass::Other, [](LowerContext& c) { return cum_scan(c, false); });
+Registrar reg_CumProd("", "CumProd", KernelClass::Other, [](LowerContext& c) { return cum_scan(c, true); });
+Registrar reg_TensorScatter("", "TensorScatter", KernelClass::DataMovement, tensor_scatter);
 
 }  // namespace
 

@@ -14,6 +14,12 @@ std::vector<Halide::Var> make_vars(int rank) {
 
 Index onnx_index(const std::vector<Halide::Var>& vars) { return Index(vars.rbegin(), vars.rend()); }
 
+Halide::Expr cast_keep_nan(Halide::Type t, Halide::Expr v) {
+  if (!(t.is_float() && t.bits() == 16 && v.type().is_float() && v.type().bits() > 16)) return Halide::cast(t, v);
+  Halide::Expr nan = Halide::reinterpret(t, Halide::Expr(static_cast<uint16_t>(t.is_bfloat() ? 0x7fc0 : 0x7e00)));
+  return Halide::select(Halide::is_nan(v), nan, Halide::cast(t, v));
+}
+
 HTensor define(const std::string& name, std::vector<Halide::Expr> shape, ir::DType dtype,
                const std::function<Halide::Expr(const Index&)>& body) {
   HTensor t;
@@ -22,7 +28,7 @@ HTensor define(const std::string& name, std::vector<Halide::Expr> shape, ir::DTy
   auto vars = make_vars(static_cast<int>(shape.size()));
   Halide::Expr v = body(onnx_index(vars));
   Halide::Type ty = halide_type(dtype);
-  if (v.type() != ty) v = Halide::cast(ty, v);
+  if (v.type() != ty) v = cast_keep_nan(ty, v);
   std::vector<Halide::Var> args(vars.begin(), vars.end());
   t.func(args) = v;
   t.shape = std::move(shape);

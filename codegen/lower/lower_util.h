@@ -19,6 +19,9 @@ std::vector<Halide::Var> make_vars(int rank);
 // The ONNX-order index of those Vars.
 Index onnx_index(const std::vector<Halide::Var>& vars);
 
+// Halide::cast, except that a float -> float16/bfloat16 conversion keeps NaN a NaN (Halide's turns
+// it into inf).
+Halide::Expr cast_keep_nan(Halide::Type t, Halide::Expr v);
 // A new tensor whose element at ONNX index i is body(i).
 HTensor define(const std::string& name, std::vector<Halide::Expr> shape, ir::DType dtype,
                const std::function<Halide::Expr(const Index&)>& body);

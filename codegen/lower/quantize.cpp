@@ -12,12 +12,21 @@ using Halide::Expr;
 using Halide::Func;
 
 // Input i (scale or zero point) at the element `o` of x: per-tensor when it has one element,
-// per-axis (1-D along `axis`) otherwise.
+// per-axis (1-D along `axis`), or blocked (opset 21: x's rank, `block_size` elements of x along
+// `axis` sharing one entry).
 Expr param_at(const LowerContext& ctx, int i, const Index& o) {
   const HTensor& p = ctx.in[i];
   if (p.rank() == 0) return p.func();
-  if (Halide::Internal::is_const_one(p.shape[0])) return p.at({Expr(0)});
   int axis = normalize_axis(ctx.node.attr_int("axis", 1), static_cast<int>(o.size()), ctx.node);
+  if (p.rank() > 1 || ctx.node.attr_int("block_size", 0) > 0) {
+    int64_t block = ctx.node.attr_int("block_size", 0);
+    user_check(block > 0 && p.rank() == static_cast<int>(o.size()))
+        << ctx.node.describe() << ": a scale of rank " << p.rank() << " needs block_size > 0 and the input's rank";
+    Index b = o;
+    b[axis] = o[axis] / static_cast<int32_t>(block);
+    return p.at(b);
+  }
+  if (Halide::Internal::is_const_one(p.shape[0])) return p.at({Expr(0)});
   return p.at({o[axis]});
 }
 

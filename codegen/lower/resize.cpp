@@ -1,8 +1,11 @@
-// Resize (opsets 10-18) and Upsample: separable interpolation, axis by axis, as ONNX's reference
+// Resize (opsets 10-19) and Upsample: separable interpolation, axis by axis, as ONNX's reference
 // defines it. Per axis, an output coordinate maps to an input coordinate x (coordinate_transformation
 // _mode), whose n neighbours (n = 2 nearest/linear, 4 cubic; edge-clamped) are weighted by
-// coefficients of the fraction of x; the output is the sum over all neighbour combinations.
+// coefficients of the fraction of x; the output is the sum over all neighbour combinations. Opset
+// 18's axes (scales, sizes and roi list only those axes), keep_aspect_ratio_policy and antialias
+// (a downsampling filter stretched by 1/scale, so n grows: the scale must be known when compiling).
 #include <cmath>
+#include <optional>
 
 #include "codegen/lower/lower_util.h"
 #include "codegen/schedule/schedule.h"
@@ -31,6 +34,30 @@ std::vector<Expr> cubic(Expr t, float a) {
           ((a + 2) * u - (a + 3)) * u * u + 1.0f, ((a * v - 5 * a) * v + 8 * a) * v - 4 * a};
 }
 
+// Antialiased linear or cubic weights for a downscale s < 1 (the filter stretched by 1/s): n taps
+// from offset `start` (the neighbours left of x first), normalized to sum to 1.
+std::vector<Expr> antialiased(Expr t, double s, bool cubic_mode, float a) {
+  int start = static_cast<int>(std::floor((cubic_mode ? -2.0 : -1.0) / s) + 1);
+  int n = 2 - 2 * start;
+  std::vector<Expr> c;
+  Expr total = 0.0f;
+  for (int k = 0; k < n; ++k) {
+    Expr u = Halide::abs(static_cast<float>(s) * (static_cast<float>(start + k) - t));
+    Expr w;
+    if (cubic_mode) {
+      Expr near = ((a + 2) * u - (a + 3)) * u * u + 1.0f;
+      Expr far = ((a * u - 5 * a) * u + 8 * a) * u - 4 * a;
+      w = Halide::select(u <= 1.0f, near, u < 2.0f, far, 0.0f);
+    } else {
+      w = Halide::clamp(1.0f - u, 0.0f, 1.0f);
+    }
+    c.push_back(w);
+    total = total + w;
+  }
+  for (Expr& w : c) w = w / total;
+  return c;
+}
+
 std::vector<Expr> nearest(Expr t, const std::string& mode) {
   Expr zero = 0.0f, one = 1.0f;
   Expr down;  // 1 when the left neighbour is chosen
@@ -56,6 +83,20 @@ class Resizer {
     scales_input_ = v10 ? 1 : 2;
     user_check(mode_ == "nearest" || mode_ == "linear" || mode_ == "cubic")
         << n.describe() << ": mode '" << mode_ << "' is not supported";
+    antialias_ = n.attr_int("antialias", 0) != 0 && mode_ != "nearest";
+    keep_ = n.attr_string("keep_aspect_ratio_policy", "stretch");
+    user_check(keep_ == "stretch" || keep_ == "not_larger" || keep_ == "not_smaller")
+        << n.describe() << ": keep_aspect_ratio_policy '" << keep_ << "' is not one of stretch, not_larger, not_smaller";
+    int r = x_.rank();
+    std::vector<int64_t> axes = n.attr_ints("axes");
+    if (axes.empty())
+      for (int d = 0; d < r; ++d) axes.push_back(d);
+    pos_.assign(static_cast<size_t>(r), -1);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int d = normalize_axis(axes[i], r, n);
+      pos_[static_cast<size_t>(d)] = static_cast<int>(i);
+      axes_.push_back(d);
+    }
   }
 
   HTensor run() {
@@ -90,11 +131,33 @@ class Resizer {
   }
 
  private:
-  // The scale of dim d (output / input extent), from the scales input or the sizes.
+  bool has_scales() const {
+    return has_input(ctx_, scales_input_) && !Halide::Internal::is_const_zero(ctx_.in[scales_input_].shape[0]);
+  }
+
+  // The scale of dim d (output / input extent), from the scales input or the sizes; 1 for a dim
+  // that `axes` leaves out. keep_aspect_ratio_policy uses one scale for all: the smallest (or
+  // largest) of sizes / extent.
   Expr scale(int d) {
-    if (has_input(ctx_, scales_input_) && !Halide::Internal::is_const_zero(ctx_.in[scales_input_].shape[0]))
-      return Halide::cast<float>(element(ctx_, scales_input_, d));
+    int p = pos_[static_cast<size_t>(d)];
+    if (p < 0) return 1.0f;
+    if (has_scales()) return Halide::cast<float>(element(ctx_, scales_input_, p));
+    if (keep_ != "stretch") {
+      Expr best;
+      for (size_t i = 0; i < axes_.size(); ++i) {
+        Expr sc = Halide::cast<float>(element(ctx_, 3, static_cast<int>(i))) / Halide::cast<float>(x_.shape[axes_[i]]);
+        best = !best.defined() ? sc : keep_ == "not_larger" ? Halide::min(best, sc) : Halide::max(best, sc);
+      }
+      return best;
+    }
     return Halide::cast<float>(out_[d]) / Halide::cast<float>(x_.shape[d]);
+  }
+
+  // The scale of dim d when it is known while compiling (antialias sizes its filter by it).
+  std::optional<double> static_scale(int d) {
+    Expr s = Halide::Internal::simplify(Halide::cast<double>(scale(d)));
+    if (const double* c = Halide::Internal::as_const_float(s)) return *c;
+    return std::nullopt;
   }
 
   // axis(d, o) evaluated through tables over the output position o.
@@ -129,10 +192,16 @@ class Resizer {
   Axis axis(int d, Expr o) {
     Expr in = x_.shape[d];
     Axis a;
+    int p = pos_[static_cast<size_t>(d)];
+    if (p < 0) {  // a dim `axes` leaves out
+      a.idx = {o};
+      a.coef = {Expr(1.0f)};
+      return a;
+    }
     // Unresized dims (extent and scale statically equal) read straight through.
     if (Halide::Internal::equal(in, out_[d]) && !(has_input(ctx_, scales_input_) && !const_ints(ctx_, scales_input_))) {
       auto sc = const_floats(ctx_, scales_input_);
-      bool unit = !sc || sc->empty() || (*sc)[d] == 1.0;
+      bool unit = !sc || sc->empty() || (*sc)[p] == 1.0;
       if (unit && coord_ != "tf_crop_and_resize") {
         a.idx = {o};
         a.coef = {Expr(1.0f)};
@@ -148,11 +217,16 @@ class Resizer {
       x = of / s;
     } else if (coord_ == "pytorch_half_pixel") {
       x = Halide::select(out_w == 1.0f, -0.5f, (of + 0.5f) / s - 0.5f);
+    } else if (coord_ == "half_pixel_symmetric") {
+      // Opset 19: half_pixel, shifted so the sampled span stays centred when the output extent is
+      // the fractional s · in rounded down.
+      Expr adjust = Halide::cast<float>(out_[d]) / out_w;
+      x = (inf / 2.0f) * (1.0f - adjust) + (of + 0.5f) / s - 0.5f;
     } else if (coord_ == "tf_half_pixel_for_nn") {
       x = (of + 0.5f) / s;
     } else if (coord_ == "tf_crop_and_resize") {
-      int r = x_.rank();
-      Expr lo = Halide::cast<float>(element(ctx_, 1, d)), hi = Halide::cast<float>(element(ctx_, 1, d + r));
+      int r = static_cast<int>(axes_.size());  // roi lists starts, then ends, of the resized axes
+      Expr lo = Halide::cast<float>(element(ctx_, 1, p)), hi = Halide::cast<float>(element(ctx_, 1, p + r));
       x = Halide::select(out_w == 1.0f, (hi - lo) * (inf - 1.0f) / 2.0f, of * (hi - lo) * (inf - 1.0f) / (out_w - 1.0f));
       x = x + lo * (inf - 1.0f);
       a.outside = x < 0.0f || x > inf - 1.0f;
@@ -168,6 +242,12 @@ class Resizer {
     Expr t = Halide::select(x == fl, 1.0f, x - fl);  // in (0, 1]: the left neighbour is preferred
     std::vector<Expr> c = mode_ == "cubic" ? cubic(t, cubic_a_) : mode_ == "linear"
                               ? std::vector<Expr>{1.0f - t, t} : nearest(t, nearest_mode_);
+    if (antialias_) {
+      std::optional<double> ss = static_scale(d);
+      user_check(ss.has_value()) << ctx_.node.describe()
+                                 << ": antialias needs the scales (or sizes and input extents) known when compiling";
+      if (*ss < 1.0) c = antialiased(t, *ss, mode_ == "cubic", cubic_a_);
+    }
     int n = static_cast<int>(c.size());
     Expr base = Halide::cast<int32_t>(Halide::ceil(x)) - n / 2;
     Expr total = 0.0f;
@@ -188,7 +268,10 @@ class Resizer {
   std::vector<Expr> out_;
   std::string mode_, coord_, nearest_mode_;
   float cubic_a_, extrapolation_;
-  bool exclude_;
+  bool exclude_, antialias_;
+  std::string keep_;
+  std::vector<int> pos_;    // per dim: its position in `axes`, -1 when not resized
+  std::vector<int> axes_;   // the resized dims, in the order scales/sizes/roi list them
   int scales_input_;
   std::vector<Halide::Func> tables_;
 };

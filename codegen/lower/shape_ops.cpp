@@ -59,8 +59,15 @@ std::vector<HTensor> constant_of_shape(LowerContext& ctx) {
 
 std::vector<HTensor> range(LowerContext& ctx) {
   Expr start = element(ctx, 0, 0), delta = element(ctx, 2, 0);
+  Halide::Type t = start.type();
+  // Opset 27 admits float16/bfloat16 (no earlier Range takes them) with stash_type: 1 (the
+  // default) computes start + i * delta in float and rounds once, 0 in the input's own type.
+  if (t.is_float() && t.bits() == 16 && ctx.node.attr_int("stash_type", 1) == 1) {
+    start = Halide::cast<float>(start);
+    delta = Halide::cast<float>(delta);
+  }
   return {define("Range", out_shape(ctx), out_dtype(ctx), [&](const Index& o) {
-    return start + Halide::cast(start.type(), o[0]) * delta;
+    return Halide::cast(t, start + Halide::cast(start.type(), o[0]) * delta);
   })};
 }
 

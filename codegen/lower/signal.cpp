@@ -13,32 +13,27 @@ using Halide::Expr;
 using Halide::Func;
 
 // Y[.., k, c] = Σ_j X[.., j] · e^{∓2πi·jk/n} (÷ n for the inverse). Angles use jk mod n, so they stay
-// exact integers before the one float64 multiply; the sum is float64 and rounded once.
-std::vector<HTensor> dft(LowerContext& ctx) {
+// exact integers before the one float64 multiply; the sum is float64 and rounded once. inverse with
+// onesided is the real inverse (numpy's irfft): the n/2 + 1 bins in stand for the whole Hermitian
+// spectrum (bins 1 .. (n-1)/2 count twice), and the output holds n real samples ([.., n, .., 1]).
+// The transform along one axis, as the value at output index `o`; its sum is a Func of its own,
+// added to `sums` for the schedule.
+Expr dft_along(const LowerContext& ctx, int axis, const Index& o, const std::vector<Halide::Var>& vars,
+               std::vector<Func>& sums) {
   const HTensor& x = ctx.in[0];
   const ir::Node& node = ctx.node;
   int rank = x.rank();
-  user_check(rank >= 2) << node.describe() << ": DFT needs [batch, ..., length, 1 or 2]";
-  int64_t axis_attr = node.attr_int("axis", 1);
-  if (ctx.opset >= 20) {
-    auto a = const_ints(ctx, 2);
-    user_check(!has_input(ctx, 2) || a) << node.describe() << ": a run-time axis must be constant";
-    axis_attr = a ? (*a)[0] : -2;
-  }
-  int axis = normalize_axis(axis_attr, rank, node);
-  user_check(axis < rank - 1) << node.describe() << ": the DFT axis cannot be the complex axis";
-  Expr len = x.shape[axis];
+  bool inverse = node.attr_int("inverse", 0) != 0;
+  bool real_inverse = inverse && node.attr_int("onesided", 0) != 0;
+  Expr len = real_inverse ? (x.shape[axis] - 1) * 2 : x.shape[axis];
   if (has_input(ctx, 1)) {
     auto n = const_ints(ctx, 1);
     user_check(n.has_value()) << node.describe() << ": dft_length must be constant";
     len = static_cast<int32_t>((*n)[0]);
   }
-  bool inverse = node.attr_int("inverse", 0) != 0;
   Expr complex_in = x.shape[rank - 1] == 2;
   const Halide::Type f64 = Halide::Float(64);
-  Halide::RDom j(0, Halide::min(len, x.shape[axis]), "j");
-  auto vars = make_vars(rank);
-  Index o = onnx_index(vars);
+  Halide::RDom j(0, Halide::min(real_inverse ? len / 2 + 1 : len, x.shape[axis]), "j");
   Index xi = o;
   xi[axis] = j.x;
   Index re = xi, im = xi;
@@ -52,17 +47,50 @@ std::vector<HTensor> dft(LowerContext& ctx) {
   Expr c = Halide::cos(theta), s = Halide::sin(theta);
   // (xr + i·xim)(c + i·s): the output's last index picks the real (0) or imaginary (1) part.
   Expr term = Halide::select(o[rank - 1] == 0, xr * c - xim * s, xr * s + xim * c);
+  if (real_inverse) {
+    // The real part only; bins other than 0 and (for even n) n/2 stand for their mirror too.
+    Expr once = j.x == 0 || j.x * 2 == len;
+    term = Halide::select(once, Halide::Internal::make_one(f64), Halide::Internal::make_const(f64, 2.0)) * (xr * c - xim * s);
+  }
   Func acc("dft_acc");
   std::vector<Expr> args(vars.begin(), vars.end());
   acc(args) = Halide::Internal::make_zero(f64);
   acc(args) += term;
+  sums.push_back(acc);
   Expr v = acc(args);
-  if (inverse) v = v / Halide::cast(f64, len);
+  return inverse ? v / Halide::cast(f64, len) : v;
+}
+
+std::vector<HTensor> dft(LowerContext& ctx) {
+  const HTensor& x = ctx.in[0];
+  const ir::Node& node = ctx.node;
+  int rank = x.rank();
+  user_check(rank >= 2) << node.describe() << ": DFT needs [batch, ..., length, 1 or 2]";
+  auto vars = make_vars(rank);
+  Index o = onnx_index(vars);
+  std::vector<Func> sums;
+  Expr v;
+  int64_t axis_attr = node.attr_int("axis", 1);
+  auto a = ctx.opset >= 20 ? const_ints(ctx, 2) : std::nullopt;
+  if (ctx.opset >= 20 && has_input(ctx, 2) && !a) {
+    // An axis given at run time: the transform along each possible axis, selected by its value.
+    // Only where the output's shape does not depend on the axis (not onesided).
+    user_check(node.attr_int("onesided", 0) == 0)
+        << node.describe() << ": a run-time axis is supported only without onesided (the output shape depends on it)";
+    Expr axis = Halide::cast<int32_t>(element(ctx, 2, 0));
+    axis = Halide::select(axis < 0, axis + rank, axis);
+    v = dft_along(ctx, rank - 2, o, vars, sums);
+    for (int d = rank - 3; d >= 0; --d) v = Halide::select(axis == d, dft_along(ctx, d, o, vars, sums), v);
+  } else {
+    if (ctx.opset >= 20) axis_attr = a ? (*a)[0] : -2;
+    int axis = normalize_axis(axis_attr, rank, node);
+    user_check(axis < rank - 1) << node.describe() << ": the DFT axis cannot be the complex axis";
+    v = dft_along(ctx, axis, o, vars, sums);
+  }
   Func y("dft");
   y(vars) = Halide::cast(halide_type(out_dtype(ctx)), v);
-  ctx.schedule = [acc](Func out, const Halide::Target& t) {
-    Func a = acc;
-    a.compute_root();
+  ctx.schedule = [sums](Func out, const Halide::Target& t) {
+    for (Func acc : sums) acc.compute_root();
     schedule_output(out, KernelClass::Elementwise, t);
   };
   return {HTensor{y, out_shape(ctx), out_dtype(ctx)}};

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ir/eval/eval_internal.h"
+#include "ir/onnxc_attrs.h"
 
 namespace onnxc::ir::eval_detail {
 namespace {
@@ -163,7 +164,7 @@ std::vector<double> concat_seq(const Tensor* past, const Tensor& cur) {
 }
 
 // Attention (23), 4-D: the fused op's reference, as the ONNX function computes it (a bool mask and
-// causal positions give -inf; a row with every key masked is NaN). Past keys/values come first and
+// causal positions give -inf; a row with every key masked is 0, as ONNX 1.23 defines it). Past keys/values come first and
 // offset the causal rows by their length; outputs 1 and 2 are the concatenations. Output 3
 // (qk_matmul_output) for modes 0 (scaled Q·Kᵀ) and 3 (softmax weights).
 std::vector<Tensor> eval_attention(Ctx& c) {
@@ -174,6 +175,10 @@ std::vector<Tensor> eval_attention(Ctx& c) {
   bool want_qk = c.node.num_outputs() > 3 && c.node.output(3);
   int64_t mode = c.node.attr_int("qk_matmul_output_mode", 0);
   if (want_qk && mode != 0 && mode != 3) throw NotEvaluable{};
+  // softcap and the opset 25 windows are left to the kernel.
+  if (c.node.attr_float("softcap", 0.0f) > 0 || c.node.attr_int("left_window_size", -1) >= 0 ||
+      c.node.attr_int("right_window_size", -1) >= 0)
+    throw NotEvaluable{};
   int64_t B = q.dims()[0], H = q.dims()[1], S = q.dims()[2], D = q.dims()[3];
   int64_t Hk = k.dims()[1], T = P + k.dims()[2], Dv = v.dims()[3];
   if (Hk == 0 || H % Hk != 0) throw NotEvaluable{};
@@ -205,7 +210,9 @@ std::vector<Tensor> eval_attention(Ctx& c) {
           s[t] = x;
           mx = std::max(mx, x);
         }
-        for (double& x : s) sum += x = std::exp(x - mx);
+        for (double& x : s) sum += x = mx == -INFINITY ? 0.0 : std::exp(x - mx);
+        // A fully masked row: every weight 0 (ONNX 1.23), or NaN for a fused Softmax.
+        if (sum == 0) sum = c.node.attr_int(kMaskedRowsNan, 0) ? NAN : INFINITY;
         if (want_qk && mode == 3)
           for (int64_t t = 0; t < T; ++t) qk[row * T + t] = s[t] / sum;
         for (int64_t d = 0; d < Dv; ++d) {

@@ -211,6 +211,9 @@ void cast_to(InferContext& ctx, DType to) {
 void infer_cast(InferContext& ctx) { cast_to(ctx, dtype_attr(ctx, "to", DType::Undefined)); }
 void infer_cast_like(InferContext& ctx) { cast_to(ctx, ctx.in_dtype(1)); }
 
+// BitCast (opset 26): the same bits read as `to`, which must have the input's element size.
+void infer_bitcast(InferContext& ctx) { ctx.set_tensor(0, dtype_attr(ctx, "to", DType::Undefined), ctx.in_shape(0)); }
+
 void infer_dropout(InferContext& ctx) {
   infer_same(ctx);
   ctx.set_tensor(1, DType::Bool, ctx.in_shape(0));
@@ -224,7 +227,7 @@ void add_elementwise_ops(OpTable& t) {
              "Cosh",   "Erf",       "Exp",         "Log",        "Reciprocal", "Sigmoid",  "Sign",
              "Sin",    "Sinh",      "Sqrt",        "Tan",        "Tanh",       "Elu",      "Selu",
              "Celu",   "LeakyRelu", "HardSigmoid", "HardSwish",  "Softplus",   "Softsign", "ThresholdedRelu",
-             "Shrink", "Mish",      "Gelu",        "BitwiseNot", "Clip",       "PRelu"},
+             "Shrink", "Mish",      "Gelu",        "BitwiseNot", "Clip",       "PRelu",    "Swish"},
             kElementwise, infer_same);
   t.add_all({"IsNaN", "IsInf"}, kElementwise, infer_to_bool);
   t.add_all({"Neg"}, kElementwise, infer_neg);
@@ -234,12 +237,14 @@ void add_elementwise_ops(OpTable& t) {
   t.add_all({"Identity"}, kElementwise | kSequence, infer_identity);
   t.add_all({"Add", "Mul", "BitwiseAnd", "BitwiseOr", "BitwiseXor"}, kElementwise | kCommutative, infer_arith);
   t.add_all({"Sub", "Div", "Pow", "Mod", "BitShift"}, kElementwise, infer_arith);
+  t.add_all({"SwiGLU"}, kElementwise, infer_arith);  // A and B of one shape (opset 28)
   t.add_all({"Equal", "And", "Or", "Xor"}, kElementwise | kCommutative, infer_compare);
   t.add_all({"Less", "Greater", "LessOrEqual", "GreaterOrEqual"}, kElementwise, infer_compare);
   t.add_all({"Max", "Min", "Sum", "Mean"}, kElementwise | kCommutative, infer_variadic);
   t.add_all({"Where"}, kElementwise, infer_where);
   t.add_all({"Cast"}, kElementwise, infer_cast);
   t.add_all({"CastLike"}, kElementwise, infer_cast_like);
+  t.add_all({"BitCast"}, kElementwise, infer_bitcast);
   t.add_all({"Dropout"}, kElementwise, infer_dropout);
 }
 

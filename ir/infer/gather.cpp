@@ -131,6 +131,7 @@ void add_index_ops(OpTable& t) {
   t.add_all({"Compress"}, kDataDependent, infer_compress);
   t.add_all({"NonMaxSuppression"}, kDataDependent, infer_nms);
   t.add_all({"ReverseSequence"}, 0, infer_same);
+  t.add_all({"TensorScatter"}, 0, infer_same);  // opset 24: present_cache has past_cache's type
 }
 
 }  // namespace onnxc::ir

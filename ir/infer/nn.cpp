@@ -1,5 +1,6 @@
 // Other neural-network ops: Resize and Upsample (sizes, or floor(dim * scale) kept symbolic for
 // scales like 2 or 0.5), GridSample, RoiAlign, the losses, and Attention (opset 23).
+#include <algorithm>
 #include <cmath>
 
 #include "ir/infer/context.h"
@@ -46,8 +47,25 @@ std::optional<Shape> resized(InferContext& ctx, size_t scales_idx, size_t sizes_
   bool stretch = ctx.node().attr_string("keep_aspect_ratio_policy", "stretch") == "stretch";
   if (sizes_idx < ctx.num_inputs() && !empty_input(ctx, sizes_idx)) {
     auto sizes = ctx.in_value(sizes_idx);
-    for (size_t i = 0; i < axes.size(); ++i)
-      out[axes[i]] = sizes && stretch && sizes->size() == axes.size() ? (*sizes)[i] : Dim::unknown();
+    bool known = sizes && sizes->size() == axes.size();
+    // keep_aspect_ratio_policy (opset 18): one scale for every axis, the smallest (not_larger) or
+    // largest (not_smaller) of sizes / extent, and each extent rounded from it.
+    std::optional<double> one_scale;
+    for (size_t i = 0; known && !stretch && i < axes.size(); ++i) {
+      const Dim &want = (*sizes)[i], &in = (*x)[axes[i]];
+      if (!want.is_const() || !in.is_const() || in.value() == 0) {
+        known = false;
+        break;
+      }
+      double sc = static_cast<double>(want.value()) / static_cast<double>(in.value());
+      bool larger = ctx.node().attr_string("keep_aspect_ratio_policy", "stretch") == "not_smaller";
+      one_scale = !one_scale ? sc : larger ? std::max(*one_scale, sc) : std::min(*one_scale, sc);
+    }
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (!known) out[axes[i]] = Dim::unknown();
+      else if (stretch) out[axes[i]] = (*sizes)[i];
+      else out[axes[i]] = Dim(static_cast<int64_t>(*one_scale * static_cast<double>((*x)[axes[i]].value()) + 0.5));
+    }
     return out;
   }
   std::optional<std::vector<double>> scales;

@@ -1,6 +1,6 @@
 // Normalizations: BatchNormalization (inference and training outputs), InstanceNormalization,
 // LayerNormalization (with its Mean/InvStdDev outputs), GroupNormalization, RMSNormalization, LRN,
-// MeanVarianceNormalization.
+// MeanVarianceNormalization; RotaryEmbedding (shaped like its input).
 #include "ir/infer/context.h"
 
 namespace onnxc::ir {
@@ -37,6 +37,7 @@ void add_norm_ops(OpTable& t) {
   t.add_all({"LayerNormalization"}, 0, infer_layer_norm);
   t.add_all({"InstanceNormalization", "GroupNormalization", "RMSNormalization", "LRN", "MeanVarianceNormalization"}, 0,
             infer_same);
+  t.add_all({"RotaryEmbedding"}, 0, infer_same);  // opset 23: rotates features in place
 }
 
 }  // namespace onnxc::ir

@@ -95,7 +95,7 @@ void add_reduce_ops(OpTable& t) {
             0, infer_reduce);
   t.add_all({"ArgMax", "ArgMin"}, 0, infer_arg_reduce);
   t.add_all({"TopK"}, kShapeArgs, infer_topk);
-  t.add_all({"Softmax", "LogSoftmax", "Hardmax", "CumSum", "LpNormalization"}, 0, infer_same);
+  t.add_all({"Softmax", "LogSoftmax", "Hardmax", "CumSum", "CumProd", "LpNormalization"}, 0, infer_same);
 }
 
 }  // namespace onnxc::ir

@@ -23,12 +23,28 @@ void infer_dft(InferContext& ctx) {
   std::optional<Shape> out;
   if (x) {
     int64_t r = static_cast<int64_t>(x->size());
+    bool onesided = ctx.node().attr_int("onesided", 0) != 0, inverse = ctx.node().attr_int("inverse", 0) != 0;
+    out = *x;
+    if (ctx.opset() >= 20 && ctx.has_input(2) && !ctx.in_int(2)) {
+      // An axis known only at run time: the shape is the input's unless onesided or dft_length
+      // changes the (unknown) axis's extent.
+      for (Dim& d : *out) d = onesided || ctx.has_input(1) ? Dim::unknown() : d;
+      out->back() = Dim(inverse && onesided ? 1 : 2);
+      ctx.set_tensor(0, ctx.in_dtype(0), out);
+      return;
+    }
     int64_t axis = ctx.opset() >= 20 ? (ctx.in_int(2) ? *ctx.in_int(2) : -2) : ctx.node().attr_int("axis", 1);
     axis = norm_axis(ctx, axis, r);
-    out = *x;
-    Dim n = ctx.has_input(1) ? scalar_dim(ctx, 1) : (*x)[axis];
-    (*out)[axis] = ctx.node().attr_int("onesided", 0) ? onesided_bins(n) : n;
-    out->back() = Dim(2);
+    if (inverse && onesided) {
+      // The inverse of a onesided (real) transform: n/2 + 1 bins in, n real samples out (n by
+      // default 2 · (bins - 1)).
+      (*out)[axis] = ctx.has_input(1) ? scalar_dim(ctx, 1) : ((*x)[axis] - 1) * 2;
+      out->back() = Dim(1);
+    } else {
+      Dim n = ctx.has_input(1) ? scalar_dim(ctx, 1) : (*x)[axis];
+      (*out)[axis] = onesided ? onesided_bins(n) : n;
+      out->back() = Dim(2);
+    }
   }
   ctx.set_tensor(0, ctx.in_dtype(0), out);
 }

@@ -11,6 +11,7 @@
 
 #include "codegen/partition.h"
 #include "ir/error.h"
+#include "ir/onnxc_attrs.h"
 #include "runnable_targets.h"
 #include "test_util.h"
 
@@ -40,12 +41,16 @@ struct Case {
   std::vector<int64_t> mask_dims;
   std::vector<float> mask;
   bool mask_bool = false;
+  bool masked_rows_nan = false;  // the attribute onnxc's fusion sets (ir::kMaskedRowsNan)
+  std::vector<int64_t> nonpad;   // nonpad_kv_seqlen per batch entry (opset 24); empty: absent
+  int left_window = -1, right_window = -1;  // opset 25
   int total() const { return past + skv; }
 };
 
 // The ONNX reference: scores in f32 (so finfo.min masks behave as a float32 graph computes them),
-// softmax and the weighted sum in double. A row whose scores are all -inf gives NaN. `qk`, when
-// given, receives qk_matmul_output [b, hq, sq, total] for mode `qk_mode` (0: scaled Q·Kᵀ, 3: weights).
+// softmax and the weighted sum in double. A row whose scores are all -inf gives 0 (ONNX 1.23), or
+// NaN with masked_rows_nan. `qk`, when given, receives qk_matmul_output [b, hq, sq, total] for mode
+// `qk_mode` (0: scaled Q·Kᵀ, 1: after softcap, 2: after softcap and mask, 3: weights).
 std::vector<float> reference(const Case& c, const std::vector<float>& q, const std::vector<float>& k,
                              const std::vector<float>& v, const std::vector<float>& pk,
                              const std::vector<float>& pv, std::vector<float>* qk = nullptr, int qk_mode = 3) {
@@ -82,16 +87,25 @@ std::vector<float> reference(const Case& c, const std::vector<float>& q, const s
           size_t row = (static_cast<size_t>(b) * c.hq + h) * c.sq + i;
           if (qk && qk_mode == 0) (*qk)[row * T + t] = x;
           if (c.softcap > 0) x = c.softcap * std::tanh(x / c.softcap);
+          if (qk && qk_mode == 1) (*qk)[row * T + t] = x;
           auto m = mask_at(b, h, i, t);
           if (m && c.mask_bool) x = *m != 0 ? x : kNegInf;
           else if (m) x = x + *m;
-          if (c.causal && t > i + c.past) x = kNegInf;
+          // Causal and window masks align query i to key i + offset: the past length, or with
+          // nonpad_kv_seqlen nonpad[b] - sq; keys at or past nonpad[b] are padding.
+          int offset = c.nonpad.empty() ? c.past : static_cast<int>(c.nonpad[b]) - c.sq;
+          if (c.causal && t > i + offset) x = kNegInf;
+          if (c.left_window >= 0 && i + offset - t > c.left_window) x = kNegInf;
+          if (c.right_window >= 0 && t - (i + offset) > c.right_window) x = kNegInf;
+          if (!c.nonpad.empty() && t >= c.nonpad[b]) x = kNegInf;
+          if (qk && qk_mode == 2) (*qk)[row * T + t] = x;
           s[t] = x;
         }
         double mx = -INFINITY, sum = 0;
         for (float x : s) mx = std::max(mx, double(x));
         std::vector<double> p(T);
-        for (int t = 0; t < T; ++t) sum += p[t] = std::exp(double(s[t]) - mx);
+        for (int t = 0; t < T; ++t) sum += p[t] = mx == -INFINITY ? 0.0 : std::exp(double(s[t]) - mx);
+        if (sum == 0) sum = c.masked_rows_nan ? NAN : INFINITY;  // a fully masked row
         if (qk && qk_mode == 3)
           for (int t = 0; t < T; ++t) (*qk)[((static_cast<size_t>(b) * c.hq + h) * c.sq + i) * T + t] = float(p[t] / sum);
         for (int d = 0; d < c.dv; ++d) {
@@ -147,7 +161,7 @@ Built attention_model(const Case& c, bool three_d, bool present_outputs = false,
       r.inputs.push_back(HostTensor::f32(c.mask_dims, c.mask));
       ins.push_back(mb.input("mask", DType::Float32, ms));
     }
-  } else if (c.past > 0) {
+  } else if (c.past > 0 || !c.nonpad.empty()) {
     ins.push_back(nullptr);
   }
   if (c.past > 0) {
@@ -157,6 +171,11 @@ Built attention_model(const Case& c, bool three_d, bool present_outputs = false,
     ins.push_back(mb.input("past_key", DType::Float32, {c.b, c.hkv, c.past, c.dk}));
     r.inputs.push_back(HostTensor::f32({c.b, c.hkv, c.past, c.dv}, r.pv));
     ins.push_back(mb.input("past_value", DType::Float32, {c.b, c.hkv, c.past, c.dv}));
+  }
+  if (!c.nonpad.empty()) {
+    ins.insert(ins.end(), {nullptr, nullptr});
+    r.inputs.push_back(HostTensor::i64({c.b}, c.nonpad));
+    ins.push_back(mb.input("nonpad_kv_seqlen", DType::Int64, {c.b}));
   }
   Shape ys = three_d ? Shape{c.b, c.sq, c.hq * c.dv} : Shape{c.b, c.hq, c.sq, c.dv};
   std::vector<std::pair<std::string, ir::Type>> outs = {{"y", ir::Type::tensor(DType::Float32, ys)}};
@@ -177,6 +196,9 @@ Built attention_model(const Case& c, bool three_d, bool present_outputs = false,
   if (c.scale) n->set_attr_float("scale", *c.scale);
   if (c.softcap > 0) n->set_attr_float("softcap", c.softcap);
   if (qk_mode >= 0) n->set_attr_int("qk_matmul_output_mode", qk_mode);
+  if (c.masked_rows_nan) n->set_attr_int(ir::kMaskedRowsNan, 1);
+  if (c.left_window >= 0) n->set_attr_int("left_window_size", c.left_window);
+  if (c.right_window >= 0) n->set_attr_int("right_window_size", c.right_window);
   for (ir::Value* o : n->outputs())
     if (o) mb.output(o);
   r.model = std::move(mb.model());
@@ -230,7 +252,18 @@ TEST(LowerAttention, BoolKeyPaddingMaskWithFullyMaskedRow) {
   Built m = attention_model(c, false);
   auto out = compile_and_run(m.model, m.inputs, "attention_bool")[0].values<float>();
   auto ref = reference(c, m.q, m.k, m.v, m.pk, m.pv);
-  // Row (b=1, i=2) has no key left: NaN, as softmax over an all -inf row gives unfused.
+  // Row (b=1, i=2) has no key left: 0, as ONNX 1.23 defines it.
+  for (int h = 0; h < 2; ++h)
+    for (int d = 0; d < 8; ++d) {
+      size_t at = (((1 * 2 + h) * 6 + 2) * 8) + d;
+      EXPECT_EQ(out[at], 0.0f) << at;
+    }
+  EXPECT_TRUE(all_close(out, ref, 1e-4, 2e-5));
+  // The node onnxc's fusion writes keeps the NaN that softmax over an all -inf row gives unfused.
+  c.masked_rows_nan = true;
+  Built fused = attention_model(c, false);
+  out = compile_and_run(fused.model, fused.inputs, "attention_bool_nan")[0].values<float>();
+  ref = reference(c, fused.q, fused.k, fused.v, fused.pk, fused.pv);
   for (int h = 0; h < 2; ++h)
     for (int d = 0; d < 8; ++d) {
       size_t at = (((1 * 2 + h) * 6 + 2) * 8) + d;
@@ -238,6 +271,36 @@ TEST(LowerAttention, BoolKeyPaddingMaskWithFullyMaskedRow) {
       out[at] = ref[at] = 0;
     }
   EXPECT_TRUE(all_close(out, ref, 1e-4, 2e-5));
+}
+
+// nonpad_kv_seqlen (opset 24): keys past each batch entry's length are padding, and causal rows
+// align to the end of the valid keys (query i sees keys up to nonpad[b] - sq + i); a negative
+// offset leaves rows with no key, which give 0. Both kernels: streaming and materialized (mode 3).
+TEST(LowerAttention, NonpadKvSeqlen) {
+  Case c;
+  c.b = 3, c.hq = 4, c.hkv = 2, c.sq = 4, c.skv = 70;
+  c.nonpad = {70, 33, 2};
+  EXPECT_TRUE(check(c));
+  c.causal = true;
+  EXPECT_TRUE(check(c));
+  Built m = attention_model(c, false, false, 3);
+  auto out = compile_and_run(m.model, m.inputs, "attention_nonpad_qk");
+  std::vector<float> qk;
+  auto y = reference(c, m.q, m.k, m.v, m.pk, m.pv, &qk, 3);
+  EXPECT_TRUE(all_close(out[0].values<float>(), y, 1e-4, 2e-5));
+  EXPECT_TRUE(all_close(out.back().values<float>(), qk, 1e-4, 2e-6));
+}
+
+// left_window_size / right_window_size (opset 25): query i (at key i + past) sees keys within the
+// window, causal or not, with a past.
+TEST(LowerAttention, SlidingWindow) {
+  Case c;
+  c.sq = c.skv = 70, c.left_window = 5;
+  EXPECT_TRUE(check(c));
+  c.causal = true;
+  EXPECT_TRUE(check(c));
+  c.causal = false, c.right_window = 2, c.left_window = -1, c.sq = c.skv = 3, c.past = 9;
+  EXPECT_TRUE(check(c));
 }
 
 TEST(LowerAttention, FloatMasksBroadcastAndShorterThanKeys) {
@@ -288,8 +351,9 @@ TEST(LowerAttention, PastAndPresentKeyValue) {
   }
 }
 
-// qk_matmul_output: the softmax weights (mode 3, what Luong's fused `align` reads) and the scaled
-// scores (mode 0), with Y from the same kernel; masks, causal rows, GQA, 3-D and past included.
+// qk_matmul_output: the softmax weights (mode 3, what Luong's fused `align` reads), the scaled
+// scores (mode 0), after softcap (1) and after softcap and mask (2), with Y from the same kernel;
+// masks, causal rows, GQA, 3-D and past included.
 TEST(LowerAttention, QkMatmulOutputModes) {
   Case c;
   c.b = 2, c.hq = 4, c.hkv = 2, c.sq = 6, c.skv = 9, c.causal = true;
@@ -299,7 +363,10 @@ TEST(LowerAttention, QkMatmulOutputModes) {
   Case past = c;
   past.b = 1, past.mask_dims = {1, 1, 1, 12}, past.past = 3, past.sq = past.skv = 9;
   past.mask = wave(12, 0.5f);
-  for (auto [cs, mode, three_d] : {std::tuple{c, 3, false}, {c, 0, false}, {c, 3, true}, {past, 3, false}}) {
+  Case capped = c;
+  capped.softcap = 0.8f;
+  for (auto [cs, mode, three_d] : {std::tuple{c, 3, false}, {c, 0, false}, {c, 3, true}, {past, 3, false},
+                                   {capped, 0, false}, {capped, 1, false}, {capped, 2, false}, {past, 2, true}}) {
     Built m = attention_model(cs, three_d, cs.past > 0, mode);
     auto out = compile_and_run(m.model, m.inputs, "attention_qk" + std::to_string(mode));
     std::vector<float> qk;
@@ -308,9 +375,9 @@ TEST(LowerAttention, QkMatmulOutputModes) {
     EXPECT_TRUE(all_close(out[0].values<float>(), y, 1e-4, 2e-5)) << "Y, mode " << mode;
     EXPECT_TRUE(all_close(out.back().values<float>(), qk, 1e-4, 2e-6)) << "qk_matmul_output, mode " << mode;
   }
-  // Modes 1 and 2 are refused with the node named, not computed wrongly.
-  Built m = attention_model(c, false, false, 1);
-  EXPECT_THROW(compile(m.model, "attention_qk1"), onnxc::UserError);
+  // A mode ONNX does not define is refused with the node named.
+  Built m = attention_model(c, false, false, 4);
+  EXPECT_THROW(compile(m.model, "attention_qk4"), onnxc::UserError);
 }
 
 TEST(LowerAttention, ScaleAndSoftcapAttributes) {

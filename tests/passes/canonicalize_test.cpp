@@ -115,6 +115,27 @@ TEST(Canonicalize, RaisesOpsetForms) {
   )"));
 }
 
+// A Cast to bfloat16 from before opset 19 keeps its truncating conversion when raised (the
+// internal attribute the lowering reads); other Casts are unchanged.
+TEST(Canonicalize, RaisedBfloat16CastKeepsTruncating) {
+  ir::Model m = parse_model(dedent(R"(
+    model ir_version=7 opset=[ai.onnx:13]
+    graph main(%x: f32[2]) {
+      %b: bf16[2] = Cast(%x) {to=16}
+      %h: f16[2] = Cast(%x) {to=10}
+      return %b: bf16[2], %h: f16[2]
+    }
+  )"));
+  EXPECT_EQ(passes::raise_opset(m, 23), "");
+  EXPECT_EQ(ir::to_string(*m.graph), canonical(R"(
+    graph main(%x: f32[2]) {
+      %b: bf16[2] = Cast(%x) {to=16, __onnxc_bf16_truncates=1}
+      %h: f16[2] = Cast(%x) {to=10}
+      return %b: bf16[2], %h: f16[2]
+    }
+  )"));
+}
+
 TEST(Canonicalize, ModelThatCannotBeRaisedStaysAsItIs) {
   std::string before = R"(
     model ir_version=4 opset=[ai.onnx:9]
