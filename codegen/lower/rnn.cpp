@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "codegen/lower/lower_util.h"
+#include "codegen/schedule/rnn.h"
 #include "codegen/schedule/schedule.h"
 
 namespace onnxc::codegen {
@@ -368,31 +369,8 @@ class RecurrentLowering {
         return s_(i[2], slot, b, d, seq_);
       }));
     }
-    Func xw = xw_, rt = rt_, st = s_;
-    Halide::RDom rd = r_, ri = proj_r_;
-    Func wt = wt_;
-    std::vector<Var> pv = proj_vars_;
-    bool w_copy = !w_const_, r_copy = !r_const_;
-    ctx_.schedule = [xw, rt, st, wt, rd, ri, pv, w_copy, r_copy](Func out, const Halide::Target& t) {
-      Func x = xw, r = rt, s = st, w = wt;
-      if (r_copy) r.compute_root();
-      if (w_copy) w.compute_root();
-      x.compute_root();
-      s.compute_root();
-      int xvec = vector_width(x, t);
-      if (xvec > 1) {
-        x.vectorize(pv[0], xvec, Halide::TailStrategy::GuardWithIf);
-        x.update(0).reorder(pv[0], ri.x, pv[1], pv[2], pv[3]).vectorize(pv[0], xvec, Halide::TailStrategy::GuardWithIf);
-      }
-      // Unrolling the phase loop makes each phase's selects and where clause constant, so each copy
-      // holds one phase's code and the loops it does not use are trimmed away.
-      s.update(0).unroll(rd.z);
-      // Units are independent within a phase (each reads only earlier phases or other slots), so
-      // the unit loop is vectorized; Halide cannot prove that through the clamped row index.
-      int vec = vector_width(s, t);
-      if (vec > 1) s.update(0).allow_race_conditions().vectorize(rd.x, vec, Halide::TailStrategy::GuardWithIf);
-      schedule_output(out, KernelClass::Elementwise, t);
-    };
+    RnnStages stages{xw_, rt_, s_, wt_, r_, proj_r_, proj_vars_, !w_const_, !r_const_};
+    ctx_.schedule = [stages](Func out, const Halide::Target& t) { schedule_rnn(out, stages, t); };
     ctx_.kclass = KernelClass::Other;
     return outs;
   }
