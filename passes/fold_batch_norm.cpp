@@ -111,11 +111,14 @@ bool fold(ir::Graph& g, ir::Node* conv) {
 
 bool fold_in(ir::Graph& g) {
   bool changed = false;
-  std::vector<ir::Node*> nodes = g.nodes();  // a copy: folding adds and replaces nodes
-  for (ir::Node* n : nodes) {
+  // The Convs are collected before any folds: a fold deletes the node it folds (a BatchNormalization,
+  // Mul or Add, never a Conv), so a list of every node would hold freed ones.
+  std::vector<ir::Node*> convs;
+  for (ir::Node* n : g.nodes()) {
     for (ir::Graph* sg : n->subgraphs()) changed |= fold_in(*sg);
-    if (n->op_type() == "Conv") changed |= fold(g, n);
+    if (n->op_type() == "Conv") convs.push_back(n);
   }
+  for (ir::Node* conv : convs) changed |= fold(g, conv);
   return changed;
 }
 
