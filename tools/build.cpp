@@ -107,8 +107,7 @@ void optimize_model(ir::Model& m, const PassOptions& opt) {
     if (opt.quantize != "dynamic-int8" && opt.quantize != "dynamic-int8:force")
       throw UsageError("--quantize: unknown mode '" + opt.quantize + "' (known: dynamic-int8, dynamic-int8:force)");
   }
-  if (!opt.quantize.empty() && opt.quantize != "dynamic-int8:force" &&
-      !codegen::int8_products_pay(codegen::parse_target(opt.target))) {
+  if (opt.quantize == "dynamic-int8" && !codegen::int8_products_pay(codegen::parse_target(opt.target))) {
     std::cerr << "onnxc: note: --quantize dynamic-int8 left the model float32: target " << opt.target
               << " has no u8 x s8 dot-product instruction (AVX-512 VNNI), and int8 products run slower than "
                  "float32 without one; --quantize dynamic-int8:force quantizes anyway\n";

@@ -11,7 +11,7 @@ namespace onnxc::codegen {
 using namespace Halide;
 
 Int8Block int8_block(const TargetDesc& d) {
-  const int lanes = std::max(1, d.vector_bytes / 4);
+  const int lanes = std::max(1, d.f32_lanes());  // int32 lanes: as many as float32 ones
   // Only vpdpbusd takes the kernel's u8 × s8 products four at a time (sdot/udot want like signs).
   const bool dot4 = d.int8_dot == Int8Dot::Vnni512;
   // 32 registers leave room for the widened operands beside 24 accumulators; 16 do not.
