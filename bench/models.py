@@ -129,11 +129,20 @@ def randomize(model):
                 p.copy_(torch.randn(p.shape) * (1.0 / p.shape[-1]) ** 0.5)
 
 
+def exporter_kwargs():
+    """torch >= 2.5 has two exporters and 2.9+ defaults to dynamo: these benchmarks use the TorchScript
+    one (the spelling bench/run.sh's figures were taken with) unless ONNXC_EXPORTER=dynamo."""
+    import inspect
+    if "dynamo" not in inspect.signature(torch.onnx.export).parameters:
+        return {}
+    return {"dynamo": os.environ.get("ONNXC_EXPORTER", "torchscript") == "dynamo"}
+
+
 def export(model, args, path, names_in, names_out, dyn):
     randomize(model)
     model.eval()  # with autograd on: under no_grad torch picks a fused encoder path that cannot export
     torch.onnx.export(model, args, path, opset_version=OPSET, input_names=names_in, output_names=names_out,
-                      dynamic_axes=dyn, do_constant_folding=True)
+                      dynamic_axes=dyn, do_constant_folding=True, **exporter_kwargs())
     write_reference(model, args, path[: -len(".onnx.tmp")] + "_data/test_data_set_0")
 
 
@@ -208,7 +217,7 @@ def export_cnn(name, path):
         names_out = ["logits"]
     module.eval()
     torch.onnx.export(module, (image,), path, opset_version=OPSET, input_names=["img"], output_names=names_out,
-                      dynamic_axes=dyn, do_constant_folding=True)
+                      dynamic_axes=dyn, do_constant_folding=True, **exporter_kwargs())
     with torch.no_grad():
         write_reference(module, (image,), path[: -len(".onnx.tmp")] + "_data/test_data_set_0")
 

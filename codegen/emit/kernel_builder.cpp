@@ -187,6 +187,7 @@ class Builder {
     std::vector<Halide::Func> outs = output_funcs();
     keep_ieee_semantics(outs, reassociable_);
     out_.pipeline = Halide::Pipeline(outs);
+    for (auto& [condition, message] : requirements_) out_.pipeline.add_requirement(condition, message);
     collect_args();
     name_kernel();
     return std::move(out_);
@@ -286,6 +287,7 @@ class Builder {
     for (size_t i = 0; i < n.num_inputs(); ++i)
       if (ctx.const_in.read(i)) code_constants_.insert(n.input(i));
     for (const Halide::Func& f : ctx.reassociable) reassociable_.insert(f.name());
+    requirements_.insert(requirements_.end(), ctx.requirements.begin(), ctx.requirements.end());
     for (size_t i = 0; i < n.num_outputs(); ++i) {
       const ir::Value* v = n.output(i);
       if (!v || i >= outs.size() || !outs[i].defined()) continue;
@@ -397,6 +399,7 @@ class Builder {
   std::map<const ir::Value*, HTensor> values_;
   std::set<std::string> input_funcs_;  // names of the Funcs that read ImageParams
   std::set<std::string> reassociable_;  // Funcs exempt from strict float (LowerContext::reassociable)
+  std::vector<std::pair<Halide::Expr, std::string>> requirements_;  // LowerContext::requirements of every node
   std::map<const ir::Value*, const ir::Node*> producer_;
   std::map<const ir::Node*, std::function<void(Halide::Func, const Halide::Target&)>> schedules_;
   const ir::Node* anchor_ = nullptr;

@@ -112,7 +112,7 @@ Expr zeroed_rows(const LowerContext& ctx) {
 // weights), 1 (after softcap) or 2 (after softcap and mask); undefined for qk_mode < 0 (not requested).
 Func materialized_attention(LowerContext& ctx, AttentionStages& s, const Expr& scale,
                             const std::function<Expr(Expr)>& capped_score,
-                            const std::function<Expr(Expr, const Expr&, const Expr&)>& masked_score, const Expr& fits,
+                            const std::function<Expr(Expr, const Expr&, const Expr&)>& masked_score,
                             int64_t qk_mode) {
   HeadView Q = head_view(ctx, kQ, "q_num_heads"), K = head_view(ctx, kK, "kv_num_heads"),
            V = head_view(ctx, kV, "kv_num_heads");
@@ -141,8 +141,7 @@ Func materialized_attention(LowerContext& ctx, AttentionStages& s, const Expr& s
   // A fully masked row sums to 0: its weights and output are 0 (ONNX 1.23), not 0/0, unless
   // the node came from onnxc's fusion of a Softmax, which gives NaN there (ir::kMaskedRowsNan).
   Expr empty = zeroed_rows(ctx) && sum(q, h, b) == zero;
-  s.y4(d, q, h, b) = Halide::require(fits, Halide::cast(ot, Halide::select(empty, zero, acc(d, q, h, b) / sum(q, h, b))),
-                                     "Attention: Q, K, V or attn_mask extents do not fit together");
+  s.y4(d, q, h, b) = Halide::cast(ot, Halide::select(empty, zero, acc(d, q, h, b) / sum(q, h, b)));
   if (qk_mode == 3) weights(k, q, h, b) = Halide::cast(ot, Halide::select(empty, zero, ex(k, q, h, b) / sum(q, h, b)));
   // The dot products and the sums are contractions: their order is ours to pick (FMAs allowed).
   ctx.reassociable.insert(ctx.reassociable.end(), {dot, sum, acc});
@@ -223,8 +222,8 @@ std::vector<HTensor> attention(LowerContext& ctx) {
               ctx.in[kK].shape[0] == ctx.in[kQ].shape[0] && ctx.in[kV].shape[0] == ctx.in[kQ].shape[0];
   if (has_input(ctx, kMask) && ctx.in[kMask].rank() <= 4)
     fits = fits && mask_fits(ctx, {ctx.in[kQ].shape[0], Q.heads, Q.seq, total});
-  Expr q_elem = Halide::require(fits, Halide::cast(at, Q.at(d, Halide::min(row, Q.seq - 1), h, b)),
-                                "Attention: Q, K, V or attn_mask extents do not fit together");
+  ctx.requirements.emplace_back(fits, "Attention: Q, K, V or attn_mask extents do not fit together");
+  Expr q_elem = Halide::cast(at, Q.at(d, Halide::min(row, Q.seq - 1), h, b));
   s.q_tile(qi, d, qo, h, b) = q_elem;
 
   s.rd = Halide::RDom(0, Q.head_dim, "rd");
@@ -261,7 +260,7 @@ std::vector<HTensor> attention(LowerContext& ctx) {
   };
   Func qk_out;
   if (!streams_attention(ctx.target) || want_qk) {
-    qk_out = materialized_attention(ctx, s, scale, capped_score, masked_score, fits, qk_mode);
+    qk_out = materialized_attention(ctx, s, scale, capped_score, masked_score, qk_mode);
   } else {
     s.scores(qi, j, kt, qo, h, b) = masked_score(s.scores_acc(qi, j, kt, qo, h, b), row, key);
 

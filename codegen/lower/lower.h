@@ -83,6 +83,12 @@ struct LowerContext {
   // Contraction accumulators (a MatMul's or Conv's sum of products) that may be reassociated and
   // contracted to FMAs. Every other float value in a kernel keeps IEEE semantics (strict_float).
   std::vector<Halide::Func> reassociable;
+  // Preconditions on the kernel's parameters alone (extents, symbols, scalar arguments; no Func,
+  // no Var), each with its error message: checked once before the kernel's loops, on the host. A
+  // Halide::require inside a computed value is checked per element, and inside a GPU kernel it
+  // cannot be compiled at all (device code has no error printing); use it only for data-dependent
+  // checks on CPU kernels.
+  std::vector<std::pair<Halide::Expr, std::string>> requirements;
 };
 
 using LowerFn = std::function<std::vector<HTensor>(LowerContext&)>;

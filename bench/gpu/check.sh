@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# The GPU check of issue 25, in one call on a GPU machine (one H100/H200 lent for minutes): unpacks the
+# onnxc build that bench/gpu/pack.sh made here, then, each stage under its own time limit and each
+# writing under OUT:
+#   env          the GPU, its driver, the compilers and torch that the machine has
+#   models       every bundled test model and fusion model compiled for --target cuda and compared
+#                with its reference outputs (models.tsv)
+#   conformance  the ONNX 1.12 backend tests on --target cuda (conformance_cuda.tsv) and the tests
+#                that pass on the CPU (tests/conformance/expected_pass.txt) but not here, with reasons
+#   ceilings     the GPU's float32 product rate (TF32 off) and copy bandwidth, measured through torch
+#   bert         bench/models.py's BERT-base-like encoder: compared with torch's outputs, then timed at
+#                b1/b8 x s128/s512 beside PyTorch eager on the same GPU (bert.tsv, bert_profile.txt)
+#   attention    the fused attention alone, 12 heads of 64, beside torch's scaled_dot_product_attention
+# and last prints summary.md (bench/gpu/summary.py). A stage that fails says so and the next one runs.
+#
+#   bench/gpu/check.sh OUT [--quick] [--stages env,models,...]
+# --quick: fewer shapes and a sample of the conformance tests (a first smoke run).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+OUT=${1:?usage: bench/gpu/check.sh OUT [--quick] [--stages LIST]}
+shift
+QUICK=0
+STAGES=env,models,conformance,ceilings,bert,attention
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) QUICK=1 ;;
+    --stages) STAGES=$2; shift ;;
+    *) echo "check.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+mkdir -p "$OUT"
+PACK=${ONNXC_GPU_PACK:-/tmp/onnxc-gpu}
+ONNXC=$PACK/bin/onnxc
+export ONNXC_CACHE_DIR=$PACK/cache PYTHONUNBUFFERED=1
+PY=${PYTHON:-python3}
+JOBS=$(nproc)
+log() { echo "[$(date -u +%T) +${SECONDS}s] $*"; }
+want() { case ",$STAGES," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+
+if [ ! -x "$ONNXC" ]; then
+  [ -f .gpu/onnxc.tar.xz ] || { echo "check.sh: .gpu/onnxc.tar.xz missing: run bench/gpu/pack.sh first" >&2; exit 1; }
+  mkdir -p "$PACK"
+  tar -C "$PACK" -xJf .gpu/onnxc.tar.xz && tar -C "$PACK" -xJf .gpu/testdata.tar.xz || { echo "check.sh: unpacking failed" >&2; exit 1; }
+fi
+log "unpacked onnxc into $PACK"
+
+if want env; then
+  {
+    nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.mem --format=csv 2>&1
+    echo "gcc: $(gcc --version 2>&1 | head -1)"
+    echo "ld: $(ld --version 2>&1 | head -1)"
+    echo "onnxc: $("$ONNXC" --version 2>&1 | head -1)"
+    echo "torch: $($PY -c 'import torch; print(torch.__version__, torch.cuda.get_device_name(0))' 2>&1 | tail -1)"
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $JOBS"
+    echo "date: $(date -u +%FT%TZ)"
+  } | tee "$OUT/env.txt"
+fi
+
+if want models; then
+  log "models: compare on --target cuda"
+  : > "$OUT/models.tsv"
+  for d in tests/models/*/ tests/models/*/*/; do
+    [ -f "$d/model.onnx" ] && ls -d "$d"/test_data_set_* >/dev/null 2>&1 && echo "${d%/}"
+  done | xargs -P "$JOBS" -I{} sh -c '
+      r=$(timeout 300 "$0" compare "{}" --target cuda 2>&1 | tail -1)
+      rc=$?; case "$r" in *"data sets match"*) s=pass ;; *) s=FAIL ;; esac
+      printf "%s\t%s\t%s\n" "{}" "$s" "$r"' "$ONNXC" >> "$OUT/models.tsv"
+  sort -o "$OUT/models.tsv" "$OUT/models.tsv"
+  log "models: $(grep -c $'\tpass\t' "$OUT/models.tsv") of $(wc -l < "$OUT/models.tsv") match"
+  grep -v $'\tpass\t' "$OUT/models.tsv" | head -20
+fi
+
+if want conformance; then
+  log "conformance: ONNX 1.12 backend tests on --target cuda"
+  TD=$PACK/data
+  FILTER=()
+  [ $QUICK = 1 ] && FILTER=(--filter '^test_(add|mul|matmul|gemm|softmax|relu|conv|reduce_mean|layer_normalization|gelu|transpose|concat|gather|slice|cast)')
+  timeout 420 "$ONNXC" test-suite "$TD/node" "$TD/pytorch-converted" "$TD/pytorch-operator" "$TD/simple" \
+    --target cuda --jobs "$JOBS" --threads 1 --quiet --timeout 120 "${FILTER[@]}" \
+    --tsv "$OUT/conformance_cuda.tsv" > "$OUT/conformance_cuda.log" 2>&1
+  tail -1 "$OUT/conformance_cuda.log"
+  $PY bench/gpu/summary.py conformance-diff "$OUT/conformance_cuda.tsv" tests/conformance/expected_pass.txt \
+    > "$OUT/conformance_diff.txt"
+  head -3 "$OUT/conformance_diff.txt"
+fi
+
+if want ceilings; then
+  log "ceilings: float32 product and copy bandwidth through torch"
+  timeout 120 $PY bench/gpu/torch_peer.py ceilings | tee "$OUT/ceilings.txt"
+fi
+
+SHAPES="1 128 8 128 1 512 8 512"
+[ $QUICK = 1 ] && SHAPES="1 128 8 128"
+if want bert; then
+  log "bert: export (torch), compile (--target cuda), compare, time"
+  M=$PACK/models
+  timeout 300 $PY bench/models.py "$M" bert > "$OUT/bert_export.log" 2>&1 || { log "bert: export failed"; tail -5 "$OUT/bert_export.log"; }
+  if [ -f "$M/bert.onnx" ]; then
+    timeout 300 "$ONNXC" compile "$M/bert.onnx" --target cuda -o "$PACK/bert_cuda" --stats > "$OUT/bert_compile.log" 2>&1
+    tail -3 "$OUT/bert_compile.log"
+    LIB=$PACK/bert_cuda/libbert.so
+    timeout 120 "$ONNXC" compare "$LIB" "$M/bert_data/test_data_set_0" --rtol 1e-3 --atol 1e-4 2>&1 | tail -3 | tee "$OUT/bert_compare.txt"
+    : > "$OUT/bert.tsv"
+    set -- $SHAPES
+    while [ $# -ge 2 ]; do
+      r=$(timeout 120 "$ONNXC" bench "$LIB" --dims batch=$1,seq=$2 --runs 30 --warmup 5 --tsv 2>&1 | tail -1)
+      printf "onnxc\t%s\t%s\t%s\n" "$1" "$2" "$r" | tee -a "$OUT/bert.tsv"
+      shift 2
+    done
+    timeout 120 "$ONNXC" bench "$LIB" --dims batch=1,seq=128 --runs 20 --profile > "$OUT/bert_profile.txt" 2>&1
+    timeout 200 $PY bench/gpu/torch_peer.py bert $SHAPES 2>"$OUT/torch_bert.err" | awk '{printf "torch\t%s\t%s\t%s\n", $2, $3, $4}' | tee -a "$OUT/bert.tsv"
+  fi
+fi
+
+SEQS="512 1024 2048 4096 8192"
+[ $QUICK = 1 ] && SEQS="512 2048"
+if want attention; then
+  log "attention: the fused kernel alone beside torch SDPA"
+  A=$PACK/attention
+  mkdir -p "$A"
+  : > "$OUT/attention.tsv"
+  for s in $SEQS; do
+    $PY -c "import sys; sys.path.insert(0, 'bench'); import attention_bench as a, onnx; onnx.save(a.plain_model($s, 12, 64), '$A/sdpa_$s.onnx')" &&
+    timeout 120 "$ONNXC" compile "$A/sdpa_$s.onnx" --target cuda -o "$A/lib_$s" -n sdpa -q > "$A/compile_$s.log" 2>&1 &&
+    r=$(timeout 120 "$ONNXC" bench "$A/lib_$s/libsdpa.so" --runs 20 --warmup 3 --tsv 2>&1 | tail -1) || r="error: $(tail -1 "$A/compile_$s.log")"
+    printf "onnxc\t%s\t%s\n" "$s" "$r" | tee -a "$OUT/attention.tsv"
+  done
+  timeout 120 $PY bench/gpu/torch_peer.py sdpa $SEQS 2>"$OUT/torch_sdpa.err" | awk '{printf "torch\t%s\t%s\n", $2, $3}' | tee -a "$OUT/attention.tsv"
+fi
+
+log "summary"
+$PY bench/gpu/summary.py report "$OUT" | tee "$OUT/summary.md"

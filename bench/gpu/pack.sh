@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Packs what bench/gpu/check.sh needs on a GPU machine that has no Debian packages of ours: the onnxc
+# CLI (stripped) with the shared libraries it loads (Halide, LLVM, protobuf, ONNX and theirs; not
+# glibc or libstdc++, which the machine has), the runtime library, and the ONNX 1.12 backend test
+# data. Writes .gpu/onnxc.tar.xz and .gpu/testdata.tar.xz at the repository root (ignored by git;
+# the device tool carries .gpu). About 55 MiB in all.
+#
+#   bench/gpu/pack.sh [BUILD_DIR]        (default build)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD="${1:-build}"
+OUT=.gpu
+for f in "$BUILD/tools/onnxc" "$BUILD/runtime/libonnxc_runtime.so"; do
+  [ -e "$f" ] || { echo "pack: $f is missing: build first (cmake --build $BUILD --target onnxc onnxc_runtime)" >&2; exit 1; }
+done
+command -v patchelf >/dev/null || { echo "pack: patchelf is needed (apt-get install patchelf)" >&2; exit 1; }
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/bin" "$stage/lib" "$OUT"
+strip -o "$stage/bin/onnxc" "$BUILD/tools/onnxc"
+# DT_RPATH (not RUNPATH) so that the libraries' own dependencies are found beside them too, without
+# LD_LIBRARY_PATH leaking into the compilers onnxc starts.
+patchelf --force-rpath --set-rpath '$ORIGIN/../lib' "$stage/bin/onnxc"
+ldd "$BUILD/tools/onnxc" | awk '$3 ~ /^\// {print $3}' | while read -r lib; do
+  case "$(basename "$lib")" in
+    libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libstdc++.so*|libgcc_s.so*) ;;
+    *) cp -L "$lib" "$stage/lib/" ;;
+  esac
+done
+cp -L "$BUILD/runtime/libonnxc_runtime.so" "$stage/lib/"
+tar -C "$stage" -cf - bin lib | xz -T2 -6 > "$OUT/onnxc.tar.xz"
+tar -C /usr/share/libonnx-testdata -cf - data/node data/pytorch-converted data/pytorch-operator data/simple |
+  xz -T2 -6 > "$OUT/testdata.tar.xz"
+du -b "$OUT"/*.tar.xz | awk '{s += $1; printf "%8.1f MiB  %s\n", $1 / 1048576, $2} END {printf "%8.1f MiB  in all\n", s / 1048576}'

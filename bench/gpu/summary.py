@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Tables for bench/gpu/check.sh (standard library only: it runs on the GPU machine's Python).
+
+    summary.py conformance-diff CUDA_TSV EXPECTED_PASS   tests that pass on the CPU, not on CUDA, with reasons
+    summary.py report OUT                                 the Markdown summary of a check.sh run
+"""
+import os
+import re
+import sys
+
+L, D, FF, H, DH = 12, 768, 3072, 12, 64  # bench/models.py's BERT-base-like encoder
+
+
+def read_tsv(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [line.rstrip("\n").split("\t") for line in f if line.strip()]
+
+
+def conformance_diff(tsv, expected):
+    rows = {r[0]: r for r in read_tsv(tsv)[1:]}
+    want = [l.strip() for l in open(expected) if l.strip() and not l.startswith("#")]
+    ran = [t for t in want if t in rows]
+    lost = [t for t in ran if rows[t][1] != "passed"]
+    print(f"{len(ran) - len(lost)} of {len(ran)} CPU-passing tests that ran also pass on CUDA "
+          f"({len(want) - len(ran)} not run); totals on CUDA: " +
+          ", ".join(f"{sum(1 for r in rows.values() if r[1] == s)} {s}" for s in ("passed", "failed", "errored", "unsupported")))
+    by_reason = {}
+    for t in lost:
+        reason = rows[t][3] if len(rows[t]) > 3 else ""
+        reason = re.sub(r"/tmp/\S+", "…", reason)  # temporary paths differ per test
+        by_reason.setdefault(reason[:160], []).append(t)
+    for reason, tests in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
+        print(f"{len(tests):4d}  {reason}\n      {' '.join(tests[:12])}{' ...' if len(tests) > 12 else ''}")
+
+
+def bert_gflop(b, s):
+    t = b * s
+    return (2 * t * (4 * D * D + 2 * D * FF) + 4 * b * H * s * s * DH) * L / 1e9
+
+
+def read_ceilings(out):
+    p = os.path.join(out, "ceilings.txt")
+    if not os.path.exists(p):
+        return None, None
+    kv = dict(f.split() for f in open(p).read().strip().split("\t") if len(f.split()) == 2)
+    return float(kv.get("fp32_tflops", 0)) or None, float(kv.get("copy_tbps", 0)) or None
+
+
+def report(out):
+    env = open(os.path.join(out, "env.txt")).read().strip() if os.path.exists(os.path.join(out, "env.txt")) else "(no env stage)"
+    print("# onnxc on the GPU: bench/gpu/check.sh\n\n```\n" + env + "\n```\n")
+    fp32, bw = read_ceilings(out)
+    if fp32:
+        print(f"Ceilings measured through torch: float32 product {fp32:.1f} TFLOP/s (8192³, TF32 off), "
+              f"copy {bw:.2f} TB/s (read + write).\n")
+    models = read_tsv(os.path.join(out, "models.tsv"))
+    if models:
+        ok = sum(1 for r in models if r[1] == "pass")
+        print(f"## Bundled and fusion test models on --target cuda: {ok} of {len(models)} match their references\n")
+        for r in models:
+            if r[1] != "pass":
+                print(f"- {r[0]}: {r[2] if len(r) > 2 else ''}")
+        print()
+    diff = os.path.join(out, "conformance_diff.txt")
+    if os.path.exists(diff):
+        print("## ONNX 1.12 backend tests on --target cuda\n\n```\n" + open(diff).read().strip() + "\n```\n")
+    rows = read_tsv(os.path.join(out, "bert.tsv"))
+    if rows:
+        print("## BERT-base-like encoder (12 × 768, float32), median latency\n")
+        print("| batch | seq | onnxc ms | PyTorch eager ms | onnxc / torch | onnxc TFLOP/s | of fp32 ceiling |")
+        print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        table = {}
+        for r in rows:
+            try:
+                table.setdefault((int(r[1]), int(r[2])), {})[r[0]] = float(r[3].split()[0])
+            except (ValueError, IndexError):
+                table.setdefault((int(r[1]), int(r[2])), {})[r[0] + "_err"] = r[3] if len(r) > 3 else "?"
+        for (b, s), v in sorted(table.items()):
+            o, t = v.get("onnxc"), v.get("torch")
+            rate = bert_gflop(b, s) / o if o else None
+            print(f"| {b} | {s} | {o if o else v.get('onnxc_err', '-')} | {t if t else '-'} | "
+                  f"{f'{o / t:.2f}' if o and t else '-'} | {f'{rate:.1f}' if rate else '-'} | "
+                  f"{f'{rate / fp32:.0%}' if rate and fp32 else '-'} |")
+        print()
+    rows = read_tsv(os.path.join(out, "attention.tsv"))
+    if rows:
+        print("## Fused attention alone: softmax(Q·Kᵀ/8)·V, batch 1, 12 heads of 64, float32\n")
+        print("| seq | onnxc ms | torch SDPA ms | onnxc / torch | onnxc TFLOP/s |")
+        print("| ---: | ---: | ---: | ---: | ---: |")
+        table = {}
+        for r in rows:
+            try:
+                table.setdefault(int(r[1]), {})[r[0]] = float(r[2].split()[0])
+            except (ValueError, IndexError):
+                pass
+        for s, v in sorted(table.items()):
+            o, t = v.get("onnxc"), v.get("torch")
+            rate = 4 * H * s * s * DH / 1e9 / o if o else None
+            print(f"| {s} | {o or '-'} | {t or '-'} | {f'{o / t:.2f}' if o and t else '-'} | {f'{rate:.1f}' if rate else '-'} |")
+
+
+def main():
+    if len(sys.argv) >= 4 and sys.argv[1] == "conformance-diff":
+        conformance_diff(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "report":
+        report(sys.argv[2])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
