@@ -5,10 +5,20 @@
 # data. Writes .gpu/onnxc.tar.xz and .gpu/testdata.tar.xz at the repository root (ignored by git;
 # the device tool carries .gpu). About 55 MiB in all.
 #
-#   bench/gpu/pack.sh [BUILD_DIR]        (default build)
+#   bench/gpu/pack.sh [BUILD_DIR] [--base ONNXC]
+# --base: a second onnxc binary (an earlier build) packed as bin/onnxc-base, which check.sh times
+# beside the current one in the same run (before/after on the same GPU).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-BUILD="${1:-build}"
+BUILD=build
+BASE=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --base) BASE=$2; shift ;;
+    *) BUILD=$1 ;;
+  esac
+  shift
+done
 OUT=.gpu
 for f in "$BUILD/tools/onnxc" "$BUILD/runtime/libonnxc_runtime.so"; do
   [ -e "$f" ] || { echo "pack: $f is missing: build first (cmake --build $BUILD --target onnxc onnxc_runtime)" >&2; exit 1; }
@@ -21,6 +31,10 @@ strip -o "$stage/bin/onnxc" "$BUILD/tools/onnxc"
 # DT_RPATH (not RUNPATH) so that the libraries' own dependencies are found beside them too, without
 # LD_LIBRARY_PATH leaking into the compilers onnxc starts.
 patchelf --force-rpath --set-rpath '$ORIGIN/../lib' "$stage/bin/onnxc"
+if [ -n "$BASE" ]; then
+  strip -o "$stage/bin/onnxc-base" "$BASE"
+  patchelf --force-rpath --set-rpath '$ORIGIN/../lib' "$stage/bin/onnxc-base"
+fi
 ldd "$BUILD/tools/onnxc" | awk '$3 ~ /^\// {print $3}' | while read -r lib; do
   case "$(basename "$lib")" in
     libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libstdc++.so*|libgcc_s.so*) ;;

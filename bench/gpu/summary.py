@@ -18,8 +18,24 @@ def read_tsv(path):
         return [line.rstrip("\n").split("\t") for line in f if line.strip()]
 
 
-def conformance_diff(tsv, expected):
-    rows = {r[0]: r for r in read_tsv(tsv)[1:]}
+LOG_LINE = re.compile(r"^\[\s*\d+/\d+\] (\w+)\s+(\S+) \(([\d.]+) s\)(?:: (.*))?$")
+
+
+def read_results(path):
+    """{test: [test, status, seconds, reason]} from a --tsv table, or from test-suite's progress log
+    (which holds every test that finished even when a time limit stopped the run)."""
+    if path.endswith(".tsv"):
+        return {r[0]: r for r in read_tsv(path)[1:]}
+    rows = {}
+    for line in open(path, errors="replace"):
+        m = LOG_LINE.match(line.rstrip("\n"))
+        if m:
+            rows[m.group(2)] = [m.group(2), m.group(1), m.group(3), m.group(4) or ""]
+    return rows
+
+
+def conformance_diff(results, expected):
+    rows = read_results(results)
     want = [l.strip() for l in open(expected) if l.strip() and not l.startswith("#")]
     ran = [t for t in want if t in rows]
     lost = [t for t in ran if rows[t][1] != "passed"]
@@ -66,39 +82,45 @@ def report(out):
     diff = os.path.join(out, "conformance_diff.txt")
     if os.path.exists(diff):
         print("## ONNX 1.12 backend tests on --target cuda\n\n```\n" + open(diff).read().strip() + "\n```\n")
-    rows = read_tsv(os.path.join(out, "bert.tsv"))
-    if rows:
-        print("## BERT-base-like encoder (12 × 768, float32), median latency\n")
-        print("| batch | seq | onnxc ms | PyTorch eager ms | onnxc / torch | onnxc TFLOP/s | of fp32 ceiling |")
-        print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-        table = {}
-        for r in rows:
-            try:
-                table.setdefault((int(r[1]), int(r[2])), {})[r[0]] = float(r[3].split()[0])
-            except (ValueError, IndexError):
-                table.setdefault((int(r[1]), int(r[2])), {})[r[0] + "_err"] = r[3] if len(r) > 3 else "?"
-        for (b, s), v in sorted(table.items()):
-            o, t = v.get("onnxc"), v.get("torch")
-            rate = bert_gflop(b, s) / o if o else None
-            print(f"| {b} | {s} | {o if o else v.get('onnxc_err', '-')} | {t if t else '-'} | "
-                  f"{f'{o / t:.2f}' if o and t else '-'} | {f'{rate:.1f}' if rate else '-'} | "
-                  f"{f'{rate / fp32:.0%}' if rate and fp32 else '-'} |")
-        print()
-    rows = read_tsv(os.path.join(out, "attention.tsv"))
-    if rows:
-        print("## Fused attention alone: softmax(Q·Kᵀ/8)·V, batch 1, 12 heads of 64, float32\n")
-        print("| seq | onnxc ms | torch SDPA ms | onnxc / torch | onnxc TFLOP/s |")
-        print("| ---: | ---: | ---: | ---: | ---: |")
-        table = {}
-        for r in rows:
-            try:
-                table.setdefault(int(r[1]), {})[r[0]] = float(r[2].split()[0])
-            except (ValueError, IndexError):
-                pass
-        for s, v in sorted(table.items()):
-            o, t = v.get("onnxc"), v.get("torch")
-            rate = 4 * H * s * s * DH / 1e9 / o if o else None
-            print(f"| {s} | {o or '-'} | {t or '-'} | {f'{o / t:.2f}' if o and t else '-'} | {f'{rate:.1f}' if rate else '-'} |")
+    bert = timings(os.path.join(out, "bert.tsv"), 2)
+    if bert:
+        print("## BERT-base-like encoder (12 × 768, float32), median latency in ms\n")
+        table(bert, ["batch", "seq"], lambda key: bert_gflop(*key), fp32)
+    attn = timings(os.path.join(out, "attention.tsv"), 1)
+    if attn:
+        print("## Fused attention alone: softmax(Q·Kᵀ/8)·V, batch 1, 12 heads of 64, float32, median ms\n")
+        table(attn, ["seq"], lambda key: 4 * H * key[0] ** 2 * DH / 1e9, fp32)
+
+
+def timings(path, nkeys):
+    """{key tuple: {column: ms or error text}} from lines "column key.. median ..." (onnxc bench --tsv)."""
+    out = {}
+    for r in read_tsv(path):
+        if len(r) < nkeys + 2:
+            continue
+        key = tuple(int(v) for v in r[1:1 + nkeys])
+        cell = r[1 + nkeys]
+        try:
+            out.setdefault(key, {})[r[0]] = float(cell.split()[0])
+        except ValueError:
+            out.setdefault(key, {})[r[0]] = cell[:60]
+    return out
+
+
+def table(rows, key_names, gflop, fp32):
+    """One row per key: each build's ms, torch's, the ratio to torch, and the best onnxc's rate."""
+    cols = [c for c in ("onnxc-base", "onnxc", "torch") if any(c in v for v in rows.values())]
+    head = key_names + [f"{c} ms" for c in cols] + ["onnxc / torch", "onnxc TFLOP/s", "of fp32 ceiling"]
+    print("| " + " | ".join(head) + " |\n|" + " ---: |" * len(head))
+    for key, v in sorted(rows.items()):
+        o, t = v.get("onnxc"), v.get("torch")
+        num = lambda x: isinstance(x, float)
+        rate = gflop(key) / o if num(o) else None
+        cells = [str(k) for k in key] + [f"{v[c]:.3f}" if num(v.get(c)) else str(v.get(c, "-")) for c in cols]
+        cells += [f"{o / t:.2f}" if num(o) and num(t) else "-", f"{rate:.2f}" if rate else "-",
+                  f"{rate / fp32:.0%}" if rate and fp32 else "-"]
+        print("| " + " | ".join(cells) + " |")
+    print()
 
 
 def main():

@@ -266,7 +266,7 @@ class Builder {
   void lower_node(const ir::Node& n) {
     const OpLowering* l = find_lowering(n.domain(), n.op_type());
     internal_check(l) << "no lowering for " << n.describe();
-    LowerContext ctx{n, {}, {}, {}, sched_target_, k_.opsets.at(n.domain()), nullptr, nullptr, nullptr, l->kclass, {}};
+    LowerContext ctx{n, {}, {}, {}, sched_target_, k_.opsets.at(n.domain()), nullptr, nullptr, nullptr, l->kclass, {}, {}};
     for (const ir::Value* v : n.inputs()) {
       ctx.in.push_back(v ? values_.at(v) : HTensor{});
       ctx.const_in.push_back(v && v->is_constant() ? &v->constant() : nullptr);

@@ -54,8 +54,17 @@ std::string generate_plan_c(const PlanDescription& d) {
      << "#include <stddef.h>\n#include \"onnxc/model_abi.h\"\n\n"
      << "extern int halide_set_num_threads(int);\n"
      << "extern onnxc_halide_error_handler halide_set_error_handler(onnxc_halide_error_handler);\n";
-  if (d.uses_cuda)
-    os << "extern int halide_copy_to_host(void *, void *);\nextern int halide_device_free(void *, void *);\n";
+  if (d.uses_cuda) {
+    os << "extern int halide_copy_to_host(void *, void *);\nextern int halide_device_free(void *, void *);\n"
+       // Device memory a kernel allocates for its intermediates (attention's scores, staged operands)
+       // is kept for the next call while the library is loaded: otherwise every call pays a
+       // cuMemAlloc and a cuMemFree, which waits for the whole device, per intermediate.
+       << "extern int halide_reuse_device_allocations(void *, _Bool);\n"
+       << "__attribute__((constructor)) static void onnxc_keep_device_allocations(void) {\n"
+       << "  halide_reuse_device_allocations(NULL, 1);\n}\n"
+       << "__attribute__((destructor)) static void onnxc_release_device_allocations(void) {\n"
+       << "  halide_reuse_device_allocations(NULL, 0);\n}\n";
+  }
   for (const auto& k : d.kernels) os << "extern int " << k << "_argv(void **);\n";
   if (!d.weights.empty()) os << "extern const uint8_t onnxc_weights_" << n << "[];\n";
   os << "\n";

@@ -97,7 +97,10 @@ Built build_product(LowerContext& ctx, const Product& p) {
   RDom k(0, k_ext, "k");
   out.g.k = k;
   Expr b_val;
-  if (out.g.blocked && p.b_const) {
+  // GPU targets pack a constant f32 B too (panels as wide as a thread block's columns: each k row
+  // of a block's columns is one contiguous, coalesced read); a run-time B is read where it lies.
+  const bool gpu_panels = !cpu && f32 && p.b_const && !p.a_vec && !p.b_vec && n_static.value_or(0) >= 16;
+  if ((out.g.blocked || gpu_panels) && p.b_const) {
     ir::Tensor packed = pack_panels(*p.b_const, p.trans_b, width);
     HTensor bp = ctx.add_constant("b_panels", std::move(packed));
     std::vector<Expr> idx = batch_index(p.b, 2, out.out_batch);

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "codegen/schedule/gpu_gemm.h"
 #include "codegen/schedule/schedule.h"
 #include "ir/error.h"
 
@@ -17,6 +18,10 @@ PanelShape choose_panel(int64_t n, const TargetDesc& d) {
   // AVX-512 panels have been chosen with since they were first measured). Wider than four vectors
   // leaves too few rows to reuse a B load.
   static const double kSpeed[] = {0, 0.75, 0.9, 1.0, 1.0};
+  if (d.gpu) {  // a constant B is packed in panels as wide as a thread block's columns
+    const GpuGemmTile tile = gpu_gemm_tile(d);
+    return {tile.block_cols, tile.thread_rows};
+  }
   const int lanes = std::max(1, d.f32_lanes());
   const int budget = std::max(1, d.accumulator_budget());
   PanelShape best{lanes, 1};
@@ -183,36 +188,6 @@ void schedule_plain_cpu(GemmFuncs g, Func out, const Target& t) {
   g.acc.update().reorder(an, am, g.k.x).vectorize(an, vec, TailStrategy::RoundUp);
 }
 
-// CUDA: a block computes 64 columns × 16 rows with 16×4 threads; each thread keeps a 4×4 block of
-// the accumulator in registers (columns as one 4-wide vector) and reads A and B through the cache.
-void schedule_cuda(GemmFuncs g, Func out, const Target& t) {
-  Var an = g.acc.args()[0], am = g.acc.args()[1];
-  Var bn("gemm_bn"), bm("gemm_bm"), tn("gemm_tn"), tm("gemm_tm"), ni("gemm_ni"), mi("gemm_mi");
-  if (!tiles_like_acc(g, out)) {
-    g.acc.compute_root().gpu_tile(an, am, bn, bm, tn, tm, 32, 8, TailStrategy::GuardWithIf);
-    g.acc.update().gpu_tile(an, am, bn, bm, tn, tm, 32, 8, TailStrategy::GuardWithIf);
-    if (g.b_stage.defined()) g.b_stage.compute_root();
-    schedule_output(out, KernelClass::Elementwise, t);
-    return;
-  }
-  std::vector<Var> args = out.args();
-  Var n = args[0], m = args[1];
-  out.split(n, bn, tn, 64, TailStrategy::GuardWithIf)
-      .split(m, bm, tm, 16, TailStrategy::GuardWithIf)
-      .split(tn, tn, ni, 4)
-      .split(tm, tm, mi, 4)
-      .reorder(ni, mi, tn, tm, bn, bm)
-      .gpu_blocks(bn, bm)
-      .gpu_threads(tn, tm)
-      .vectorize(ni)
-      .unroll(mi);
-  std::vector<Var> batch(args.begin() + 2, args.end());
-  if (!batch.empty()) out.gpu_blocks(fuse_all(out, batch, "gemm_batch"));
-  for (size_t i = 2; i < g.acc.args().size(); ++i) g.acc.bound_extent(g.acc.args()[i], 1);
-  g.acc.compute_at(out, tn).bound_extent(an, 4).bound_extent(am, 4).vectorize(an).unroll(am);
-  g.acc.update().reorder(an, am, g.k.x).vectorize(an).unroll(am);
-}
-
 }  // namespace
 
 void place_register_block(Func acc, const RDom& k, Func out, const Var& loop, int width, const Expr& rows, int vec) {
@@ -231,7 +206,7 @@ void place_register_block(Func acc, const RDom& k, Func out, const Var& loop, in
 }
 
 void schedule_gemm(const GemmFuncs& g, Func output, const Target& target) {
-  if (target.has_gpu_feature()) return schedule_cuda(g, output, target);
+  if (target.has_gpu_feature()) return schedule_gemm_gpu(g, output, target);
   if (!tiles_like_acc(g, output)) return schedule_whole_cpu(g, output, target);
   if (g.blocked) return schedule_blocked_cpu(g, output, target);
   schedule_plain_cpu(g, output, target);

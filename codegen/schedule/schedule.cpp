@@ -144,6 +144,7 @@ void schedule_output(Func out, KernelClass k, const Halide::Target& t) {
 }
 
 void schedule_rowwise(Func out, const std::vector<Func>& stats, int reduced_inner, const Halide::Target& t) {
+  if (is_gpu(t) && schedule_rowwise_gpu(out, stats, reduced_inner)) return;
   if (is_gpu(t)) {
     for (Func s : stats) {
       s.compute_root();

@@ -17,10 +17,14 @@ void schedule_output(Halide::Func out, KernelClass k, const Halide::Target& t);
 // A row-wise kernel: `out` reads per-row statistics `stats` (e.g. max and sum of a softmax row).
 // `reduced_inner` is how many innermost dims of `out` form a row; each stat is defined over the
 // remaining dims of `out`, in the same order. The stats are computed once per row, inside the
-// parallel row loop (CPU), or as separate GPU passes (CUDA). With reduced_inner == 0 the stats
+// parallel row loop (CPU), or in the row's thread block (CUDA). With reduced_inner == 0 the stats
 // cover other dims; they are then computed root and scheduled like elementwise outputs.
 void schedule_rowwise(Halide::Func out, const std::vector<Halide::Func>& stats, int reduced_inner,
                       const Halide::Target& t);
+
+// The CUDA form of schedule_rowwise for rows of one dim (gpu_rows.cpp): one thread block per row,
+// the stats in shared memory. False (nothing scheduled) for shapes it does not handle.
+bool schedule_rowwise_gpu(Halide::Func out, const std::vector<Halide::Func>& stats, int reduced_inner);
 
 // A reduction accumulator computed root (pure definition and updates over an RDom): its innermost
 // dim vectorized when `vectorize_inner` (the input's innermost dim is not reduced, so neighbouring

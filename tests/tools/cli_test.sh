@@ -207,6 +207,21 @@ case_compile_cross_missing_tools() {
   expect_absent outdir
 }
 
+# A CUDA library on a machine without the NVIDIA driver: compiled and linked (CI has no GPU), then
+# refused when a session is made, with a message naming the model and what is missing, never a
+# crash or a Halide error from inside the first kernel. Where a driver is installed, bench/gpu/check.sh
+# is the test instead.
+case_cuda_without_driver() {
+  if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then echo "SKIP: an NVIDIA driver is installed here"; exit 77; fi
+  run_onnxc compile "$ADD/model.onnx" -o cudalib --target cuda -n add -q
+  expect_rc 0
+  [ -f cudalib/libadd.so ] || fail "no CUDA library written"
+  run_onnxc run cudalib/libadd.so --input "a=$ADD/test_data_set_0/input_0.pb" --input "b=$ADD/test_data_set_0/input_1.pb" --output-dir outs
+  expect_user_error run "model 'add' was compiled for CUDA, but no NVIDIA driver is installed here"
+  run_onnxc compare "$ADD" --target cuda
+  expect_user_error compare 'compile for a CPU target to run on this machine'
+}
+
 # --quantize dynamic-int8 on a target without int8 dot products (AVX2) keeps the model float32 and
 # says so; :force quantizes anyway (the int8 kernel then matches at int8 tolerances).
 case_quantize_where_int8_pays() {
