@@ -41,7 +41,9 @@ std::vector<HTensor> rotary_embedding(LowerContext& ctx) {
     Expr kc = Halide::clamp(k, 0, Halide::max(half - 1, 0));
     Expr cs, sn;
     if (positions) {
-      Expr p = Halide::cast<int32_t>(ctx.in[3].at({b, s}));
+      const HTensor& pos = ctx.in[3];  // [batch, seq], or [1, seq] for every batch entry
+      Expr pb = Halide::Internal::is_const_one(pos.shape[0]) ? Expr(0) : b;
+      Expr p = Halide::cast<int32_t>(pos.at({pb, s}));
       p = Halide::clamp(p, 0, cos_cache.shape[0] - 1);
       cs = cos_cache.at({p, kc});
       sn = sin_cache.at({p, kc});
