@@ -16,6 +16,7 @@
 #include "ir/error.h"
 #include "tools/args.h"
 #include "tools/build.h"
+#include "tools/profile.h"
 
 namespace onnxc::tools {
 namespace {
@@ -172,7 +173,7 @@ int generate_main(const std::vector<std::string>& args) {
   std::string model, prompt;
   int max_new = 16, top_k = 0, seed = 0, capacity = 0;
   double temperature = 1.0;
-  bool json = false;
+  bool json = false, profile = false, copy_cache = false;
   Executable::Options eo;
   ArgParser p("generate", "MODEL --prompt-ids ID,... [options]",
               "Generates tokens with a decoder language model: runs the prompt (prefill), then one token per\n"
@@ -190,6 +191,9 @@ int generate_main(const std::vector<std::string>& args) {
   p.option("capacity", 0, "N", "positions the KV cache holds (default: prompt + new tokens)", &capacity);
   p.flag("json", 0, "print one JSON object: tokens, prefill_tokens_per_s, decode_tokens_per_s,\n"
                     "time_to_first_token_ms, peak_rss_mib (and how the cache was paired)", &json);
+  p.flag("profile", 0, "time every step of the decode runs and print the per-kernel table\n"
+                        "(onnxc bench --profile's): the cache steps (CacheAppend) show what a token moves", &profile);
+  p.flag("copy-cache", 0, "copy every present back as the next past (no cache kept in place), to compare", &copy_cache);
   add_executable_options(p, &eo);
   add_external_path_option(p);
   p.epilog("Example:\n  onnxc generate decoder.onnx --prompt-ids 1,2,3 --max-new-tokens 64 --json");
@@ -203,6 +207,10 @@ int generate_main(const std::vector<std::string>& args) {
   Executable exe(model, eo);
   ModelRunner& r = exe.runner();
   Plan plan = plan_inputs(r);
+  if (copy_cache) {
+    plan.copied.insert(plan.copied.end(), plan.in_place.begin(), plan.in_place.end());
+    plan.in_place.clear();
+  }
   user_check(plan.ids >= 0) << model << ": found no token ids input (input_ids [batch, seq], int64 or int32)";
   user_check(plan.logits >= 0) << model << ": found no logits output";
   user_check(plan.unpaired.empty()) << model << ": could not pair or bind " << [&] {
@@ -220,7 +228,10 @@ int generate_main(const std::vector<std::string>& args) {
   double prefill_s = 0, decode_s = 0;
   int64_t past = 0;
   std::vector<int64_t> step = ids;
+  StepProfile prof;
   for (int t = 0; t < max_new; ++t) {
+    if (profile && t == 1) r.set_profiler(&StepProfile::record, &prof);
+    if (profile && t >= 1) prof.begin_run();
     const int64_t s = static_cast<int64_t>(step.size());
     const IOInfo& idi = r.inputs()[static_cast<size_t>(plan.ids)];
     r.set_input(static_cast<size_t>(plan.ids), int_tensor(idi.dtype, {1, s}, [&](int64_t i) { return step[static_cast<size_t>(i)]; }));
@@ -244,6 +255,7 @@ int generate_main(const std::vector<std::string>& args) {
     past += s;
     step = {next};
   }
+  r.set_profiler(nullptr, nullptr);
   const double prefill_tps = static_cast<double>(ids.size()) / prefill_s;
   const double decode_tps = max_new > 1 ? (max_new - 1) / decode_s : 0.0;
   const double peak_mib = static_cast<double>(peak_rss_bytes()) / (1024.0 * 1024.0);
@@ -273,7 +285,9 @@ int generate_main(const std::vector<std::string>& args) {
   std::printf("memory    peak RSS %.1f MiB\n", peak_mib);
   if (!plan.in_place.empty()) std::printf("cache     in place: %s\n", names(plan.in_place).c_str());
   if (!plan.copied.empty())
-    std::printf("cache     copied each step (the model does not append them in place): %s\n", names(plan.copied).c_str());
+    std::printf("cache     copied each step (%s): %s\n", copy_cache ? "--copy-cache" : "the model does not append them in place",
+                names(plan.copied).c_str());
+  if (profile && max_new > 1) prof.print_table(decode_s * 1e3 / (max_new - 1));
   return kExitOk;
 }
 
