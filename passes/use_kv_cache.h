@@ -11,7 +11,9 @@ namespace onnxc::passes {
 // GroupQueryAttention after expand_contrib_ops), as onnxc.CacheAppend(past, new; axis[, heads]):
 // the same values, computed by a runtime step that writes only the new rows when the session keeps
 // the cache (present then shares past's buffer; onnxc_session_keep_cache). The Attention reads the
-// cache as its keys and values (ir::kCausalFromEnd keeps its causal alignment). Returns whether anything changed.
+// cache as its keys and values (ir::kCausalFromEnd keeps its causal alignment). TensorScatter(past input, ...) -> present output
+// (opset 24's cache of fixed length, read by Attention's nonpad_kv_seqlen) becomes onnxc.CacheScatter,
+// which writes only the update's rows when present is past's buffer. Returns whether anything changed.
 bool use_kv_cache(ir::Model& m);
 
 }  // namespace onnxc::passes

@@ -4,6 +4,8 @@
 
 #include "kv_cache.h"
 
+#include <string.h>
+
 size_t onnxc_model_num_cache_pairs(const onnxc_model *model) { return model ? onnxc_cache_pairs(model, NULL) : 0; }
 
 onnxc_status onnxc_model_cache_pair(const onnxc_model *model, size_t pair, size_t *input_index, size_t *output_index) {
@@ -24,6 +26,24 @@ onnxc_status onnxc_session_keep_cache(onnxc_session *s, int64_t capacity) {
   if (capacity < 0) return onnxc_keep_error(s->error, onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "onnxc_session_keep_cache: capacity %lld is negative", (long long)capacity));
   s->outputs = NULL; /* a kept output's bytes move: the last run's outputs are no longer readable */
   return onnxc_keep_error(s->error, onnxc_cache_enable(s, capacity));
+}
+
+static onnxc_status get_cache(onnxc_session *s, size_t index, onnxc_tensor *out, int64_t *capacity) {
+  const onnxc_model *m = s->model;
+  if (index >= m->desc->n_outputs) return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "output index %zu is out of range", index);
+  const onnxc_cache_slot *c = onnxc_cache_of_output(s, m->outputs[index].tensor);
+  if (!c) return onnxc_fail(ONNXC_ERR_NOT_FOUND, "output '%s' is not kept in a KV cache", m->desc->tensors[m->outputs[index].tensor].name);
+  if (!c->filled) return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "the cache of output '%s' is empty: no run has filled it", m->desc->tensors[c->present].name);
+  *out = (onnxc_tensor){m->desc->tensors[c->present].dtype, c->rank, c->dims, c->data};
+  *capacity = c->scatter ? c->dims[c->axis] : s->cache_capacity;
+  return ONNXC_OK;
+}
+
+onnxc_status onnxc_session_get_cache(onnxc_session *s, size_t output_index, onnxc_tensor *out, int64_t *capacity) {
+  if (out) memset(out, 0, sizeof *out);
+  if (capacity) *capacity = 0;
+  if (!s || !out || !capacity) return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "onnxc_session_get_cache: NULL argument");
+  return onnxc_keep_error(s->error, get_cache(s, output_index, out, capacity));
 }
 
 onnxc_status onnxc_cache_feed_inputs(onnxc_session *s) {

@@ -112,6 +112,6 @@ extern const onnxc_host_op_info onnxc_host_nonzero, onnxc_host_compress, onnxc_h
     onnxc_host_string_cast, onnxc_host_string_concat, onnxc_host_scan_slice, onnxc_host_scan_append,
     onnxc_host_scan_collect, onnxc_host_value_copy, onnxc_host_value_empty, onnxc_host_seq_insert,
     onnxc_host_seq_at, onnxc_host_seq_erase, onnxc_host_seq_length, onnxc_host_opt_wrap, onnxc_host_opt_has,
-    onnxc_host_opt_get, onnxc_host_cache_append;
+    onnxc_host_opt_get, onnxc_host_cache_append, onnxc_host_cache_scatter;
 
 #endif

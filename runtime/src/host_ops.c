@@ -15,6 +15,7 @@ static const onnxc_host_op_info *const kHostOps[] = {
     [ONNXC_HOST_STRING_CAST] = &onnxc_host_string_cast,
     [ONNXC_HOST_STRING_CONCAT] = &onnxc_host_string_concat,
     [ONNXC_HOST_CACHE_APPEND] = &onnxc_host_cache_append,
+    [ONNXC_HOST_CACHE_SCATTER] = &onnxc_host_cache_scatter,
     [ONNXC_HOST_SCAN_SLICE] = &onnxc_host_scan_slice,
     [ONNXC_HOST_SCAN_APPEND] = &onnxc_host_scan_append,
     [ONNXC_HOST_SCAN_COLLECT] = &onnxc_host_scan_collect,

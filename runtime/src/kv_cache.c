@@ -1,9 +1,10 @@
-/* The KV cache a session keeps (onnxc_session_keep_cache): for each CACHE_APPEND step whose past is a
- * model input and whose present is a model output (and neither is a view's base), one buffer with
- * `capacity` positions along the step's axis. present lives there, laid out with that capacity (its
- * strides are not dense), and a run that reads the previous present as its past gets the same buffer
- * with the same strides: CACHE_APPEND then finds past's rows in place and writes only the new ones, and
- * the kernels reading the cache were built for its strides (codegen marks them). */
+/* The KV cache a session keeps (onnxc_session_keep_cache): for each CACHE_APPEND or CACHE_SCATTER step
+ * whose past is a model input and whose present is a model output (and neither is a view's base), one
+ * buffer with `capacity` positions along the step's axis (CACHE_SCATTER: the model's own cache length).
+ * present lives there, laid out with that capacity (its strides are not dense), and a run that reads
+ * the previous present as its past gets the same buffer with the same strides: the step then finds
+ * past's rows in place and writes only the new ones, and the kernels reading the cache were built for
+ * its strides (codegen marks them). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,13 +43,16 @@ uint32_t onnxc_cache_pairs(const onnxc_model *m, onnxc_cache_slot *out) {
   uint32_t n = 0;
   for (uint32_t k = 0; k < d->n_steps; k++) {
     const onnxc_step *step = &d->steps[k];
-    if (step->kind != ONNXC_STEP_HOST || step->kernel != ONNXC_HOST_CACHE_APPEND || step->n_args != 5) continue;
-    int32_t past = step->args[0], present = step->args[2];
+    if (step->kind != ONNXC_STEP_HOST) continue;
+    bool append = step->kernel == ONNXC_HOST_CACHE_APPEND && step->n_args == 5;
+    bool scatter = step->kernel == ONNXC_HOST_CACHE_SCATTER && step->n_args == 6;
+    if (!append && !scatter) continue;
+    int32_t past = step->args[0], present = step->args[append ? 2 : 3], axis_arg = step->args[append ? 3 : 4];
     int32_t in = input_index(m, past), outi = output_index(m, present);
-    if (in < 0 || outi < 0 || viewed(m, past) || viewed(m, present) || m->root[present] != present) continue;
+    if (in < 0 || outi < 0 || viewed(m, past) || viewed(m, present) || m->root[present] != present || axis_arg >= 0) continue;
     int64_t axis = 0;
-    if (onnxc_expr_eval(&m->exprs, (uint32_t)(-(int64_t)step->args[3] - 1), NULL, &axis) != ONNXC_EXPR_RESULT_OK) continue;
-    if (out) out[n] = (onnxc_cache_slot){k, past, present, in, outi, (int32_t)axis, NULL, 0, {0}, d->tensors[present].rank, false, false};
+    if (onnxc_expr_eval(&m->exprs, (uint32_t)(-(int64_t)axis_arg - 1), NULL, &axis) != ONNXC_EXPR_RESULT_OK) continue;
+    if (out) out[n] = (onnxc_cache_slot){k, past, present, in, outi, (int32_t)axis, scatter, NULL, 0, {0}, d->tensors[present].rank, false, false};
     n++;
   }
   return n;
@@ -84,12 +88,14 @@ onnxc_status onnxc_cache_place(onnxc_session *s) {
   for (uint32_t i = 0; i < s->n_cache; i++) {
     onnxc_cache_slot *c = &s->cache[i];
     const int64_t *dims = &s->run_dims[m->dim_offset[c->present]];
-    if (dims[c->axis] > s->cache_capacity) {
+    /* A scatter cache's length is the model's own (present is shaped like past): dense, no capacity. */
+    int64_t capacity = c->scatter ? dims[c->axis] : s->cache_capacity;
+    if (dims[c->axis] > capacity) {
       return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "output '%s' needs %lld positions but the session keeps a cache of %lld (onnxc_session_keep_cache)",
                         m->desc->tensors[c->present].name, (long long)dims[c->axis], (long long)s->cache_capacity);
     }
     uint64_t bytes = onnxc_dtype_size(m->desc->tensors[c->present].dtype);
-    for (int32_t a = 0; a < c->rank; a++) bytes *= (uint64_t)(a == c->axis ? s->cache_capacity : dims[a]);
+    for (int32_t a = 0; a < c->rank; a++) bytes *= (uint64_t)(a == c->axis ? capacity : dims[a]);
     if (bytes > INT32_MAX && !m->large_buffers) {
       return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "the cache for output '%s' would take %llu bytes: too large for 32-bit strides",
                         m->desc->tensors[c->present].name, (unsigned long long)bytes);
@@ -101,8 +107,8 @@ onnxc_status onnxc_cache_place(onnxc_session *s) {
       c->bytes = c->data ? bytes : 0;
       if (!c->data) return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "cannot allocate %llu bytes for the cache of '%s'", (unsigned long long)bytes, m->desc->tensors[c->present].name);
     }
-    lay_out(s, c->present, dims, c->rank, c->axis, s->cache_capacity, c->data);
-    if (c->fed) lay_out(s, c->past, &s->run_dims[m->dim_offset[c->past]], c->rank, c->axis, s->cache_capacity, c->data);
+    lay_out(s, c->present, dims, c->rank, c->axis, capacity, c->data);
+    if (c->fed) lay_out(s, c->past, &s->run_dims[m->dim_offset[c->past]], c->rank, c->axis, capacity, c->data);
   }
   return ONNXC_OK;
 }

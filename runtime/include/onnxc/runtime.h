@@ -269,6 +269,15 @@ ONNXC_API onnxc_status onnxc_model_cache_pair(const onnxc_model *model, size_t p
  * it again forgets the kept caches (a new sequence). The last run's outputs are no longer readable. */
 ONNXC_API onnxc_status onnxc_session_keep_cache(onnxc_session *session, int64_t capacity);
 
+/* The kept cache of output `output_index` after the last run: out->dims are its dims (as
+ * onnxc_session_get_output would give them) and out->data its bytes, laid out row-major with *capacity
+ * positions along the sequence axis instead of dims[axis] (for TensorScatter's cache, *capacity is the
+ * model's own length: dims[axis]). Owned by the session; valid until the next
+ * onnxc_session_run, onnxc_session_keep_cache or onnxc_session_free. ONNXC_ERR_NOT_FOUND for an output
+ * the session does not keep. */
+ONNXC_API onnxc_status onnxc_session_get_cache(onnxc_session *session, size_t output_index, onnxc_tensor *out,
+                                               int64_t *capacity);
+
 /* ---- profiling ------------------------------------------------------------------------------------ */
 
 /* One step of a run as a profiler sees it. Strings are the model's (valid while it is loaded). */
