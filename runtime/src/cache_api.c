@@ -3,6 +3,7 @@
 #include "cache_api.h"
 
 #include "kv_cache.h"
+#include "plan.h"
 
 #include <string.h>
 
@@ -25,6 +26,11 @@ onnxc_status onnxc_session_keep_cache(onnxc_session *s, int64_t capacity) {
   if (!s) return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "onnxc_session_keep_cache: session is NULL");
   if (capacity < 0) return onnxc_keep_error(s->error, onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "onnxc_session_keep_cache: capacity %lld is negative", (long long)capacity));
   s->outputs = NULL; /* a kept output's bytes move: the last run's outputs are no longer readable */
+  /* Plans place kept presents outside the arena: those made before place them inside. */
+  for (uint32_t i = 0; i < s->options.max_cached_plans; i++) {
+    onnxc_free_plan(s->plans[i]);
+    s->plans[i] = NULL;
+  }
   return onnxc_keep_error(s->error, onnxc_cache_enable(s, capacity));
 }
 
