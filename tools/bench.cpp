@@ -63,7 +63,6 @@ int bench_main(const std::vector<std::string>& args) {
   std::string model, shapes_arg, dims_arg, profile_json;
   int runs = 50, warmup = 5;
   bool tsv = false, profile = false;
-  int keep_cache = 0;
   Executable::Options eo;
   ArgParser p("bench", "MODEL [--shapes NAME=DIMS,...] [options]",
               "Times MODEL on random inputs: median, p10 and p90 latency of single runs, and peak memory\n"
@@ -80,9 +79,6 @@ int bench_main(const std::vector<std::string>& args) {
                     "median_ms p10_ms p90_ms peak_rss_bytes arena_bytes", &tsv);
   p.flag("profile", 0, "after the timed runs, time every step of --runs more runs and print\n"
                         "a table per kernel: time, share, calls, GFLOP/s, GB/s", &profile);
-  p.option("keep-cache", 0, "N", "decode steps: keep the KV cache in the session with N positions; the\n"
-                                  "first run reads the pasts given, each later run appends to the cache\n"
-                                  "in place (give the new rows' length, e.g. --dims seq=1)", &keep_cache);
   p.option("profile-json", 0, "FILE", "with the profiled runs, write a Chrome trace (chrome://tracing)",
            &profile_json);
   p.epilog("Examples:\n  onnxc bench model.onnx --dims batch=1,seq=128 --threads 2 --runs 100\n"
@@ -140,19 +136,8 @@ int bench_main(const std::vector<std::string>& args) {
   }
   user_check(shapes.empty()) << "--shapes: the model has no input '" << shapes.begin()->first << "'";
 
-  // --keep-cache: after the first run the pasts come from the session's cache, a step longer each run.
-  std::vector<bool> from_cache(inputs.size());
-  bool cache_filled = false;
-  if (keep_cache > 0) {
-    auto pairs = r.cache_pairs();
-    user_check(!pairs.empty()) << model << ": --keep-cache: the model has no past/present pair that onnxc appends in place";
-    for (const auto& pr : pairs) from_cache[pr.first] = true;
-    r.keep_cache(keep_cache);
-  }
   auto run_once = [&] {
-    for (size_t i = 0; i < inputs.size(); ++i)
-      if (!cache_filled || !from_cache[i]) r.set_input(i, inputs[i]);
-    cache_filled = keep_cache > 0;
+    for (size_t i = 0; i < inputs.size(); ++i) r.set_input(i, inputs[i]);
     auto t0 = std::chrono::steady_clock::now();
     r.run();
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
