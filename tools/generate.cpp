@@ -287,7 +287,7 @@ int generate_main(const std::vector<std::string>& args) {
   if (!plan.copied.empty())
     std::printf("cache     copied each step (%s): %s\n", copy_cache ? "--copy-cache" : "the model does not append them in place",
                 names(plan.copied).c_str());
-  if (profile && max_new > 1) prof.print_table(decode_s * 1e3 / (max_new - 1));
+  if (profile && max_new > 1) prof.print_table(decode_s * 1e3 / (max_new - 1), /*by_size=*/false);
   return kExitOk;
 }
 
