@@ -1,5 +1,7 @@
 // RotaryEmbedding (opset 23): rotates the first rotary_embedding_dim features of each head by the
-// cos/sin caches, indexed by position_ids [b, s] when given, else read as [b, s, dim/2] directly.
+// cos/sin caches, indexed by position_ids [b, s] (or [1, s] for every batch entry: the form
+// passes/expand_contrib_ops builds from com.microsoft's offset) when given, else read as
+// [b, s, dim/2] directly.
 // Input 4-D [b, h, s, d] or 3-D [b, s, h·d] (num_heads); halves split (x1 | x2) or interleaved.
 #include "codegen/lower/lower_util.h"
 
