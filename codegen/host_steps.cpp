@@ -136,6 +136,23 @@ Args string_cast(const ir::Node& n) {
 }
 
 // StringConcat: two string tensors joined elementwise; Y's (broadcast) shape is known before the run.
+// onnxc.CacheAppend (passes/use_kv_cache): args {past, new, present, axis, heads}; the runtime writes
+// only the new rows when present shares past's buffer (a session keeping its cache).
+Args cache_append(const ir::Node& n) {
+  Args a{ONNXC_HOST_CACHE_APPEND, {input(n, 0), input(n, 1)}, {}, {n.attr_int("axis", 0), n.attr_int("heads", 0)}, {}};
+  a.outputs.push_back(output(n, 0, n.input(0)->dtype(), shape(n.output(0))));
+  return a;
+}
+
+// onnxc.CacheScatter (from TensorScatter): args {past, update, write_indices (absent: 0 elements),
+// present, axis, circular}.
+Args cache_scatter(const ir::Node& n) {
+  Args a{ONNXC_HOST_CACHE_SCATTER, {input(n, 0), input(n, 1), input(n, 2, ir::Tensor(ir::DType::Int64, {0}))}, {},
+         {n.attr_int("axis", 1), n.attr_int("circular", 0)}, {}};
+  a.outputs.push_back(output(n, 0, n.input(0)->dtype(), shape(n.output(0))));
+  return a;
+}
+
 Args string_concat(const ir::Node& n) {
   Args a{ONNXC_HOST_STRING_CONCAT, {input(n, 0), input(n, 1)}, {}, {}, {}};
   a.outputs.push_back(output(n, 0, ir::DType::String, shape(n.output(0))));
@@ -242,6 +259,7 @@ ir::DType element_dtype(const ir::Type& t) {
 }
 
 bool is_host_op(const ir::Node& n) {
+  if (n.domain() == "onnxc" && (n.op_type() == "CacheAppend" || n.op_type() == "CacheScatter")) return true;
   if (!n.domain().empty() && n.domain() != "ai.onnx") return false;
   const std::string& op = n.op_type();
   return op == "NonZero" || op == "Compress" || op == "Unique" || op == "NonMaxSuppression" || op == "TfIdfVectorizer" ||
@@ -250,6 +268,8 @@ bool is_host_op(const ir::Node& n) {
 
 HostStepArgs host_step_args(const ir::Node& n) {
   const std::string& op = n.op_type();
+  if (n.domain() == "onnxc" && op == "CacheAppend") return cache_append(n);
+  if (n.domain() == "onnxc" && op == "CacheScatter") return cache_scatter(n);
   if (op == "NonZero") return nonzero(n);
   if (op == "Compress") return compress(n);
   if (op == "Unique") return unique(n);

@@ -472,9 +472,27 @@ std::vector<std::string> find_unsupported(const ir::Model& m) {
   return r;
 }
 
+namespace {
+
+// Kernels reading a KV cache (onnxc.CacheAppend's past or present) take it with the strides the
+// runtime gives: a session keeping its cache lays it out with capacity along the sequence axis.
+void mark_strided_inputs(Partition& p) {
+  std::set<int> cache;
+  for (const KernelDesc& k : p.kernels)
+    if (k.host_op == ONNXC_HOST_CACHE_APPEND) cache.insert({k.inputs.at(0), k.outputs.at(0)});
+  if (cache.empty()) return;
+  for (KernelDesc& k : p.kernels)
+    for (size_t i = 0; k.is_kernel() && i < k.inputs.size(); ++i)
+      if (cache.count(k.inputs[i])) k.strided_inputs.insert(i);
+}
+
+}  // namespace
+
 Partition partition_model(const ir::Model& m) {
   SharedState s;
-  return Partitioner(m, *m.graph, s, false).run();
+  Partition p = Partitioner(m, *m.graph, s, false).run();
+  mark_strided_inputs(p);
+  return p;
 }
 
 }  // namespace onnxc::codegen

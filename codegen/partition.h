@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,9 @@ struct KernelDesc {
   int control = 0;
   int target = -1;
   std::optional<ir::Dim> trip;
+  // Inputs (indices into `inputs`) the runtime may pass with strides that are not dense: a KV cache
+  // kept with capacity along its sequence axis (onnxc.CacheAppend's past and present).
+  std::set<size_t> strided_inputs;
   // Compiled to a Halide kernel (not a host op, not a control step).
   bool is_kernel() const { return host_op < 0 && control == 0; }
 };

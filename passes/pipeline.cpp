@@ -9,6 +9,8 @@ std::vector<std::string> default_pipeline() {
       "infer_shapes",  // types and symbolic shape values for everything below
       // A Gradient names the values it differentiates: written out before anything renames them.
       "lower_gradient",
+      // ONNX Runtime's contrib ops (language-model exports) become the standard ops they compute.
+      "expand_contrib_ops",
       // Shape chains collapse in rounds: folding makes constants, simplify_shapes turns known shape
       // values into constants or onnxc.SymbolicShape, which lets more nodes fold; ConstantOfShape
       // becomes a scalar or an Expand; an If on a constant becomes its branch; sequences built and
@@ -33,6 +35,8 @@ std::vector<std::string> default_pipeline() {
       "fold_batch_norm",
       // A patch-embedding Conv is one GEMM over its patches.
       "conv_as_matmul",
+      // past/present pairs of a decoder step: appended in place by the runtime.
+      "use_kv_cache",
       "fixpoint(constant_folding, remove_identities, cse, dce)",
       "infer_shapes",  // final types on the simplified graph, for codegen
   };

@@ -8,6 +8,7 @@
 #include "passes/canonicalize.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
+#include "passes/expand_contrib_ops.h"
 #include "passes/fold_constant_if.h"
 #include "passes/fold_matmul_batch.h"
 #include "passes/fuse_attention.h"
@@ -25,6 +26,7 @@
 #include "passes/resolve_sequences.h"
 #include "passes/simplify_constant_of_shape.h"
 #include "passes/simplify_shapes.h"
+#include "passes/use_kv_cache.h"
 
 namespace onnxc::passes {
 namespace {
@@ -42,6 +44,13 @@ const std::vector<PassInfo>& pass_registry() {
          ir::infer_shapes(m);
          return false;
        })},
+      {"expand_contrib_ops",
+       "com.microsoft GroupQueryAttention, RotaryEmbedding, (Skip)SimplifiedLayerNormalization -> Attention, "
+       "RotaryEmbedding, RMSNormalization (opset 23)",
+       fn(expand_contrib_ops), /*needs_shapes=*/true},
+      {"use_kv_cache",
+       "Concat(past input, new) -> present output, and Attention's past/present -> onnxc.CacheAppend (in place at run time)",
+       fn(use_kv_cache), /*needs_shapes=*/true},
       {"constant_folding", "evaluate Constant nodes, nodes with constant inputs, and Shape/Size of static shapes",
        fn([](ir::Model& m) { return fold_constants(m); })},
       {"simplify_shapes",

@@ -86,6 +86,9 @@ void optimize_model(ir::Model& m, const PassOptions& opt) {
   std::vector<std::string> names;
   if (opt.passes == "default") {
     names = passes::default_pipeline();
+    // The KV cache step (onnxc.CacheAppend) runs on the host: CUDA libraries keep the model's ops.
+    if (codegen::parse_target(opt.target).has_feature(Halide::Target::CUDA))
+      names.erase(std::remove(names.begin(), names.end(), "use_kv_cache"), names.end());
   } else if (opt.passes != "none" && !opt.passes.empty()) {
     names = split_passes(opt.passes);
   }

@@ -28,6 +28,7 @@ int compare_main(const std::vector<std::string>& args);
 int bench_main(const std::vector<std::string>& args);
 int test_suite_main(const std::vector<std::string>& args);
 int optimize_main(const std::vector<std::string>& args);
+int generate_main(const std::vector<std::string>& args);
 
 // The table, in `--help` order.
 const std::vector<Command>& commands();

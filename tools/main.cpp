@@ -26,6 +26,7 @@ const std::vector<Command>& commands() {
       {"bench", "time a model or compiled library on random inputs", bench_main},
       {"inspect", "describe a model: inputs, outputs, ops, parameters; dump the IR", inspect_main},
       {"optimize", "run graph passes and write the processed model back as ONNX", optimize_main},
+      {"generate", "generate tokens with a decoder language model (KV cache kept in place)", generate_main},
       {"test-suite", "run ONNX backend test folders through the compiler", test_suite_main},
   };
   return table;

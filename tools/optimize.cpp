@@ -7,6 +7,7 @@
 #include "ir/error.h"
 #include "passes/fuse_attention.h"
 #include "passes/legalize_symbolic_shapes.h"
+#include "passes/pipeline.h"
 #include "tools/args.h"
 #include "tools/build.h"
 
@@ -31,6 +32,13 @@ int optimize_main(const std::vector<std::string>& args) {
   if (out.empty()) throw UsageError("missing output file: -o OUT.onnx");
   std::error_code ec;
   user_check(!std::filesystem::is_directory(out, ec)) << out << ": is a directory, not a file";
+  // The KV cache in place (onnxc.CacheAppend) is for onnxc's runtime: other runtimes get the
+  // model's own past/present ops.
+  if (po.passes == "default") {
+    po.passes.clear();
+    for (const std::string& name : passes::default_pipeline())
+      if (name != "use_kv_cache") po.passes += (po.passes.empty() ? "" : ",") + name;
+  }
   ir::Model m = read_model(in);
   size_t before = m.graph->num_nodes();
   passes::FusionReport report;

@@ -86,7 +86,7 @@ std::string json_escape(const std::string& s) {
 
 }  // namespace
 
-void StepProfile::print_table(double run_ms) const {
+void StepProfile::print_table(double run_ms, bool by_size) const {
   struct Row {
     std::string ops, example;
     double ns = 0, cpu_ns = 0, flops = 0, bytes = 0;
@@ -98,7 +98,8 @@ void StepProfile::print_table(double run_ms) const {
   std::map<std::string, Row> rows;
   double total_ns = 0;
   for (const Event& e : events_) {
-    Row& r = rows[op_chain(e.nodes) + "|" + std::to_string(e.flops) + "|" + std::to_string(e.bytes)];
+    std::string size = by_size ? "|" + std::to_string(e.flops) + "|" + std::to_string(e.bytes) : "";
+    Row& r = rows[op_chain(e.nodes) + size];
     if (r.ops.empty()) r.ops = op_chain(e.nodes), r.example = first_name(e.nodes);
     r.ns += static_cast<double>(e.end_ns - e.start_ns);
     r.cpu_ns += static_cast<double>(e.cpu_ns);

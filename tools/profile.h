@@ -20,8 +20,10 @@ class StepProfile {
   int runs() const { return runs_; }
   // Floating-point operations of one run (the counted kernels' sum; 0 before a run).
   double flops_per_run() const;
-  // The table: one row per kernel (steps running the same code share it), sorted by time.
-  void print_table(double run_ms) const;
+  // The table: one row per kernel (steps running the same code share it), sorted by time. With
+  // by_size false, steps of one op chain share a row whatever their sizes (decode steps, whose
+  // cache grows every run).
+  void print_table(double run_ms, bool by_size = true) const;
   // Chrome trace event format (chrome://tracing, Perfetto): one complete event per step.
   void write_chrome_trace(const std::string& path) const;
 

@@ -209,6 +209,20 @@ frontend::TestValue ModelRunner::output_value(size_t index) const {
 
 uint64_t ModelRunner::arena_bytes() const { return onnxc_session_arena_bytes(session_); }
 
+std::vector<std::pair<size_t, size_t>> ModelRunner::cache_pairs() const {
+  std::vector<std::pair<size_t, size_t>> r(onnxc_model_num_cache_pairs(model_));
+  for (size_t i = 0; i < r.size(); ++i) {
+    onnxc_status st = onnxc_model_cache_pair(model_, i, &r[i].first, &r[i].second);
+    if (st != ONNXC_OK) fail(st, "reading cache pair " + std::to_string(i));
+  }
+  return r;
+}
+
+void ModelRunner::keep_cache(int64_t capacity) {
+  onnxc_status st = onnxc_session_keep_cache(session_, capacity);
+  if (st != ONNXC_OK) fail(st, "keeping the KV cache");
+}
+
 ir::Tensor random_tensor(ir::DType dtype, const std::vector<int64_t>& dims, uint64_t seed) {
   ir::Tensor t(dtype, dims);
   std::mt19937_64 rng(seed);

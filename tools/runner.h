@@ -56,6 +56,11 @@ class ModelRunner {
   void set_profiler(void (*callback)(void* user, const struct onnxc_step_profile* step), void* user);
   // Bytes of the session arena (0 before the first run).
   uint64_t arena_bytes() const;
+  // The model's KV cache pairs, (input index, output index) each (onnxc_model_cache_pair).
+  std::vector<std::pair<size_t, size_t>> cache_pairs() const;
+  // Keeps those caches in the session with `capacity` positions (onnxc_session_keep_cache): a run
+  // whose past input is not set reads the previous present in place.
+  void keep_cache(int64_t capacity);
 
  private:
   [[noreturn]] void fail(int status, const std::string& what) const;

@@ -98,6 +98,7 @@ std::string walk_canonical(const KernelDesc& k, const std::string& target, Symbo
     os << "in " << ir::dtype_name(v->dtype()) << names.shape(*v->shape());
     if (v->is_constant() && !baked(v) && code_constants && !code_constants->count(v)) os << " weight";
     else if (v->is_constant()) os << (baked(v) ? " baked " : " const ") << hex64(v->constant().fingerprint());
+    if (k.strided_inputs.count(local[v])) os << " strided";
     os << "\n";
   }
   for (const ir::Node* n : k.graph->nodes()) {
@@ -233,7 +234,8 @@ class Builder {
         t = define("const" + std::to_string(i), t.shape, t.dtype, [&](const Index&) { return lit; });
       } else {
         Halide::ImageParam ip(ty, t.rank(), "in" + std::to_string(i));
-        constrain_dense(ip, t.shape);
+        if (k_.strided_inputs.count(i)) constrain_rows(ip);  // a KV cache with capacity
+        else constrain_dense(ip, t.shape);
         image_params_.push_back({ip, k_.inputs[i]});
         t.func = ip;
         input_funcs_.insert(t.func.name());

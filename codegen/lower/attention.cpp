@@ -166,8 +166,9 @@ std::vector<HTensor> attention(LowerContext& ctx) {
   // and the mask (causal, window and padding included), 3 the softmax weights.
   user_check(qk_mode >= -1 && qk_mode <= 3)
       << n.describe() << ": qk_matmul_output_mode " << qk_mode << " is not one of 0, 1, 2, 3";
-  user_check(ctx.in[kQ].rank() == ctx.in[kK].rank() && ctx.in[kK].rank() == ctx.in[kV].rank() &&
-             (ctx.in[kQ].rank() == 3 || ctx.in[kQ].rank() == 4))
+  // K and V may be 4-D under a 3-D Q: the KV-cache form (passes/use_kv_cache) reads the cache.
+  user_check((ctx.in[kK].rank() == ctx.in[kQ].rank() || ctx.in[kK].rank() == 4) &&
+             ctx.in[kK].rank() == ctx.in[kV].rank() && (ctx.in[kQ].rank() == 3 || ctx.in[kQ].rank() == 4))
       << n.describe() << ": Q, K and V must all be 3-D or all 4-D";
   user_check(has_input(ctx, kPastK) == has_input(ctx, kPastV))
       << n.describe() << ": past_key and past_value must be given together";
@@ -244,7 +245,9 @@ std::vector<HTensor> attention(LowerContext& ctx) {
   // Where query row i sits among the keys: after the past (internal cache), or, with
   // nonpad_kv_seqlen and no past (external cache), at nonpad_kv_seqlen[b] - sq; causal and window
   // masks are aligned to it (bottom-right), as the ONNX reference aligns them.
-  Expr offset = nonpad ? Halide::cast<int32_t>(ctx.in[kNonpad].at({b})) - Q.seq : past_len;
+  // With the past moved into K and V (ir::kCausalFromEnd), the queries are the last rows of the keys.
+  Expr shift = n.attr_int(ir::kCausalFromEnd, 0) != 0 ? total - Q.seq : past_len;
+  Expr offset = nonpad ? Halide::cast<int32_t>(ctx.in[kNonpad].at({b})) - Q.seq : shift;
   auto masked_score = [&](Expr dot, const Expr& qrow, const Expr& k) {
     Expr score = capped_score(dot);
     MaskRead mask = read_mask(ctx, b, h, Halide::min(qrow, Q.seq - 1), Halide::min(k, total - 1), at);
@@ -296,7 +299,7 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     // Tiles above the causal diagonal are skipped only where the diagonal is the same for every
     // batch entry (no nonpad_kv_seqlen).
     bool skip = causal && !nonpad;
-    if (skip) s.rt.where((kb * nb + s.rt) * tk <= qo * tq + (tq - 1) + past_len);
+    if (skip) s.rt.where((kb * nb + s.rt) * tk <= qo * tq + (tq - 1) + shift);
     Halide::RDom rt = s.rt;
     Expr tile = kb * nb + rt;
     s.block_max(qi, kb, qo, h, b) = ninf;
@@ -309,7 +312,7 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     s.block_acc(d, qi, kb, qo, h, b) += s.tiles(d, qi, tile, qo, h, b)[0] * s.weight(qi, tile, qo, h, b);
 
     s.rk = Halide::RDom(0, (n_tiles + nb - 1) / nb, "rk");
-    if (skip) s.rk.where(s.rk * (nb * tk) <= qo * tq + (tq - 1) + past_len);
+    if (skip) s.rk.where(s.rk * (nb * tk) <= qo * tq + (tq - 1) + shift);
     Halide::RDom rk = s.rk;
     s.state(d, qi, qo, h, b) = Halide::Tuple(ninf, zero, zero);
     Expr m = s.state(d, qi, qo, h, b)[0], l = s.state(d, qi, qo, h, b)[1], acc = s.state(d, qi, qo, h, b)[2];

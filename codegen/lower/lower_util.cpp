@@ -198,4 +198,9 @@ void constrain_dense(const Halide::OutputImageParam& p, const std::vector<Halide
   }
 }
 
+void constrain_rows(const Halide::OutputImageParam& p) {
+  for (int d = 0; d < p.dimensions(); ++d) p.dim(d).set_min(0);
+  if (p.dimensions() > 0) p.dim(0).set_stride(1);
+}
+
 }  // namespace onnxc::codegen

@@ -74,6 +74,9 @@ Halide::Type accumulator_type(Halide::Type t);
 // Declares buffer `p` dense, starting at 0, with extents `onnx_shape` (ONNX order): what the
 // runtime passes every kernel (extents are not constrained). Static extents make strides constants.
 void constrain_dense(const Halide::OutputImageParam& p, const std::vector<Halide::Expr>& onnx_shape);
+// A buffer whose rows are dense (innermost stride 1, mins 0) but whose outer strides are the
+// caller's: a KV cache the runtime keeps with capacity along its sequence axis.
+void constrain_rows(const Halide::OutputImageParam& p);
 
 // The index space of a row-wise op (softmax, norms, reductions) over input `x`: `reduced` are the
 // ONNX axes a row spans. Per-row statistics are Funcs over stat_vars (the other dims, Halide order);

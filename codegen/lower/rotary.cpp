@@ -1,5 +1,7 @@
 // RotaryEmbedding (opset 23): rotates the first rotary_embedding_dim features of each head by the
-// cos/sin caches, indexed by position_ids [b, s] when given, else read as [b, s, dim/2] directly.
+// cos/sin caches, indexed by position_ids [b, s] (or [1, s] for every batch entry: the form
+// passes/expand_contrib_ops builds from com.microsoft's offset) when given, else read as
+// [b, s, dim/2] directly.
 // Input 4-D [b, h, s, d] or 3-D [b, s, h·d] (num_heads); halves split (x1 | x2) or interleaved.
 #include "codegen/lower/lower_util.h"
 
@@ -41,7 +43,9 @@ std::vector<HTensor> rotary_embedding(LowerContext& ctx) {
     Expr kc = Halide::clamp(k, 0, Halide::max(half - 1, 0));
     Expr cs, sn;
     if (positions) {
-      Expr p = Halide::cast<int32_t>(ctx.in[3].at({b, s}));
+      const HTensor& pos = ctx.in[3];  // [batch, seq], or [1, seq] for every batch entry
+      Expr pb = Halide::Internal::is_const_one(pos.shape[0]) ? Expr(0) : b;
+      Expr p = Halide::cast<int32_t>(pos.at({pb, s}));
       p = Halide::clamp(p, 0, cos_cache.shape[0] - 1);
       cs = cos_cache.at({p, kc});
       sn = sin_cache.at({p, kc});

@@ -124,13 +124,16 @@ void infer_attention(InferContext& ctx) {
     ctx.set_tensor(0, ctx.in_dtype(0), std::nullopt);
     return;
   }
-  infer_check(ctx, (q->size() == 3 || q->size() == 4) && k->size() == q->size() && v->size() == q->size())
+  // ONNX wants one rank for Q, K and V; onnxc's KV-cache form (passes/use_kv_cache) also reads
+  // 4-D keys and values (the cache) with a 3-D Q.
+  infer_check(ctx, (q->size() == 3 || q->size() == 4) && (k->size() == q->size() || k->size() == 4) &&
+                       v->size() == k->size())
       << "Q, K and V must all be 3-D or all 4-D";
-  bool four_d = q->size() == 4;
+  bool four_d = q->size() == 4, kv4 = k->size() == 4;
   Dim hq = four_d ? (*q)[1] : Dim(ctx.node().attr_int("q_num_heads", 1));
-  Dim hkv = four_d ? (*k)[1] : Dim(ctx.node().attr_int("kv_num_heads", 1));
-  Dim sq = four_d ? (*q)[2] : (*q)[1], skv = four_d ? (*k)[2] : (*k)[1];
-  Dim dk = four_d ? (*k)[3] : floordiv((*k)[2], hkv), dv = four_d ? (*v)[3] : floordiv((*v)[2], hkv);
+  Dim hkv = kv4 ? (*k)[1] : Dim(ctx.node().attr_int("kv_num_heads", 1));
+  Dim sq = four_d ? (*q)[2] : (*q)[1], skv = kv4 ? (*k)[2] : (*k)[1];
+  Dim dk = kv4 ? (*k)[3] : floordiv((*k)[2], hkv), dv = kv4 ? (*v)[3] : floordiv((*v)[2], hkv);
   infer_check(ctx, !hq.is_const() || !hkv.is_const() || (hkv.value() > 0 && hq.value() % hkv.value() == 0))
       << "the query head count must be a multiple of the key/value head count (GQA)";
   Dim past = ctx.in_rank(4) == 4 ? (*ctx.in_shape(4))[2] : Dim(0);

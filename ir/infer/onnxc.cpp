@@ -43,11 +43,35 @@ void infer_dynamic_quant_matmul(InferContext& ctx) {
   ctx.set_tensor(0, DType::Float32, y);
 }
 
+// CacheAppend (passes/use_kv_cache): past [.., P, ..] with the rows of `new` appended along `axis`.
+// `new` is shaped like past, or, with the attribute heads = H, [b, s, H * d] for a past [b, H, P, d].
+void infer_cache_append(InferContext& ctx) {
+  const auto &past = ctx.in_shape(0), &add = ctx.in_shape(1);
+  std::optional<Shape> y;
+  int64_t heads = ctx.node().attr_int("heads", 0);
+  if (past && add) {
+    int64_t r = static_cast<int64_t>(past->size());
+    int64_t axis = ctx.node().attr_int("axis", 0);
+    infer_check(ctx, axis >= 0 && axis < r) << "axis " << axis << " is out of range for rank " << r;
+    infer_check(ctx, heads ? (r == 4 && axis == 2 && add->size() == 3) : add->size() == past->size())
+        << (heads ? "with heads, past must be [b, heads, P, d], axis 2 and the new rows [b, s, heads * d]"
+                  : "past and the new rows must have one rank");
+    y = *past;
+    (*y)[static_cast<size_t>(axis)] = (*past)[static_cast<size_t>(axis)] + (*add)[heads ? 1 : static_cast<size_t>(axis)];
+  }
+  ctx.set_tensor(0, ctx.in_dtype(0), y);
+}
+
+// CacheScatter (passes/use_kv_cache, from TensorScatter): shaped like the past cache.
+void infer_same_as_first(InferContext& ctx) { ctx.set_tensor(0, ctx.in_dtype(0), ctx.in_shape(0)); }
+
 }  // namespace
 
 void add_onnxc_ops(OpTable& t) {
   t.add_all({kSymbolicShapeOp}, kShapeOnly, infer_symbolic_shape, kOnnxcDomain);
   t.add_all({"AdditiveAttention", "CosineAttention", "KernelAttention"}, 0, infer_attention_form, kOnnxcDomain);
+  t.add_all({"CacheAppend"}, 0, infer_cache_append, kOnnxcDomain);
+  t.add_all({"CacheScatter"}, 0, infer_same_as_first, kOnnxcDomain);
   t.add_all({"DynamicQuantMatMul"}, 0, infer_dynamic_quant_matmul, kOnnxcDomain);
 }
 

@@ -306,7 +306,9 @@ def _to_tensor(name, value, model_dtype, keep):
         raise errors.InvalidArgument(f"onnxc: input '{name}' has numpy dtype {arr.dtype}, which has no ONNX "
                                      f"equivalent onnxc runs (the model wants tensor({_DTYPES[model_dtype][0]}))",
                                      "ONNXC_ERR_DTYPE_MISMATCH")
-    arr = np.ascontiguousarray(arr)  # a no-op for C-contiguous arrays: the runtime reads the caller's buffer
+    # A no-op for C-contiguous arrays (the runtime reads the caller's buffer); np.require keeps a 0-d
+    # array 0-d, where numpy 1.x's ascontiguousarray makes it 1-d.
+    arr = np.require(arr, requirements="C")
     dims = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
     keep += [arr, dims]
     return _native.Tensor(code, arr.ndim, dims, arr.ctypes.data if arr.size else None)

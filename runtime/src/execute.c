@@ -10,6 +10,7 @@
 #include "execute.h"
 
 #include "kernel_errors.h"
+#include "kv_cache.h"
 #include "plan.h"
 #include "step_host.h"
 
@@ -160,6 +161,8 @@ onnxc_status onnxc_execute(onnxc_session *s, const onnxc_plan *p) {
     if (!d->uses_cuda) s->buffers[t].flags = 0;
   }
   point_buffers(s, p);
+  onnxc_status placed = onnxc_cache_place(s);
+  if (placed != ONNXC_OK) return placed;
   memcpy(s->scalars, p->scalars, (size_t)m->arg_offset[d->n_steps] * sizeof *s->scalars);
   int32_t threads = s->options.num_threads ? s->options.num_threads : d->default_num_threads;
   if (d->set_num_threads) d->set_num_threads(threads);

@@ -17,14 +17,18 @@
 #define ONNXC_HOST_MAX_TENSORS 8
 #define ONNXC_HOST_MAX_SCALARS 4
 
+#define ONNXC_HOST_MAX_STRIDED_RANK 8
+
 /* One tensor argument as a host op sees it: dense row-major bytes. dims and numel change when the op
- * binds (for its outputs). */
+ * binds (for its outputs). Only a KV cache the session keeps (CACHE_APPEND's past and present) may have
+ * strides that are not dense: stride says them for ranks up to ONNXC_HOST_MAX_STRIDED_RANK. */
 typedef struct onnxc_host_tensor {
   void *data;
   int32_t dtype;
   int32_t rank;
   const int64_t *dims; /* rank entries, ONNX order */
   uint64_t numel;
+  int64_t stride[ONNXC_HOST_MAX_STRIDED_RANK]; /* elements, ONNX order (dense unless said above) */
 } onnxc_host_tensor;
 
 typedef struct onnxc_host_call onnxc_host_call;
@@ -108,6 +112,6 @@ extern const onnxc_host_op_info onnxc_host_nonzero, onnxc_host_compress, onnxc_h
     onnxc_host_string_cast, onnxc_host_string_concat, onnxc_host_scan_slice, onnxc_host_scan_append,
     onnxc_host_scan_collect, onnxc_host_value_copy, onnxc_host_value_empty, onnxc_host_seq_insert,
     onnxc_host_seq_at, onnxc_host_seq_erase, onnxc_host_seq_length, onnxc_host_opt_wrap, onnxc_host_opt_has,
-    onnxc_host_opt_get;
+    onnxc_host_opt_get, onnxc_host_cache_append, onnxc_host_cache_scatter;
 
 #endif

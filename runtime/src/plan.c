@@ -6,6 +6,8 @@
 
 #include "plan.h"
 
+#include "kv_cache.h"
+
 #include "dtype.h"
 #include "known_at.h"
 #include "memory_plan.h"
@@ -147,8 +149,9 @@ static onnxc_status place(onnxc_session *s, onnxc_plan *p) {
   if (!req) return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "out of memory planning the arena");
   for (uint32_t t = 0; t < n; t++) {
     /* Sequences and optionals live in the session's value stores (value_store.h), never in the arena. */
+    /* A present the session keeps in its KV cache lives in the cache's buffer (kv_cache.c). */
     bool arena = m->root[t] == (int32_t)t && onnxc_is_arena_kind(m->desc->tensors[t].kind) && m->tensor_step[t] < 0 &&
-                 m->desc->tensors[t].value == ONNXC_VALUE_TENSOR;
+                 m->desc->tensors[t].value == ONNXC_VALUE_TENSOR && !onnxc_cache_of_output(s, (int32_t)t);
     req[t] = (onnxc_buffer_request){arena ? p->bytes[t] : 0, arena ? m->first_use[t] : -1, arena ? m->last_use[t] : -1};
   }
   onnxc_status st = onnxc_plan_memory(req, n, ONNXC_ARENA_ALIGNMENT, p->offset, &p->arena_bytes);

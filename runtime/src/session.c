@@ -2,8 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache_api.h"
 #include "cuda_driver.h"
 #include "execute.h"
+#include "kv_cache.h"
 #include "handles.h"
 #include "plan.h"
 #include "step_host.h"
@@ -43,6 +45,7 @@ static void destroy(onnxc_session *s) {
   free(s->block_bytes);
   free(s->loop_iter);
   onnxc_values_free(s->values, s->model->desc->n_tensors);
+  onnxc_cache_free(s);
   free(s->arena);
   onnxc_model_release(s->model);
   free(s);
@@ -155,7 +158,8 @@ static onnxc_status reserve_arena(onnxc_session *s, uint64_t bytes) {
 
 static onnxc_status run(onnxc_session *s) {
   const onnxc_plan *plan = NULL;
-  onnxc_status st = onnxc_check_bound_inputs(s);
+  onnxc_status st = onnxc_cache_feed_inputs(s);
+  if (st == ONNXC_OK) st = onnxc_check_bound_inputs(s);
   if (st == ONNXC_OK) st = onnxc_get_plan(s, &plan);
   if (st == ONNXC_OK && s->options.max_arena_bytes && plan->arena_bytes > s->options.max_arena_bytes) {
     st = onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "model '%s' needs a %llu-byte arena for these input shapes but max_arena_bytes is %llu",
@@ -164,6 +168,7 @@ static onnxc_status run(onnxc_session *s) {
   if (st == ONNXC_OK) st = reserve_arena(s, plan->arena_bytes);
   if (st == ONNXC_OK) st = onnxc_execute(s, plan);
   if (st == ONNXC_OK) s->outputs = plan;
+  if (st == ONNXC_OK) onnxc_cache_commit(s);
   return st;
 }
 
@@ -190,6 +195,11 @@ static onnxc_status get_output(onnxc_session *s, size_t index, onnxc_tensor *out
   }
   if (m->desc->tensors[t].value != ONNXC_VALUE_TENSOR) {
     return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "output '%s' (index %zu) is a sequence or optional: read it with onnxc_session_get_output_value",
+                      m->desc->tensors[t].name, index);
+  }
+  if (onnxc_cache_of_output(s, t)) {
+    return onnxc_fail(ONNXC_ERR_UNSUPPORTED, "output '%s' (index %zu) stays in the session's KV cache (onnxc_session_keep_cache), "
+                      "laid out with capacity: it is the next run's past, not a dense tensor to read",
                       m->desc->tensors[t].name, index);
   }
   out->dtype = m->desc->tensors[t].dtype;

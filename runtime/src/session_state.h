@@ -25,6 +25,21 @@ typedef struct onnxc_plan {
   uint64_t last_used;  /* session clock, for least-recently-used eviction */
 } onnxc_plan;
 
+/* One KV cache the session keeps (kv_cache.c): a CACHE_APPEND step from input `past` to output `present`. */
+typedef struct onnxc_cache_slot {
+  uint32_t step;
+  int32_t past, present;  /* tensor ids */
+  int32_t input, output;  /* their input and output indices */
+  int32_t axis;
+  bool scatter;           /* CACHE_SCATTER: present is shaped like past (the model's own capacity) */
+  uint8_t *data;          /* capacity positions along axis; NULL until the first run */
+  uint64_t bytes;
+  int64_t dims[8];        /* present's dims after the last run (filled) */
+  int32_t rank;
+  bool filled;            /* holds a present: a run without its past set reads it */
+  bool fed;               /* this run's past is the cache */
+} onnxc_cache_slot;
+
 struct onnxc_session {
   onnxc_model *model;
   onnxc_session_options options;
@@ -60,6 +75,10 @@ struct onnxc_session {
 
   onnxc_profile_callback profiler; /* NULL: runs are not timed */
   void *profiler_user;
+
+  onnxc_cache_slot *cache;   /* n_cache KV caches kept between runs (onnxc_session_keep_cache) */
+  uint32_t n_cache;
+  int64_t cache_capacity;
 
   uint8_t *arena;            /* ONNXC_ARENA_ALIGNMENT-aligned, never NULL after creation */
   uint64_t arena_bytes;

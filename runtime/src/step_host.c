@@ -102,8 +102,11 @@ static onnxc_host_tensor host_tensor(const onnxc_session *s, int32_t t) {
   const onnxc_model *m = s->model;
   const onnxc_tensor_desc *td = &m->desc->tensors[t];
   size_t size = onnxc_dtype_size(td->dtype);
-  return (onnxc_host_tensor){s->buffers[t].host, td->dtype, td->rank, &s->run_dims[m->dim_offset[t]],
-                             size ? s->run_bytes[t] / size : 0};
+  onnxc_host_tensor r = {s->buffers[t].host, td->dtype, td->rank, &s->run_dims[m->dim_offset[t]],
+                         size ? s->run_bytes[t] / size : 0, {0}};
+  const halide_buffer_t *b = &s->buffers[t];
+  for (int32_t i = 0; i < td->rank && i < ONNXC_HOST_MAX_STRIDED_RANK && b->dim; i++) r.stride[i] = b->dim[td->rank - 1 - i].stride;
+  return r;
 }
 
 static void describe_args(onnxc_host_call *c) {

@@ -3,6 +3,8 @@
 // causal mask proven from symbolic slice bounds. Each fused graph is evaluated against the unfused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "fusion_util.h"
 #include "passes/pipeline.h"
 
@@ -248,7 +250,11 @@ TEST(FuseAttentionPast, Gpt2PastExport) {
   passes::FusionReport report;
   passes::PipelineOptions opt;
   opt.fusion_report = &report;
-  passes::run_pipeline(m, passes::default_pipeline(), opt);
+  // The fusion's own result: the pipeline before use_kv_cache moves the past out of the node.
+  std::vector<std::string> names = passes::default_pipeline();
+  ir::Model full = frontend::load_model(std::string(ONNXC_SOURCE_DIR) + "/tests/models/fusion/gpt2_past_op17/model.onnx");
+  names.erase(std::find(names.begin(), names.end(), "use_kv_cache"));
+  passes::run_pipeline(m, names, opt);
   int blocks = 0;
   for (const ir::Node* n : m.graph->nodes()) {
     EXPECT_NE(n->op_type(), "Where") << n->describe() << ": a causal mask was materialized";
@@ -260,6 +266,23 @@ TEST(FuseAttentionPast, Gpt2PastExport) {
     EXPECT_EQ(n->output(1)->name().rfind("present_key_", 0), 0u) << n->describe();
   }
   EXPECT_EQ(blocks, 2);
+  // The whole pipeline: each block's past and present are a KV cache the runtime appends in place,
+  // and the Attention reads the cache with its queries aligned to the last keys.
+  passes::run_pipeline(full, passes::default_pipeline(), opt);
+  int appends = 0, attentions = 0;
+  for (const ir::Node* n : full.graph->nodes()) {
+    if (n->domain() == "onnxc" && n->op_type() == "CacheAppend") {
+      ++appends;
+      EXPECT_EQ(n->input(0)->name().rfind("past_", 0), 0u) << n->describe();
+      EXPECT_TRUE(n->output(0)->is_graph_output()) << n->describe();
+    }
+    if (n->op_type() != "Attention") continue;
+    ++attentions;
+    EXPECT_EQ(n->attr_int("__onnxc_causal_from_end", 0), 1) << n->describe();
+    EXPECT_EQ(n->input(1)->producer()->op_type(), "CacheAppend") << n->describe();
+  }
+  EXPECT_EQ(appends, 4);
+  EXPECT_EQ(attentions, 2);
 }
 #endif
 

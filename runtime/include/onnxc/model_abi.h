@@ -139,6 +139,15 @@ enum onnxc_step_kind {
  *                                                                  binds {Y's last dim}
  *  STRING_CAST  args {X, Y}: string to float32/float64/int32/int64, those to string, or string to string  binds {}
  *  STRING_CONCAT args {A, B, Y} (strings): Y = A + B elementwise, numpy broadcasting   binds {}
+ *  CACHE_APPEND args {past, new, present, axis, heads}                   binds {}
+ *               present = past with new's rows appended along axis (a KV cache). new is shaped like
+ *               past, or with heads = H > 0 it is [b, s, H * d] for a past [b, H, P, d] (axis 2). When
+ *               present and past share their bytes (a session keeping its cache), only new's rows are
+ *               written; present and past may then have strides that are not dense (capacity along axis).
+ *  CACHE_SCATTER args {past, update, write_indices (int64 [b], or 0 elements: 0), present, axis, circular}
+ *               binds {}   ONNX TensorScatter: present = past with update's rows written along axis from
+ *               write_indices[b] (modulo the length when circular; rows outside the cache left out).
+ *               When present is past's buffer (a session keeping its cache), only those rows are written.
  * String tensors (dtype 8) hold one `const char *` per element (see runtime.h); only host ops touch them.
  * Loop host ops (numbered from 16): what a loop body does with whole slices.
  *  SCAN_SLICE   args {X, iter (int64, 1 element), Y, axis, reverse}     binds {}
@@ -172,6 +181,8 @@ enum onnxc_host_op {
   ONNXC_HOST_STRING_NORMALIZER = 7,
   ONNXC_HOST_STRING_CAST = 8,
   ONNXC_HOST_STRING_CONCAT = 9,
+  ONNXC_HOST_CACHE_APPEND = 10,
+  ONNXC_HOST_CACHE_SCATTER = 11,
   ONNXC_HOST_SCAN_SLICE = 16,
   ONNXC_HOST_SCAN_APPEND = 17,
   ONNXC_HOST_SCAN_COLLECT = 18,

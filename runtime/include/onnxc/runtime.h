@@ -244,6 +244,40 @@ ONNXC_API const char *onnxc_session_last_error(const onnxc_session *session);
 /* The model the session runs (borrowed; the session holds a reference). NULL for a NULL session. */
 ONNXC_API onnxc_model *onnxc_session_model(const onnxc_session *session);
 
+/* ---- KV caches (decoder language models) --------------------------------------------------------- */
+
+/* A decoder step reads a past (keys or values of the tokens so far) and returns it with this step's rows
+ * appended (present). `onnxc compile` turns each pair whose past is an input and whose present is an
+ * output (torch's Concat(past, new), Attention's or GroupQueryAttention's past/present) into one cache
+ * pair; onnxc_session_keep_cache makes a session keep their presents and write them in place.
+ *
+ *   CHECK(onnxc_session_keep_cache(session, prompt_len + max_new_tokens));
+ *   bind every input, the pasts as empty tensors (0 positions), run          // prefill
+ *   loop: bind the inputs except the pasts, run                             // each decode step reads the
+ *                                                                            // previous presents as pasts
+ * Pairs, by input and output index; count 0 for a NULL model. */
+ONNXC_API size_t onnxc_model_num_cache_pairs(const onnxc_model *model);
+ONNXC_API onnxc_status onnxc_model_cache_pair(const onnxc_model *model, size_t pair, size_t *input_index,
+                                              size_t *output_index);
+
+/* From the next run on, the session keeps each cache pair's present in a buffer of its own holding
+ * `capacity` positions along the sequence axis (allocated at the first run that needs it, owned by the
+ * session): a run writes only the new positions there, and a later run whose past input is not set reads
+ * that present as its past without a copy (a set past is copied in once). Such an output cannot be read
+ * with onnxc_session_get_output (it is laid out with capacity). A run needing more positions than
+ * `capacity` fails with ONNXC_ERR_OUT_OF_MEMORY. capacity 0 stops keeping and frees the caches. Calling
+ * it again forgets the kept caches (a new sequence). The last run's outputs are no longer readable. */
+ONNXC_API onnxc_status onnxc_session_keep_cache(onnxc_session *session, int64_t capacity);
+
+/* The kept cache of output `output_index` after the last run: out->dims are its dims (as
+ * onnxc_session_get_output would give them) and out->data its bytes, laid out row-major with *capacity
+ * positions along the sequence axis instead of dims[axis] (for TensorScatter's cache, *capacity is the
+ * model's own length: dims[axis]). Owned by the session; valid until the next
+ * onnxc_session_run, onnxc_session_keep_cache or onnxc_session_free. ONNXC_ERR_NOT_FOUND for an output
+ * the session does not keep. */
+ONNXC_API onnxc_status onnxc_session_get_cache(onnxc_session *session, size_t output_index, onnxc_tensor *out,
+                                               int64_t *capacity);
+
 /* ---- profiling ------------------------------------------------------------------------------------ */
 
 /* One step of a run as a profiler sees it. Strings are the model's (valid while it is loaded). */

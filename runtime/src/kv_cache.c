@@ -1,0 +1,129 @@
+/* The KV cache a session keeps (onnxc_session_keep_cache): for each CACHE_APPEND or CACHE_SCATTER step
+ * whose past is a model input and whose present is a model output (and neither is a view's base), one
+ * buffer with `capacity` positions along the step's axis (CACHE_SCATTER: the model's own cache length).
+ * present lives there, laid out with that capacity (its strides are not dense), and a run that reads
+ * the previous present as its past gets the same buffer with the same strides: the step then finds
+ * past's rows in place and writes only the new ones, and the kernels reading the cache were built for
+ * its strides (codegen marks them). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv_cache.h"
+
+#include "onnxc/model_abi.h"
+
+void onnxc_cache_free(onnxc_session *s) {
+  for (uint32_t i = 0; i < s->n_cache; i++) free(s->cache[i].data);
+  free(s->cache);
+  s->cache = NULL;
+  s->n_cache = 0;
+  s->cache_capacity = 0;
+}
+
+static int32_t input_index(const onnxc_model *m, int32_t t) {
+  for (uint32_t i = 0; i < m->desc->n_inputs; i++)
+    if (m->inputs[i].tensor == t) return (int32_t)i;
+  return -1;
+}
+
+static int32_t output_index(const onnxc_model *m, int32_t t) {
+  for (uint32_t i = 0; i < m->desc->n_outputs; i++)
+    if (m->outputs[i].tensor == t) return (int32_t)i;
+  return -1;
+}
+
+static bool viewed(const onnxc_model *m, int32_t t) {
+  for (uint32_t u = 0; u < m->desc->n_tensors; u++)
+    if ((int32_t)u != t && m->root[u] == t) return true;
+  return false;
+}
+
+uint32_t onnxc_cache_pairs(const onnxc_model *m, onnxc_cache_slot *out) {
+  const onnxc_model_desc *d = m->desc;
+  uint32_t n = 0;
+  for (uint32_t k = 0; k < d->n_steps; k++) {
+    const onnxc_step *step = &d->steps[k];
+    if (step->kind != ONNXC_STEP_HOST) continue;
+    bool append = step->kernel == ONNXC_HOST_CACHE_APPEND && step->n_args == 5;
+    bool scatter = step->kernel == ONNXC_HOST_CACHE_SCATTER && step->n_args == 6;
+    if (!append && !scatter) continue;
+    int32_t past = step->args[0], present = step->args[append ? 2 : 3], axis_arg = step->args[append ? 3 : 4];
+    int32_t in = input_index(m, past), outi = output_index(m, present);
+    if (in < 0 || outi < 0 || viewed(m, past) || viewed(m, present) || m->root[present] != present || axis_arg >= 0) continue;
+    int64_t axis = 0;
+    if (onnxc_expr_eval(&m->exprs, (uint32_t)(-(int64_t)axis_arg - 1), NULL, &axis) != ONNXC_EXPR_RESULT_OK) continue;
+    if (out) out[n] = (onnxc_cache_slot){k, past, present, in, outi, (int32_t)axis, scatter, NULL, 0, {0}, d->tensors[present].rank, false, false};
+    n++;
+  }
+  return n;
+}
+
+onnxc_status onnxc_cache_enable(onnxc_session *s, int64_t capacity) {
+  onnxc_cache_free(s);
+  if (capacity <= 0) return ONNXC_OK;
+  uint32_t n = onnxc_cache_pairs(s->model, NULL);
+  if (n == 0) return ONNXC_OK;
+  s->cache = calloc(n, sizeof *s->cache);
+  if (!s->cache) return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "out of memory keeping a KV cache");
+  s->n_cache = onnxc_cache_pairs(s->model, s->cache);
+  s->cache_capacity = capacity;
+  return ONNXC_OK;
+}
+
+/* Halide strides of tensor t laid out with `capacity` positions along `axis` (dims in ONNX order). */
+static void lay_out(onnxc_session *s, int32_t t, const int64_t *dims, int32_t rank, int32_t axis, int64_t capacity,
+                    uint8_t *data) {
+  halide_buffer_t *b = &s->buffers[t];
+  int64_t stride = 1;
+  for (int32_t i = 0; i < rank; i++) {
+    int32_t a = rank - 1 - i;
+    b->dim[i].stride = (int32_t)stride;
+    stride *= a == axis ? capacity : dims[a];
+  }
+  b->host = data;
+}
+
+onnxc_status onnxc_cache_place(onnxc_session *s) {
+  const onnxc_model *m = s->model;
+  for (uint32_t i = 0; i < s->n_cache; i++) {
+    onnxc_cache_slot *c = &s->cache[i];
+    const int64_t *dims = &s->run_dims[m->dim_offset[c->present]];
+    /* A scatter cache's length is the model's own (present is shaped like past): dense, no capacity. */
+    int64_t capacity = c->scatter ? dims[c->axis] : s->cache_capacity;
+    if (dims[c->axis] > capacity) {
+      return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "output '%s' needs %lld positions but the session keeps a cache of %lld (onnxc_session_keep_cache)",
+                        m->desc->tensors[c->present].name, (long long)dims[c->axis], (long long)s->cache_capacity);
+    }
+    uint64_t bytes = onnxc_dtype_size(m->desc->tensors[c->present].dtype);
+    for (int32_t a = 0; a < c->rank; a++) bytes *= (uint64_t)(a == c->axis ? capacity : dims[a]);
+    if (bytes > INT32_MAX && !m->large_buffers) {
+      return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "the cache for output '%s' would take %llu bytes: too large for 32-bit strides",
+                        m->desc->tensors[c->present].name, (unsigned long long)bytes);
+    }
+    c->fed = c->data && s->input_data[c->input] == c->data;
+    if (!c->fed && (!c->data || c->bytes < bytes)) {  /* nothing of the old cache is read this run */
+      free(c->data);
+      c->data = aligned_alloc(64, (size_t)((bytes + 63) & ~(uint64_t)63));
+      c->bytes = c->data ? bytes : 0;
+      if (!c->data) return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "cannot allocate %llu bytes for the cache of '%s'", (unsigned long long)bytes, m->desc->tensors[c->present].name);
+    }
+    lay_out(s, c->present, dims, c->rank, c->axis, capacity, c->data);
+    if (c->fed) lay_out(s, c->past, &s->run_dims[m->dim_offset[c->past]], c->rank, c->axis, capacity, c->data);
+  }
+  return ONNXC_OK;
+}
+
+void onnxc_cache_commit(onnxc_session *s) {
+  const onnxc_model *m = s->model;
+  for (uint32_t i = 0; i < s->n_cache; i++) {
+    onnxc_cache_slot *c = &s->cache[i];
+    memcpy(c->dims, &s->run_dims[m->dim_offset[c->present]], (size_t)c->rank * sizeof *c->dims);
+    c->filled = true;
+  }
+}
+
+const onnxc_cache_slot *onnxc_cache_of_output(const onnxc_session *s, int32_t tensor) {
+  for (uint32_t i = 0; i < s->n_cache; i++)
+    if (s->cache[i].present == tensor) return &s->cache[i];
+  return NULL;
+}
