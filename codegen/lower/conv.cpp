@@ -1,7 +1,8 @@
 // Convolution: Conv and ConvTranspose (any spatial rank, groups, strides, dilations, pads or
 // auto_pad, ConvTranspose's output_padding/output_shape). On a CPU, a float32 Conv with one group
 // and constant weights is an implicit GEMM through the register-blocked kernel, and a depthwise one
-// sums shifted input planes per channel; other forms are a direct reduction, vectorized along the
+// sums shifted input planes per channel (one with a single output pixel is a matrix-vector product);
+// other forms are a direct reduction, vectorized along the
 // innermost output dim and parallel over the others.
 #include "codegen/lower/window.h"
 #include "codegen/schedule/conv.h"
@@ -142,6 +143,44 @@ std::vector<HTensor> shifted_output(LowerContext& ctx, const ShiftedInput& in, F
   return {HTensor{y, shape, out_dtype(ctx)}};
 }
 
+// A convolution with one output pixel (squeeze-and-excitation's FC layers: 1×1 kernels over a
+// pooled 1×1 image): a matrix-vector product per image, Y[n, m] = B[m] + sum_k W[m, k] · col(k, 0).
+// Vectorized over output channels from W packed in panels of `width` channels (k-major, as the
+// GEMM packs its B): the implicit GEMM vectorizes over pixels, and with one pixel it filled one
+// lane of each 48-pixel panel.
+std::vector<HTensor> conv_gemv(LowerContext& ctx, const Window& win, const ShiftedInput& in) {
+  using Halide::Var;
+  const ir::Tensor& wt = *ctx.const_in.data(1);
+  const int64_t m_ext = wt.dims()[0], c_ext = wt.dims()[1];
+  ConvGemvFuncs g;
+  g.width = choose_panel(m_ext, describe(ctx.target)).width;
+  g.m_extent = static_cast<int>(m_ext);
+  g.input = in.planes;
+  g.input_rows = in.rows;
+  HTensor packed = ctx.add_constant("conv_weights", pack_panels(wt.reshaped({m_ext, wt.numel() / m_ext}), true, g.width));
+  std::vector<Expr> taps;
+  g.k = tap_domain(win, {c_ext}, taps);
+  Expr flat_k = g.k[win.spatial()];
+  for (int s = 0; s < win.spatial(); ++s) flat_k = flat_k * static_cast<int32_t>(win.kernel[s]) + taps[s];
+  Var i("i"), n("n"), mo("mo");
+  g.acc = Func("conv_gemv_acc");
+  g.acc(i, n, mo) = 0.0f;
+  g.acc(i, n, mo) += packed.at({mo, flat_k, i}) * in.tap(taps, 0, g.k[win.spatial()], n);
+  ctx.reassociable.push_back(g.acc);
+  g.gemv = Func("conv_gemv");
+  g.gemv(i, n, mo) = g.acc(i, n, mo);
+  for (Func f : {g.input, g.acc, g.gemv}) f.compute_root();
+  ctx.schedule = [g](Func output, const Halide::Target& t) { schedule_conv_gemv(g, output, t); };
+  const auto& shape = out_shape(ctx);
+  auto vars = make_vars(static_cast<int>(shape.size()));
+  Index o = onnx_index(vars);
+  Expr v = g.gemv(o[1] % g.width, o[0], o[1] / g.width);
+  if (has_input(ctx, 2)) v = v + Halide::cast<float>(ctx.in[2].at({o[1]}));
+  Func y("conv");
+  y(vars) = v;
+  return {HTensor{y, shape, out_dtype(ctx)}};
+}
+
 // The implicit GEMM: Y[n, m, p] = B[m] + sum_k W[m, k] · col(k, p) over grid pixels p and
 // K = C·k1..kr (k = (c, r)), where col(k, p) = planes(p + shift(r), phase(r), c, n) (ShiftedInput):
 // W is the GEMM's A, one row per output channel, read in place; the shifted planes are its B.
@@ -152,8 +191,9 @@ std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
   const int sp = win.spatial();
   const int64_t m_ext = wt.dims()[0], c_ext = wt.dims()[1];
   ShiftedInput in(x, win, out_shape(ctx));
-  ConvGemmFuncs g;
   const int64_t* p_static = Halide::Internal::as_const_int(in.pixels);
+  if (p_static && *p_static == 1) return conv_gemv(ctx, win, in);
+  ConvGemmFuncs g;
   g.panel = choose_panel(p_static ? *p_static : 64, describe(ctx.target));
   g.p_extent = in.pixels;
   g.m_extent = static_cast<int>(m_ext);

@@ -29,6 +29,22 @@ struct ConvGemmFuncs {
 // `output` (elementwise over gemm) last.
 void schedule_conv_gemm(ConvGemmFuncs g, Halide::Func output, const Halide::Target& target);
 
+// What the one-pixel convolution lowering built (a matrix-vector product per image):
+//   input(q, phase, c, n)  as for ConvGemmFuncs
+//   acc(i, n, mo)          zero, then one update summing Wp[mo, k, i] · input(shift(k), ..) over `k`:
+//                          output channel mo·width + i, W packed in panels of `width` channels
+//   gemv(i, n, mo)         acc realized whole; the output Func reads it per channel
+struct ConvGemvFuncs {
+  Halide::Func input, acc, gemv;
+  Halide::RDom input_rows, k;
+  int width = 48;
+  int m_extent = 0;
+};
+
+// Per (panel of `width` channels, image): the panel's sums in `width / lanes` vector registers over
+// the whole reduction, then stored; panels in parallel when the weights are large enough to pay.
+void schedule_conv_gemv(ConvGemvFuncs g, Halide::Func output, const Halide::Target& target);
+
 // A depthwise convolution `acc(p, c, n)` (zero, then one update over the taps `r`) over `pixels`
 // grid pixels, reading the shifted input `planes(q, phase, c, n)` (zero, then an update over
 // `rows`): per (channel, image) task, the channel's planes, then each vector of pixels summing

@@ -148,6 +148,17 @@ TEST(LowerConv, GroupedAndDepthwise) {
   check_conv(dw);
 }
 
+// One output pixel: squeeze-and-excitation's 1×1 FC over a pooled image (a partial panel of output
+// channels, a symbolic batch of 2), and a 3×3 window over a 3×3 image with no bias.
+TEST(LowerConv, OnePixelMatrixVector) {
+  ConvCase fc;
+  fc.n = 2, fc.c = 37, fc.h = fc.w = 1, fc.m = 70, fc.kh = fc.kw = 1;
+  check_conv(fc, true);
+  ConvCase win;
+  win.c = 5, win.h = win.w = 3, win.m = 9, win.bias = false;
+  check_conv(win);
+}
+
 // Depthwise 5×5 windows on a small image (most of a plane's row is padding) over a symbolic batch,
 // a dilated one, and a 9×9 window (too large to unroll).
 TEST(LowerConv, DepthwiseWindows) {
@@ -187,6 +198,36 @@ TEST(LowerConv, SymbolicImageWithEpilogue) {
     auto expect = reference(k, xv, wv, bv);
     for (size_t i = 0; i < expect.size(); ++i) expect[i] = std::max(expect[i], 0.f) + rv[i];
     EXPECT_TRUE(all_close(out[0].values<float>(), expect, 1e-4, 1e-5)) << hh << "x" << ww;
+  }
+}
+
+// A depthwise convolution over run-time image extents with a Relu epilogue: channels are grouped
+// into tasks by the image's size at run time (150 channels of 5×8 pixels: two tasks, the second
+// partial; of 12×7), and rows shorter than a vector are written masked.
+TEST(LowerConv, DepthwiseSymbolicImageWithEpilogue) {
+  ModelBuilder b(13);
+  Dim h = Dim::symbol("h"), w = Dim::symbol("w");
+  ConvCase k;
+  k.c = k.m = k.group = 150, k.pads = {1, 1, 1, 1};
+  auto* x = b.input("x", DType::Float32, {1, k.c, h, w});
+  auto wv = random_values(k.m * 9, 5), bv = random_values(k.m, 9);
+  ir::Node* c = b.node("Conv", {x, b.const_f32("w", {k.m, 1, 3, 3}, wv), b.const_f32("b", {k.m}, bv)},
+                       {{"y", ir::Type::tensor(DType::Float32, ir::Shape{1, k.m, h, w})}});
+  c->set_attr_ints("kernel_shape", {3, 3});
+  c->set_attr_ints("pads", k.pads);
+  c->set_attr_int("group", k.group);
+  b.output(b.op("Relu", {c->output()}, "r", DType::Float32, ir::Shape{1, k.m, h, w}));
+  for (const std::string& target : runnable_targets()) {
+    auto result = compile(b.model(), "dw_symbolic", target);
+    for (auto [hh, ww] : {std::pair<int64_t, int64_t>{5, 8}, {12, 7}}) {
+      k.h = hh, k.w = ww;
+      auto xv = random_values(k.c * hh * ww, 1);
+      LoadedModel lib(result.so_path);
+      auto out = lib.run({HostTensor::f32({1, k.c, hh, ww}, xv)});
+      auto expect = reference(k, xv, wv, bv);
+      for (float& e : expect) e = std::max(e, 0.f);
+      EXPECT_TRUE(all_close(out[0].values<float>(), expect, 1e-4, 1e-5)) << target << " " << hh << "x" << ww;
+    }
   }
 }
 
