@@ -25,13 +25,37 @@ bool keeps_last_axis(const ir::Node& n) {
   return !perm.empty() && perm.back() == static_cast<int64_t>(perm.size()) - 1;
 }
 
-// Whether a kernel rooted in class `k` may read producer `n` as an inline Func. GEMMs and convolutions
-// take none: their inner loops would recompute them. Attention takes pure index maps only (the
+// A Conv whose lowering copies its input X once into padded planes before its inner loops
+// (lower/conv.cpp: float32 with a constant weight, one group or depthwise): an elementwise producer
+// of X inlined there runs once per input element, as in a kernel of its own, without the pass over
+// memory (squeeze-and-excitation's Mul by the channel scale before the projection).
+bool conv_copies_input(const ir::Node& conv, const ir::Node& producer) {
+  if (!conv.domain().empty() || conv.op_type() != "Conv" || conv.num_inputs() < 2) return false;
+  const ir::Value* x = conv.input(0);
+  const ir::Value* w = conv.input(1);
+  if (!x || !w || x->producer() != &producer || !w->is_constant() || x->dtype() != ir::DType::Float32) return false;
+  for (size_t i = 1; i < conv.num_inputs(); ++i)
+    if (conv.input(i) == x) return false;  // X read as more than the input
+  int64_t group = conv.attr_int("group", 1);
+  const auto& xs = x->shape();
+  const auto& ws = w->shape();
+  auto dim = [](const std::optional<ir::Shape>& s, size_t i) {
+    return s && s->size() > i ? (*s)[i].as_const() : std::nullopt;
+  };
+  bool depthwise = dim(xs, 1) == group && dim(ws, 0) == group && dim(ws, 1) == int64_t{1};
+  return group == 1 || depthwise;
+}
+
+// Whether a kernel rooted in class `k` (node `root`) may read producer `n` as an inline Func. GEMMs
+// take none: their inner loops would recompute them; a convolution only an elementwise producer of
+// the input it copies once (conv_copies_input). Attention takes pure index maps only (the
 // Slice or Split, Reshape and Transpose that split a projection into heads): inline they cost address
 // arithmetic, where an arithmetic producer of K or V would be recomputed for every query tile, and a
 // Transpose that moves the last axis would turn V's row loads into gathers. Views join no other
 // kernel, which reads them in place as they are.
-bool accepts_fused_producer(KernelClass k, const ir::Node& n, bool is_view) {
+bool accepts_fused_producer(KernelClass k, const ir::Node& root, const ir::Node& n, bool is_view) {
+  if (k == KernelClass::MatMul && !is_view && class_of(n) == KernelClass::Elementwise && conv_copies_input(root, n))
+    return true;
   if (k == KernelClass::Attention) {
     if (is_view) return true;
     if (!n.domain().empty()) return false;
@@ -163,7 +187,7 @@ class NodeGrouper {
     }
     if (target < 0) return -1;  // nothing reads it
     if (shared) target = n.num_outputs() == 1 ? norm_sharing_target(*n.output(0)) : -1;
-    if (target < 0 || !accepts_fused_producer(root_class_[target], n, is_view_(&n)) || is_host_op(*groups_root(target)))
+    if (target < 0 || !accepts_fused_producer(root_class_[target], *groups_root(target), n, is_view_(&n)) || is_host_op(*groups_root(target)))
       return -1;
     return fused_depth(n, target) <= kMaxFusedDepth ? target : -1;
   }

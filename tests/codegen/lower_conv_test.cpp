@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "codegen/partition.h"
 #include "runnable_targets.h"
 #include "test_util.h"
 #if HAVE_ONNXC_PASSES
@@ -227,6 +228,38 @@ TEST(LowerConv, DepthwiseSymbolicImageWithEpilogue) {
       auto expect = reference(k, xv, wv, bv);
       for (float& e : expect) e = std::max(e, 0.f);
       EXPECT_TRUE(all_close(out[0].values<float>(), expect, 1e-4, 1e-5)) << target << " " << hh << "x" << ww;
+    }
+  }
+}
+
+// Squeeze-and-excitation's scaling, x · s[n, c], joins the Conv that reads it (the pointwise
+// projection, or a depthwise conv): the kernel copies its input once, so the Mul runs there, once
+// per element. One kernel each, against the reference on x · s.
+TEST(LowerConv, ChannelScaleJoinsTheConv) {
+  for (bool depthwise : {false, true}) {
+    ConvCase k;
+    k.n = 2, k.c = 12, k.h = 6, k.w = 5, k.m = depthwise ? 12 : 20;
+    k.kh = k.kw = depthwise ? 3 : 1, k.group = depthwise ? 12 : 1;
+    if (depthwise) k.pads = {1, 1, 1, 1};
+    ModelBuilder b(13);
+    auto* x = b.input("x", DType::Float32, {k.n, k.c, k.h, k.w});
+    auto* sc = b.input("s", DType::Float32, {k.n, k.c, 1, 1});
+    auto* xs = b.op("Mul", {x, sc}, "xs", DType::Float32, {k.n, k.c, k.h, k.w});
+    auto wv = random_values(k.m * (k.c / k.group) * k.kh * k.kw, 4), bv = random_values(k.m, 6);
+    ir::Node* c = b.node("Conv", {xs, b.const_f32("w", {k.m, k.c / k.group, k.kh, k.kw}, wv), b.const_f32("b", {k.m}, bv)},
+                         {{"y", ir::Type::tensor(DType::Float32, ir::Shape{k.n, k.m, k.oh(), k.ow()})}});
+    c->set_attr_ints("kernel_shape", {k.kh, k.kw});
+    c->set_attr_ints("pads", k.pads);
+    c->set_attr_int("group", k.group);
+    b.output(c->output());
+    EXPECT_EQ(codegen::partition_model(b.model()).kernels.size(), 1u) << (depthwise ? "depthwise" : "pointwise");
+    auto xv = random_values(k.n * k.c * k.h * k.w, 8), sv = random_values(k.n * k.c, 10);
+    std::vector<float> scaled(xv.size());
+    for (size_t i = 0; i < xv.size(); ++i) scaled[i] = xv[i] * sv[i / (k.h * k.w)];
+    for (const std::string& target : runnable_targets()) {
+      auto lib = compile(b.model(), "conv_scaled", target);
+      auto out = LoadedModel(lib.so_path).run({HostTensor::f32({k.n, k.c, k.h, k.w}, xv), HostTensor::f32({k.n, k.c, 1, 1}, sv)});
+      EXPECT_TRUE(all_close(out[0].values<float>(), reference(k, scaled, wv, bv), 1e-4, 1e-5)) << target;
     }
   }
 }
