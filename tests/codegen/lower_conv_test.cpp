@@ -307,21 +307,30 @@ TEST(LowerConv, GlobalPoolingOverSymbolicImage) {
   auto* x = b.input("x", DType::Float32, {2, 3, h, w});
   b.output(b.op("GlobalAveragePool", {x}, "avg", DType::Float32, ir::Shape{2, 3, 1, 1}));
   b.output(b.op("GlobalMaxPool", {x}, "max", DType::Float32, ir::Shape{2, 3, 1, 1}));
-  auto result = compile(b.model(), "global_pool_symbolic");
-  for (auto [hh, ww] : {std::pair<int64_t, int64_t>{4, 5}, {9, 2}}) {
-    auto xv = random_values(6 * hh * ww, 4);
-    LoadedModel lib(result.so_path);
-    auto out = lib.run({HostTensor::f32({2, 3, hh, ww}, xv)});
-    std::vector<float> avg(6), mx(6);
-    for (int64_t p = 0; p < 6; ++p) {
-      double s = 0;
-      float m = -INFINITY;
-      for (int64_t i = 0; i < hh * ww; ++i) s += xv[p * hh * ww + i], m = std::max(m, xv[p * hh * ww + i]);
-      avg[p] = static_cast<float>(s / static_cast<double>(hh * ww));
-      mx[p] = m;
+  b.output(b.op("GlobalLpPool", {x}, "lp", DType::Float32, ir::Shape{2, 3, 1, 1}));
+  // Rows narrower than a vector, and one of two vectors and a masked rest (37 wide), on every ISA.
+  for (const std::string& target : runnable_targets()) {
+    auto result = compile(b.model(), "global_pool_symbolic", target);
+    for (auto [hh, ww] : {std::pair<int64_t, int64_t>{4, 5}, {9, 2}, {3, 37}}) {
+      auto xv = random_values(6 * hh * ww, 4);
+      LoadedModel lib(result.so_path);
+      auto out = lib.run({HostTensor::f32({2, 3, hh, ww}, xv)});
+      std::vector<float> avg(6), mx(6), lp(6);
+      for (int64_t p = 0; p < 6; ++p) {
+        double s = 0, sq = 0;
+        float m = -INFINITY;
+        for (int64_t i = 0; i < hh * ww; ++i) {
+          float v = xv[p * hh * ww + i];
+          s += v, sq += static_cast<double>(v) * v, m = std::max(m, v);
+        }
+        avg[p] = static_cast<float>(s / static_cast<double>(hh * ww));
+        mx[p] = m;
+        lp[p] = static_cast<float>(std::sqrt(sq));
+      }
+      EXPECT_TRUE(all_close(out[0].values<float>(), avg, 1e-5, 1e-6)) << target << " " << hh << "x" << ww;
+      EXPECT_TRUE(all_close(out[1].values<float>(), mx, 0, 0)) << target;
+      EXPECT_TRUE(all_close(out[2].values<float>(), lp, 1e-5, 1e-6)) << target;
     }
-    EXPECT_TRUE(all_close(out[0].values<float>(), avg, 1e-5, 1e-6));
-    EXPECT_TRUE(all_close(out[1].values<float>(), mx, 0, 0));
   }
 }
 
