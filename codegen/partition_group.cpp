@@ -27,15 +27,15 @@ bool keeps_last_axis(const ir::Node& n) {
 
 // A Conv whose lowering copies its input X once into padded planes before its inner loops
 // (lower/conv.cpp: float32 with a constant weight, one group or depthwise): an elementwise producer
-// of X inlined there runs once per input element, as in a kernel of its own, without the pass over
-// memory (squeeze-and-excitation's Mul by the channel scale before the projection).
-bool conv_copies_input(const ir::Node& conv, const ir::Node& producer) {
+// inlined there runs once per input element, as in a kernel of its own, without its pass over
+// memory (squeeze-and-excitation's Mul by the channel scale before the projection; the Sigmoid and
+// Mul of a SiLU before the next conv). A producer of an epilogue's operand runs once per output
+// element, in the output's loop.
+bool conv_copies_input(const ir::Node& conv) {
   if (!conv.domain().empty() || conv.op_type() != "Conv" || conv.num_inputs() < 2) return false;
   const ir::Value* x = conv.input(0);
   const ir::Value* w = conv.input(1);
-  if (!x || !w || x->producer() != &producer || !w->is_constant() || x->dtype() != ir::DType::Float32) return false;
-  for (size_t i = 1; i < conv.num_inputs(); ++i)
-    if (conv.input(i) == x) return false;  // X read as more than the input
+  if (!x || !w || !w->is_constant() || x->dtype() != ir::DType::Float32) return false;
   int64_t group = conv.attr_int("group", 1);
   const auto& xs = x->shape();
   const auto& ws = w->shape();
@@ -47,14 +47,14 @@ bool conv_copies_input(const ir::Node& conv, const ir::Node& producer) {
 }
 
 // Whether a kernel rooted in class `k` (node `root`) may read producer `n` as an inline Func. GEMMs
-// take none: their inner loops would recompute them; a convolution only an elementwise producer of
-// the input it copies once (conv_copies_input). Attention takes pure index maps only (the
+// take none: their inner loops would recompute them; a convolution that copies its input once
+// takes elementwise producers (conv_copies_input). Attention takes pure index maps only (the
 // Slice or Split, Reshape and Transpose that split a projection into heads): inline they cost address
 // arithmetic, where an arithmetic producer of K or V would be recomputed for every query tile, and a
 // Transpose that moves the last axis would turn V's row loads into gathers. Views join no other
 // kernel, which reads them in place as they are.
 bool accepts_fused_producer(KernelClass k, const ir::Node& root, const ir::Node& n, bool is_view) {
-  if (k == KernelClass::MatMul && !is_view && class_of(n) == KernelClass::Elementwise && conv_copies_input(root, n))
+  if (k == KernelClass::MatMul && !is_view && class_of(n) == KernelClass::Elementwise && conv_copies_input(root))
     return true;
   if (k == KernelClass::Attention) {
     if (is_view) return true;

@@ -55,7 +55,9 @@ std::vector<HTensor> finish(LowerContext& ctx, Func acc, const std::vector<Halid
 // image computes 16/14 of the outputs it keeps.
 struct ShiftedInput {
   Func planes;
-  Halide::RDom rows;  // the coordinates planes' update writes (innermost: the last spatial dim)
+  // Per phase, the plane coordinates that hold input (innermost: the last spatial dim): planes'
+  // update i writes phase i over interiors[i]
+  std::vector<Halide::RDom> interiors;
   std::vector<int32_t> strides, dilations;
   std::vector<Expr> plane, grid;  // per spatial dim: a plane's extent; the grid's (output's in dim 0)
   Expr pixels;                    // grid pixels
@@ -63,6 +65,7 @@ struct ShiftedInput {
   ShiftedInput(const HTensor& x, const Window& win, const std::vector<Expr>& out) {
     const int sp = win.spatial();
     pixels = 1;
+    int phases = 1;
     for (int s = 0; s < sp; ++s) {
       strides.push_back(static_cast<int32_t>(win.strides[s]));
       dilations.push_back(static_cast<int32_t>(win.dilations[s]));
@@ -70,31 +73,40 @@ struct ShiftedInput {
       plane.push_back(Halide::Internal::simplify((padded + strides[s] - 1) / strides[s]));
       grid.push_back(s > 0 ? plane[s] : out[s + 2]);
       pixels = pixels * grid[s];
+      phases *= strides[s];
     }
     pixels = Halide::Internal::simplify(pixels);
     // Zero everywhere (past a plane's end too: the last panel of pixels and the last taps read
-    // beyond it), then each plane written row by row over an RDom of its coordinates. Written as
-    // a function of the flat index instead, every element would cost a division and a modulo by
-    // the plane's extents, which for image extents known only at run time are vector divisions.
+    // beyond it), then per phase the plane coordinates j whose input position j·stride + phase −
+    // pad lies inside the input, written row by row: each input row a dense (or, strided, an
+    // evenly spaced) vector load with no clamp or select, which made a gather of every load. As a
+    // function of the flat index instead, every element would cost a division and a modulo by the
+    // plane's extents, which for image extents known only at run time are vector divisions.
     Halide::Var q("q"), ph("ph"), c("c"), n("n");
-    std::vector<Halide::Range> ranges;
-    for (int s = sp - 1; s >= 0; --s) ranges.emplace_back(0, plane[s]);
-    rows = Halide::RDom(Halide::Region(ranges.begin(), ranges.end()), "plane");
-    Index xi = {n, c};
-    Expr valid = Halide::Internal::const_true(), flat = 0, fph = ph;
-    std::vector<Expr> pos(sp);
-    for (int s = sp - 1; s >= 0; --s) {
-      pos[s] = rows[sp - 1 - s] * strides[s] + fph % strides[s] - win.pad_begin[s];
-      fph = fph / strides[s];
-    }
-    for (int s = 0; s < sp; ++s) {
-      flat = flat * plane[s] + rows[sp - 1 - s];
-      valid = valid && pos[s] >= 0 && pos[s] < x.shape[s + 2];
-      xi.push_back(Halide::clamp(pos[s], 0, x.shape[s + 2] - 1));
-    }
     planes = Func("conv_phases");
     planes(q, ph, c, n) = 0.0f;
-    planes(flat, ph, c, n) = Halide::select(valid, x.at(xi), 0.0f);
+    for (int f = 0; f < phases; ++f) {
+      std::vector<int32_t> digit(sp);  // the phase per dim; the last dim's varies fastest (as in tap())
+      for (int s = sp - 1, rest = f; s >= 0; --s) digit[s] = rest % strides[s], rest /= strides[s];
+      std::vector<Halide::Range> ranges;
+      std::vector<Expr> first(sp);
+      for (int s = sp - 1; s >= 0; --s) {
+        Expr lead = win.pad_begin[s] - digit[s];  // j·stride >= lead, and j·stride <= extent − 1 + lead
+        first[s] = Halide::max(0, (lead + strides[s] - 1) / strides[s]);
+        Expr last = Halide::min(plane[s] - 1, (x.shape[s + 2] - 1 + lead) / strides[s]);
+        ranges.emplace_back(Halide::Internal::simplify(first[s]), Halide::Internal::simplify(Halide::max(0, last - first[s] + 1)));
+      }
+      Halide::RDom r(Halide::Region(ranges.begin(), ranges.end()), "plane" + std::to_string(f));
+      Index xi = {n, c};
+      Expr flat = 0;
+      for (int s = 0; s < sp; ++s) {
+        Expr j = r[sp - 1 - s];
+        flat = flat * plane[s] + j;
+        xi.push_back(j * strides[s] + digit[s] - win.pad_begin[s]);
+      }
+      planes(flat, f, c, n) = x.at(xi);
+      interiors.push_back(r);
+    }
   }
 
   // The element tap `taps` (per spatial dim) of channel c reads for grid pixel p of image n.
@@ -156,7 +168,7 @@ std::vector<HTensor> conv_gemv(LowerContext& ctx, const Window& win, const Shift
   g.width = choose_panel(m_ext, describe(ctx.target)).width;
   g.m_extent = static_cast<int>(m_ext);
   g.input = in.planes;
-  g.input_rows = in.rows;
+  g.input_rows = in.interiors;
   HTensor packed = ctx.add_constant("conv_weights", pack_panels(wt.reshaped({m_ext, wt.numel() / m_ext}), true, g.width));
   std::vector<Expr> taps;
   g.k = tap_domain(win, {c_ext}, taps);
@@ -198,7 +210,7 @@ std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
   g.p_extent = in.pixels;
   g.m_extent = static_cast<int>(m_ext);
   g.input = in.planes;
-  g.input_rows = in.rows;
+  g.input_rows = in.interiors;
   HTensor w2 = ctx.add_constant("conv_weights", wt.reshaped({m_ext, wt.numel() / m_ext}));
 
   std::vector<Expr> taps;
@@ -238,7 +250,7 @@ std::vector<HTensor> conv_depthwise(LowerContext& ctx, const Window& win) {
   in.planes.compute_root();
   acc.compute_root();
   Func planes = in.planes;
-  Halide::RDom rows = in.rows;
+  std::vector<Halide::RDom> rows = in.interiors;
   Expr pixels = in.pixels;
   ctx.schedule = [planes, rows, acc, r, pixels](Func output, const Halide::Target& t) {
     schedule_depthwise(planes, rows, acc, r, pixels, output, t);

@@ -12,13 +12,14 @@ using namespace Halide;
 namespace {
 
 // The input planes' loops inside whatever loop they are computed at: the zero fill and the row
-// writes vectorized. The rows of a plane are disjoint (the flat index is injective in the
-// coordinates), which Halide cannot prove for extents known only at run time. A row's last vector
-// is masked (Predicate): under GuardWithIf a row shorter than a vector (a 7×7 image's 9-wide padded
-// rows on AVX-512) was copied one float at a time.
-void vectorize_planes(Func planes, const RDom& rows, int vec) {
+// writes vectorized, a row's last vector masked (Predicate): under GuardWithIf a row shorter than a
+// vector (a 7×7 image on AVX-512) was copied one float at a time. The rows of a plane are disjoint
+// (the flat index is injective in the coordinates), which Halide cannot prove for extents known
+// only at run time.
+void vectorize_planes(Func planes, const std::vector<RDom>& rows, int vec) {
   planes.vectorize(planes.args()[0], vec, TailStrategy::RoundUp);
-  planes.update().allow_race_conditions().vectorize(rows[0], vec, TailStrategy::Predicate);
+  for (size_t i = 0; i < rows.size(); ++i)
+    planes.update(static_cast<int>(i)).allow_race_conditions().vectorize(rows[i][0], vec, TailStrategy::Predicate);
 }
 
 }  // namespace
@@ -59,7 +60,7 @@ void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
   place_register_block(g.acc, g.k, gemm, mo, width, rows, vec);
   Var c = g.input.args()[2], in = g.input.args()[3], ch("conv_ch");
   g.input.compute_root().fuse(c, in, ch).parallel(ch);
-  g.input.update().fuse(c, in, ch).parallel(ch);
+  for (size_t i = 0; i < g.input_rows.size(); ++i) g.input.update(static_cast<int>(i)).fuse(c, in, ch).parallel(ch);
   vectorize_planes(g.input, g.input_rows, vec);
   schedule_output(output, KernelClass::Elementwise, t);
 }
@@ -90,7 +91,7 @@ void schedule_conv_gemv(ConvGemvFuncs g, Func output, const Target& t) {
 // (compute_root), they were an extra pass over memory each, and for a 7×7 image a task of one channel
 // spent more in the thread pool than in its arithmetic. Rows shorter than a vector are written with
 // masked stores, not one float at a time.
-void schedule_depthwise(Func planes, const RDom& rows, Func acc, const RDom& r, const Expr& pixels, Func output, const Target& t) {
+void schedule_depthwise(Func planes, const std::vector<RDom>& rows, Func acc, const RDom& r, const Expr& pixels, Func output, const Target& t) {
   if (t.has_gpu_feature()) return schedule_output(output, KernelClass::Elementwise, t);
   constexpr int kDepthwiseGrain = 4096;
   const int vec = t.natural_vector_size<float>();

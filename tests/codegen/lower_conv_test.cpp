@@ -232,9 +232,10 @@ TEST(LowerConv, DepthwiseSymbolicImageWithEpilogue) {
   }
 }
 
-// Squeeze-and-excitation's scaling, x · s[n, c], joins the Conv that reads it (the pointwise
-// projection, or a depthwise conv): the kernel copies its input once, so the Mul runs there, once
-// per element. One kernel each, against the reference on x · s.
+// A SiLU, x · sigmoid(x), and squeeze-and-excitation's scaling by s[n, c] join the Conv that reads
+// them (the pointwise projection, or a depthwise conv): the kernel copies its input once, so the
+// Sigmoid and Muls run there, once per element. One kernel each, against the reference on the
+// scaled input.
 TEST(LowerConv, ChannelScaleJoinsTheConv) {
   for (bool depthwise : {false, true}) {
     ConvCase k;
@@ -244,7 +245,9 @@ TEST(LowerConv, ChannelScaleJoinsTheConv) {
     ModelBuilder b(13);
     auto* x = b.input("x", DType::Float32, {k.n, k.c, k.h, k.w});
     auto* sc = b.input("s", DType::Float32, {k.n, k.c, 1, 1});
-    auto* xs = b.op("Mul", {x, sc}, "xs", DType::Float32, {k.n, k.c, k.h, k.w});
+    auto* sig = b.op("Sigmoid", {x}, "sig", DType::Float32, {k.n, k.c, k.h, k.w});
+    auto* silu = b.op("Mul", {x, sig}, "silu", DType::Float32, {k.n, k.c, k.h, k.w});
+    auto* xs = b.op("Mul", {silu, sc}, "xs", DType::Float32, {k.n, k.c, k.h, k.w});
     auto wv = random_values(k.m * (k.c / k.group) * k.kh * k.kw, 4), bv = random_values(k.m, 6);
     ir::Node* c = b.node("Conv", {xs, b.const_f32("w", {k.m, k.c / k.group, k.kh, k.kw}, wv), b.const_f32("b", {k.m}, bv)},
                          {{"y", ir::Type::tensor(DType::Float32, ir::Shape{k.n, k.m, k.oh(), k.ow()})}});
@@ -255,7 +258,7 @@ TEST(LowerConv, ChannelScaleJoinsTheConv) {
     EXPECT_EQ(codegen::partition_model(b.model()).kernels.size(), 1u) << (depthwise ? "depthwise" : "pointwise");
     auto xv = random_values(k.n * k.c * k.h * k.w, 8), sv = random_values(k.n * k.c, 10);
     std::vector<float> scaled(xv.size());
-    for (size_t i = 0; i < xv.size(); ++i) scaled[i] = xv[i] * sv[i / (k.h * k.w)];
+    for (size_t i = 0; i < xv.size(); ++i) scaled[i] = xv[i] / (1 + std::exp(-xv[i])) * sv[i / (k.h * k.w)];
     for (const std::string& target : runnable_targets()) {
       auto lib = compile(b.model(), "conv_scaled", target);
       auto out = LoadedModel(lib.so_path).run({HostTensor::f32({k.n, k.c, k.h, k.w}, xv), HostTensor::f32({k.n, k.c, 1, 1}, sv)});
