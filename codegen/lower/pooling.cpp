@@ -107,44 +107,12 @@ Expr pool_at(const LowerContext& ctx, const HTensor& x, const Window& w, Pool ki
 }
 
 // Global pooling: a reduction over an RDom as wide as the input's spatial extents, static or known
-// only at run time (one library for every image size). Parallel over (image, channel) rows: the
-// output's innermost dims have extent 1, and the default schedule, vectorizing them, computed 16
-// lanes of which one was kept. A float sum over an image of 2+ dims first sums each column into a
-// vector of the row's width (masked at its end), then that vector: a scalar chain of H·W adds, one
-// waiting for the other, was most of the time of a 14×14 pool. ONNX fixes no order for the sum.
-// Max keeps its order (a reordered max could lose a NaN).
+// only at run time (one library for every image size). One scalar sum per (image, channel), in
+// parallel: the output's innermost dims have extent 1, and the default schedule, vectorizing them,
+// computed 16 lanes of which one was kept.
 HTensor global_pool(LowerContext& ctx, const HTensor& x, Pool kind, const std::vector<Expr>& shape) {
-  Halide::Type ty = halide_type(x.dtype), at = kind == Pool::Max ? ty : accumulator_type(ty);
-  const int sp = x.rank() - 2;
-  Halide::Func columns;  // columns(w, c, n): the sum over all but the last spatial dim
-  std::vector<Halide::Range> ranges;
-  for (int i = 2; i < x.rank(); ++i) ranges.emplace_back(0, x.shape[i]);
-  Halide::RDom r(Halide::Region(ranges.begin(), ranges.end()));
-  double p = ctx.node.attr_int("p", 2);
-  Expr count = Halide::cast(at, 1);
-  for (int s = 0; s < sp; ++s) count = count * Halide::cast(at, x.shape[s + 2]);
-  auto term = [&](const Index& i) {
-    Expr v = Halide::cast(at, x.at(i));
-    return kind == Pool::Lp ? Halide::pow(Halide::abs(v), literal(at, p)) : v;
-  };
-  const bool by_columns = kind != Pool::Max && sp >= 2 && at.is_float();
-  if (by_columns) {
-    std::vector<Halide::Range> outer(ranges.begin(), ranges.end() - 1);
-    Halide::RDom ro(Halide::Region(outer.begin(), outer.end()), "pool_r");
-    Halide::Var w("w"), c("c"), n("n");
-    Index i = {n, c};
-    for (int s = 0; s < sp - 1; ++s) i.push_back(ro[s]);
-    i.push_back(w);
-    columns = Halide::Func("pool_columns");
-    columns(w, c, n) = Halide::Internal::make_zero(at);
-    columns(w, c, n) += term(i);
-  }
-  Halide::RDom rw(0, x.shape[x.rank() - 1], "pool_w");
-  ctx.schedule = [columns](Halide::Func out, const Halide::Target& t) mutable {
-    if (t.has_gpu_feature()) {
-      if (columns.defined()) columns.compute_root();
-      return schedule_output(out, KernelClass::Elementwise, t);
-    }
+  ctx.schedule = [](Halide::Func out, const Halide::Target& t) {
+    if (t.has_gpu_feature()) return schedule_output(out, KernelClass::Elementwise, t);
     std::vector<Halide::Var> a = out.args();
     Halide::Var rows = a[0];
     for (size_t i = 1; i < a.size(); ++i) {
@@ -152,26 +120,24 @@ HTensor global_pool(LowerContext& ctx, const HTensor& x, Pool kind, const std::v
       out.fuse(rows, a[i], next);
       rows = next;
     }
-    Halide::Var task("pool_task");
-    out.split(rows, task, rows, 64, Halide::TailStrategy::GuardWithIf).parallel(task);
-    if (!columns.defined()) return;
-    Halide::Func cols = columns;
-    const int vec = t.natural_vector_size(cols.output_types()[0]);
-    cols.compute_at(out, rows).vectorize(cols.args()[0], vec, Halide::TailStrategy::Predicate);
-    cols.update().vectorize(cols.args()[0], vec, Halide::TailStrategy::Predicate);
+    out.parallel(rows, 64, Halide::TailStrategy::GuardWithIf);
   };
+  Halide::Type ty = halide_type(x.dtype), at = kind == Pool::Max ? ty : accumulator_type(ty);
+  std::vector<Halide::Range> ranges;
+  for (int i = 2; i < x.rank(); ++i) ranges.emplace_back(0, x.shape[i]);
+  Halide::RDom r(Halide::Region(ranges.begin(), ranges.end()));
+  double p = ctx.node.attr_int("p", 2);
   return define(ctx.node.op_type(), shape, out_dtype(ctx), [&](const Index& o) {
-    Expr acc;
-    if (by_columns) {
-      acc = Halide::sum(columns(rw, o[1], o[0]));
-    } else {
-      Index i = {o[0], o[1]};
-      for (int s = 0; s < r.dimensions(); ++s) i.push_back(r[s]);
-      acc = kind == Pool::Max ? Halide::maximum(term(i)) : Halide::sum(term(i));
+    Index i = {o[0], o[1]};
+    Expr count = Halide::cast(at, 1);
+    for (int s = 0; s < r.dimensions(); ++s) {
+      i.push_back(r[s]);
+      count = count * Halide::cast(at, x.shape[s + 2]);
     }
-    if (kind == Pool::Max) return Halide::cast(ty, acc);
-    if (kind == Pool::Avg) return Halide::cast(ty, acc / Halide::max(count, Halide::cast(at, 1)));
-    return Halide::cast(ty, Halide::pow(acc, literal(at, 1.0 / p)));
+    Expr v = Halide::cast(at, x.at(i));
+    if (kind == Pool::Max) return Halide::cast(ty, Halide::maximum(v));
+    if (kind == Pool::Avg) return Halide::cast(ty, Halide::sum(v) / Halide::max(count, Halide::cast(at, 1)));
+    return Halide::cast(ty, Halide::pow(Halide::sum(Halide::pow(Halide::abs(v), literal(at, p))), literal(at, 1.0 / p)));
   });
 }
 
