@@ -110,7 +110,11 @@ class NodeGrouper {
       if (!needs_kernel_(n) || class_of(*n) != KernelClass::MatMul || group_of_.count(n)) continue;
       int g = new_group(n);
       join(n, g);
-      for (const ir::Node* e = epilogue_of(n); e; e = epilogue_of(e)) join(e, g);
+      root_of_chain_ = n;
+      for (const ir::Node* e = epilogue_of(n); e; e = epilogue_of(e)) {
+        if (diamond_side_) join(diamond_side_, g);
+        join(e, g);
+      }
     }
     for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
       const ir::Node* n = *it;
@@ -149,14 +153,33 @@ class NodeGrouper {
   }
 
   // The elementwise node that can run as the epilogue of `n` (its output's only use, same shape).
-  const ir::Node* epilogue_of(const ir::Node* n) const {
+  // After a Conv also a diamond: the output read by a node `side` whose only use is the epilogue
+  // node, which reads the output too (a SiLU written as Sigmoid and Mul, x·sigmoid(x)); `side` is
+  // then left in diamond_side_ for the caller to join first.
+  const ir::Node* epilogue_of(const ir::Node* n) {
+    diamond_side_ = nullptr;
     const ir::Value* out = n->num_outputs() == 1 ? n->output(0) : nullptr;
-    if (!out || out->is_graph_output() || out->uses().size() != 1) return nullptr;
-    const ir::Node* e = out->uses()[0].node;
-    if (!needs_kernel_(e) || group_of_.count(e) || class_of(*e) != KernelClass::Elementwise || e->num_outputs() != 1 ||
-        is_host_op(*e))
-      return nullptr;
-    return same_shape(out, e->output(0)) ? e : nullptr;
+    if (!out || out->is_graph_output()) return nullptr;
+    auto fusible = [&](const ir::Node* e, const ir::Value* like) {
+      return needs_kernel_(e) && !group_of_.count(e) && class_of(*e) == KernelClass::Elementwise && e->num_outputs() == 1 &&
+             !is_host_op(*e) && same_shape(like, e->output(0));
+    };
+    if (out->uses().size() == 1) {
+      const ir::Node* e = out->uses()[0].node;
+      return fusible(e, out) ? e : nullptr;
+    }
+    const bool conv = root_of_chain_->domain().empty() && root_of_chain_->op_type() == "Conv";
+    if (out->uses().size() != 2 || !conv) return nullptr;
+    for (int i = 0; i < 2; ++i) {
+      const ir::Node* side = out->uses()[i].node;
+      const ir::Node* e = out->uses()[1 - i].node;
+      const ir::Value* so = side->num_outputs() == 1 ? side->output(0) : nullptr;
+      if (side == e || !so || so->is_graph_output() || so->uses().size() != 1 || so->uses()[0].node != e) continue;
+      if (!fusible(side, out) || !fusible(e, out)) continue;
+      diamond_side_ = side;
+      return e;
+    }
+    return nullptr;
   }
 
   bool only_kernel_uses(const ir::Node& n) const {
@@ -247,6 +270,8 @@ class NodeGrouper {
   std::vector<const ir::Node*> group_root_;         // by group index, while grouping
   std::unordered_map<const ir::Node*, int> topo_;   // node -> position in topological order
   std::set<const ir::Node*> shape_only_;
+  const ir::Node* root_of_chain_ = nullptr;  // the MatMul-class node whose epilogue is being grown
+  const ir::Node* diamond_side_ = nullptr;   // set by epilogue_of: a diamond's side node
 };
 
 }  // namespace

@@ -267,6 +267,42 @@ TEST(LowerConv, ChannelScaleJoinsTheConv) {
   }
 }
 
+// A SiLU after a Conv as exporters write it, Mul(y, Sigmoid(y)): y is read twice, and both nodes run
+// as the Conv's epilogue (one kernel), for a pointwise, a 3×3 and a depthwise conv. A Sigmoid that
+// is also a graph output keeps its own value: no diamond then.
+TEST(LowerConv, SiluDiamondIsTheEpilogue) {
+  for (int form = 0; form < 4; ++form) {
+    ConvCase k;
+    k.n = 1, k.c = 8, k.h = 7, k.w = 9, k.m = 8;
+    k.kh = k.kw = form == 0 ? 1 : 3;
+    if (form > 0) k.pads = {1, 1, 1, 1};
+    if (form == 2) k.group = 8;
+    ModelBuilder b(13);
+    auto* x = b.input("x", DType::Float32, {k.n, k.c, k.h, k.w});
+    auto wv = random_values(k.m * (k.c / k.group) * k.kh * k.kw, 14), bv = random_values(k.m, 15);
+    ir::Shape ys{k.n, k.m, k.oh(), k.ow()};
+    ir::Node* c = b.node("Conv", {x, b.const_f32("w", {k.m, k.c / k.group, k.kh, k.kw}, wv), b.const_f32("b", {k.m}, bv)},
+                         {{"y", ir::Type::tensor(DType::Float32, ys)}});
+    c->set_attr_ints("kernel_shape", {k.kh, k.kw});
+    c->set_attr_ints("pads", k.pads);
+    c->set_attr_int("group", k.group);
+    auto* sig = b.op("Sigmoid", {c->output()}, "sig", DType::Float32, ys);
+    b.output(b.op("Mul", {c->output(), sig}, "silu", DType::Float32, ys));
+    if (form == 3) b.output(sig);
+    size_t kernels = codegen::partition_model(b.model()).kernels.size();
+    if (form == 3) EXPECT_GT(kernels, 1u);  // the Conv alone, then the Sigmoid and the Mul
+    else EXPECT_EQ(kernels, 1u) << form;
+    auto xv = random_values(k.n * k.c * k.h * k.w, 16);
+    auto expect = reference(k, xv, wv, bv);
+    for (float& e : expect) e = e / (1 + std::exp(-e));
+    for (const std::string& target : runnable_targets()) {
+      auto lib = compile(b.model(), "conv_silu", target);
+      auto out = LoadedModel(lib.so_path).run({HostTensor::f32({k.n, k.c, k.h, k.w}, xv)});
+      EXPECT_TRUE(all_close(out[0].values<float>(), expect, 1e-4, 1e-5)) << target << " form " << form;
+    }
+  }
+}
+
 #if HAVE_ONNXC_PASSES
 // Conv → BatchNormalization → Mul → Add → Relu, compiled as written and with the affine maps folded
 // into the weights: the same values up to the rounding of the folded weights.
