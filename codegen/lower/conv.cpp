@@ -55,8 +55,8 @@ std::vector<HTensor> finish(LowerContext& ctx, Func acc, const std::vector<Halid
 // image computes 16/14 of the outputs it keeps.
 struct ShiftedInput {
   Func planes;
-  // Per phase, the plane coordinates that hold input (innermost: the last spatial dim): planes'
-  // update i writes phase i over interiors[i]
+  // Per phase that a tap reads, the plane coordinates that hold input (innermost: the last spatial
+  // dim): planes' update i writes its phase over interiors[i]
   std::vector<Halide::RDom> interiors;
   std::vector<int32_t> strides, dilations;
   std::vector<Expr> plane, grid;  // per spatial dim: a plane's extent; the grid's (output's in dim 0)
@@ -88,6 +88,14 @@ struct ShiftedInput {
     for (int f = 0; f < phases; ++f) {
       std::vector<int32_t> digit(sp);  // the phase per dim; the last dim's varies fastest (as in tap())
       for (int s = sp - 1, rest = f; s >= 0; --s) digit[s] = rest % strides[s], rest /= strides[s];
+      // Only phases some tap reads: a strided 1×1 conv reads one of its stride² planes.
+      bool read = true;
+      for (int s = 0; s < sp; ++s) {
+        bool any = false;
+        for (int64_t r = 0; r < win.kernel[s]; ++r) any |= (r * dilations[s]) % strides[s] == digit[s];
+        read &= any;
+      }
+      if (!read) continue;
       std::vector<Halide::Range> ranges;
       std::vector<Expr> first(sp);
       for (int s = sp - 1; s >= 0; --s) {
