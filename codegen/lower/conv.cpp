@@ -25,14 +25,20 @@ std::vector<int64_t> static_dims(const LowerContext& ctx, const HTensor& t, int 
   return r;
 }
 
-// acc over the output dims, then bias: the schedule both direct forms share.
-std::vector<HTensor> finish(LowerContext& ctx, Func acc, const std::vector<Halide::Var>& vars, const Index& o) {
+// acc over the output dims, then bias: the schedule both direct forms share. `input`, when defined,
+// is a copy of the input computed before the reduction (see staged_input).
+std::vector<HTensor> finish(LowerContext& ctx, Func acc, const std::vector<Halide::Var>& vars, const Index& o,
+                            Func input = Func()) {
   Halide::Type at = acc.output_types()[0];
   Func y("conv");
   Expr v = acc(std::vector<Expr>(vars.begin(), vars.end()));
   if (has_input(ctx, 2)) v = v + Halide::cast(at, ctx.in[2].at({o[1]}));
   y(vars) = Halide::cast(halide_type(out_dtype(ctx)), v);
-  ctx.schedule = [acc](Func output, const Halide::Target& t) {
+  ctx.schedule = [acc, input](Func output, const Halide::Target& t) mutable {
+    if (input.defined()) {
+      input.compute_root();
+      schedule_output(input, KernelClass::Elementwise, t);
+    }
     schedule_output(output, KernelClass::Elementwise, t);
     Func a = acc;
     a.compute_root();
@@ -266,6 +272,20 @@ std::vector<HTensor> conv_depthwise(LowerContext& ctx, const Window& win) {
   return shifted_output(ctx, in, acc);
 }
 
+// The direct reduction reads each input element once per output channel and tap. On a GPU every
+// Conv takes it, while the partitioner fuses elementwise producers into a Conv's input for the CPU
+// forms, which copy it once (partition_group.cpp): there the input is computed into a buffer first,
+// so a fused producer (a SiLU) runs once per element, not once per product.
+HTensor staged_input(const LowerContext& ctx, const HTensor& x) {
+  if (!is_gpu(ctx.target)) return x;
+  auto vars = make_vars(x.rank());
+  Func copy("conv_input");
+  copy(vars) = x.at(onnx_index(vars));
+  HTensor h = x;
+  h.func = copy;
+  return h;
+}
+
 // Y[n, m, o] = B[m] + sum_{c, r} X[n, g*Cg + c, o*s - pad + r*d] * W[m, c, r], g = m / (M / group).
 std::vector<HTensor> conv(LowerContext& ctx) {
   const HTensor& x = ctx.in[0];
@@ -303,9 +323,10 @@ std::vector<HTensor> conv(LowerContext& ctx) {
   Func acc("conv_acc");
   std::vector<Expr> args(vars.begin(), vars.end());
   acc(args) = Halide::Internal::make_zero(at);
-  acc(args) += Halide::select(valid, Halide::cast(at, x.at(xi)) * Halide::cast(at, w.at(wi)), Halide::Internal::make_zero(at));
+  const HTensor xs = staged_input(ctx, x);
+  acc(args) += Halide::select(valid, Halide::cast(at, xs.at(xi)) * Halide::cast(at, w.at(wi)), Halide::Internal::make_zero(at));
   ctx.reassociable.push_back(acc);
-  return finish(ctx, acc, vars, o);
+  return finish(ctx, acc, vars, o, is_gpu(ctx.target) ? xs.func : Func());
 }
 
 // Y[n, m, o] = B[m] + sum_{c, r : o + pad - r*d = i*s, 0 <= i < in} X[n, g*Cg + c, i] * W[g*Cg + c, m % Mg, r].
