@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# The transformer benchmark: onnxc against ONNX Runtime (CPU, graph optimization "all", the same thread
+# The benchmark: onnxc against ONNX Runtime (CPU, graph optimization "all", the same thread
 # count), timed alternately in the same run, on models bench/models.py builds with Debian's torch
 # (random weights, fixed seed) under build/benchmodels (never committed).
 #
-#   bench/run.sh [--quick] [--large] [--int8] [--target T] [--openvino] [--threads N] [--rounds R] [--runs N] [--cold]
+#   bench/run.sh [--quick] [--large] [--int8] [--cnn] [--target T] [--openvino] [--threads N] [--rounds R] [--runs N] [--cold]
 #     --quick    BERT and GPT-2 at b1 s128 only (for iteration); default: the full table (BERT,
 #                GPT-2, one GPT-2 decoding step with a past of 127, ViT-B/16, nn.Transformer at b1)
+#     --cnn      the convolutional table instead: ResNet-50, MobileNetV3-large, EfficientNet-B0,
+#                ConvNeXt-Tiny at b1 224x224 and LR-ASPP (one library, dynamic H x W) at 224x288
+#                and 480x640 (with --large also ResNet-50 and MobileNetV3-large at b8)
 #     --large    also BERT and GPT-2 at b8 s128 and b1 s512
 #     --int8     also BERT and GPT-2 at b1 s128 compiled with --quantize dynamic-int8 (model names
 #                *_int8). ORT runs its own dynamic int8 form of the same model (ort_quantize_dynamic.py:
@@ -20,7 +23,8 @@
 #                median over rounds (default 3)
 #     --runs     timed runs per round (default 10, after 3 warmup runs)
 #     --cold     also time a cold compile (empty kernel cache) of each model (the full table always does)
-#   env: ONNXC (default build/tools/onnxc), MODELS (default build/benchmodels)
+#   env: ONNXC (default build/tools/onnxc), MODELS (default build/benchmodels), LIBS (where the
+#        compiled libraries go, default MODELS/lib-TARGET: another onnxc builds its own there)
 #
 # Columns: onnxc and ORT median latency, ratio onnxc/ORT (< 1: onnxc faster), the lowest and highest
 # ratio of a single round (a wide range: the machine moved during the row), peak RSS of each process
@@ -29,19 +33,20 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
-QUICK=0 LARGE=0 INT8=0 THREADS=2 ROUNDS=3 RUNS=10 COLD=0 TARGET=host OPENVINO=0
+QUICK=0 LARGE=0 INT8=0 CNN=0 THREADS=2 ROUNDS=3 RUNS=10 COLD=0 TARGET=host OPENVINO=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --quick) QUICK=1 ;;
     --large) LARGE=1 ;;
     --int8) INT8=1 ;;
+    --cnn) CNN=1 ;;
     --target) TARGET=$2; shift ;;
     --openvino) OPENVINO=1 ;;
     --threads) THREADS=$2; shift ;;
     --rounds) ROUNDS=$2; shift ;;
     --runs) RUNS=$2; shift ;;
     --cold) COLD=1 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -67,13 +72,24 @@ if (( ! QUICK )); then
     "nn_transformer|b1 s128|--dims batch=1,seq=128,tgt_seq=128"
   )
 fi
+if (( CNN )); then
+  ROWS=(
+    "resnet50|b1 224px|--dims batch=1"
+    "mobilenet_v3_large|b1 224px|--dims batch=1"
+    "efficientnet_b0|b1 224px|--dims batch=1"
+    "convnext_tiny|b1 224px|--dims batch=1"
+    "lraspp_mobilenet_v3|b1 224x288|--dims batch=1,height=224,width=288"
+    "lraspp_mobilenet_v3|b1 480x640|--dims batch=1,height=480,width=640"
+  )
+  (( LARGE )) && ROWS+=("resnet50|b8 224px|--dims batch=8" "mobilenet_v3_large|b8 224px|--dims batch=8")
+fi
 if (( INT8 )); then
   ROWS+=(
     "bert_int8|b1 s128|--dims batch=1,seq=128"
     "gpt2_int8|b1 s128|--dims batch=1,seq=128"
   )
 fi
-if (( LARGE )); then
+if (( LARGE && ! CNN )); then
   ROWS+=(
     "bert|b8 s128|--dims batch=8,seq=128"
     "gpt2|b8 s128|--dims batch=8,seq=128"
@@ -107,7 +123,7 @@ timed() {  # prints "seconds maxrss_kib" of the command, its output to stderr
 }
 
 declare -A CC_COLD CC_WARM CC_RSS ONNXC_MS ORT_MS  # the latencies are keyed by "model|shape"
-LIBS=$MODELS/lib-$TARGET
+LIBS=${LIBS:-$MODELS/lib-$TARGET}
 for name in $names; do
   out=$LIBS/$name
   if (( COLD )); then  # a fresh kernel cache: cold, then warm from what it filled
@@ -134,7 +150,7 @@ echo "onnxc $(git -C "$ROOT" rev-parse --short HEAD) vs $peers (PyPI); $(date -u
 # measures it for the library's own ISA).
 "$ONNXC" bench "$LIBS/$(printf '%s\n' "${ROWS[@]}" | head -1 | cut -d'|' -f1)/lib$(printf '%s\n' "${ROWS[@]}" | head -1 | cut -d'|' -f1).so" \
   $(printf '%s\n' "${ROWS[@]}" | head -1 | cut -d'|' -f3) --threads "$THREADS" --runs 1 --warmup 0 2>/dev/null | grep '^target' || true
-printf '%-15s %-17s %3s %10s %10s %7s %11s %9s %9s %9s %9s %9s' model shape thr "onnxc ms" "ORT ms" ratio \
+printf '%-19s %-17s %3s %10s %10s %7s %11s %9s %9s %9s %9s %9s' model shape thr "onnxc ms" "ORT ms" ratio \
   "rounds" "onnxc MiB" "ORT MiB" "cold s" "warm s" "cc MiB"
 (( OPENVINO )) && printf ' %9s %7s' "OV ms" "vs OV"
 echo
@@ -162,7 +178,7 @@ for row in "${ROWS[@]}"; do
     awk 'NR == 1 || $1 / $2 < lo {lo = $1 / $2} NR == 1 || $1 / $2 > hi {hi = $1 / $2} END {printf "%.2f-%.2f", lo, hi}')
   awk -v n="$name" -v s="$label" -v t="$THREADS" -v om="$om" -v rm="$rm_" -v orss="$o_rss" -v rrss="$r_rss" \
       -v range="$range" -v cold="${CC_COLD[$name]:--}" -v warm="${CC_WARM[$name]}" -v ccrss="${CC_RSS[$name]}" 'BEGIN {
-    printf "%-15s %-17s %3d %10.2f %10.2f %7.2f %11s %9.0f %9.0f %9s %9s %9.0f", n, s, t, om, rm, om / rm, range,
+    printf "%-19s %-17s %3d %10.2f %10.2f %7.2f %11s %9.0f %9.0f %9s %9s %9.0f", n, s, t, om, rm, om / rm, range,
            orss / 1048576, rrss / 1048576, cold, warm, ccrss / 1024 }'
   if (( ${#v_ms[@]} )); then
     vm=$(printf '%s\n' "${v_ms[@]}" | median)

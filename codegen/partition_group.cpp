@@ -25,13 +25,37 @@ bool keeps_last_axis(const ir::Node& n) {
   return !perm.empty() && perm.back() == static_cast<int64_t>(perm.size()) - 1;
 }
 
-// Whether a kernel rooted in class `k` may read producer `n` as an inline Func. GEMMs and convolutions
-// take none: their inner loops would recompute them. Attention takes pure index maps only (the
+// A Conv whose lowering copies its input X once into padded planes before its inner loops
+// (lower/conv.cpp: float32 with a constant weight, one group or depthwise): an elementwise producer
+// inlined there runs once per input element, as in a kernel of its own, without its pass over
+// memory (squeeze-and-excitation's Mul by the channel scale before the projection; the Sigmoid and
+// Mul of a SiLU before the next conv). A producer of an epilogue's operand runs once per output
+// element, in the output's loop.
+bool conv_copies_input(const ir::Node& conv) {
+  if (!conv.domain().empty() || conv.op_type() != "Conv" || conv.num_inputs() < 2) return false;
+  const ir::Value* x = conv.input(0);
+  const ir::Value* w = conv.input(1);
+  if (!x || !w || !w->is_constant() || x->dtype() != ir::DType::Float32) return false;
+  int64_t group = conv.attr_int("group", 1);
+  const auto& xs = x->shape();
+  const auto& ws = w->shape();
+  auto dim = [](const std::optional<ir::Shape>& s, size_t i) {
+    return s && s->size() > i ? (*s)[i].as_const() : std::nullopt;
+  };
+  bool depthwise = dim(xs, 1) == group && dim(ws, 0) == group && dim(ws, 1) == int64_t{1};
+  return group == 1 || depthwise;
+}
+
+// Whether a kernel rooted in class `k` (node `root`) may read producer `n` as an inline Func. GEMMs
+// take none: their inner loops would recompute them; a convolution that copies its input once
+// takes elementwise producers (conv_copies_input). Attention takes pure index maps only (the
 // Slice or Split, Reshape and Transpose that split a projection into heads): inline they cost address
 // arithmetic, where an arithmetic producer of K or V would be recomputed for every query tile, and a
 // Transpose that moves the last axis would turn V's row loads into gathers. Views join no other
 // kernel, which reads them in place as they are.
-bool accepts_fused_producer(KernelClass k, const ir::Node& n, bool is_view) {
+bool accepts_fused_producer(KernelClass k, const ir::Node& root, const ir::Node& n, bool is_view) {
+  if (k == KernelClass::MatMul && !is_view && class_of(n) == KernelClass::Elementwise && conv_copies_input(root))
+    return true;
   if (k == KernelClass::Attention) {
     if (is_view) return true;
     if (!n.domain().empty()) return false;
@@ -86,7 +110,11 @@ class NodeGrouper {
       if (!needs_kernel_(n) || class_of(*n) != KernelClass::MatMul || group_of_.count(n)) continue;
       int g = new_group(n);
       join(n, g);
-      for (const ir::Node* e = epilogue_of(n); e; e = epilogue_of(e)) join(e, g);
+      root_of_chain_ = n;
+      for (const ir::Node* e = epilogue_of(n); e; e = epilogue_of(e)) {
+        if (diamond_side_) join(diamond_side_, g);
+        join(e, g);
+      }
     }
     for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
       const ir::Node* n = *it;
@@ -125,14 +153,33 @@ class NodeGrouper {
   }
 
   // The elementwise node that can run as the epilogue of `n` (its output's only use, same shape).
-  const ir::Node* epilogue_of(const ir::Node* n) const {
+  // After a Conv also a diamond: the output read by a node `side` whose only use is the epilogue
+  // node, which reads the output too (a SiLU written as Sigmoid and Mul, x·sigmoid(x)); `side` is
+  // then left in diamond_side_ for the caller to join first.
+  const ir::Node* epilogue_of(const ir::Node* n) {
+    diamond_side_ = nullptr;
     const ir::Value* out = n->num_outputs() == 1 ? n->output(0) : nullptr;
-    if (!out || out->is_graph_output() || out->uses().size() != 1) return nullptr;
-    const ir::Node* e = out->uses()[0].node;
-    if (!needs_kernel_(e) || group_of_.count(e) || class_of(*e) != KernelClass::Elementwise || e->num_outputs() != 1 ||
-        is_host_op(*e))
-      return nullptr;
-    return same_shape(out, e->output(0)) ? e : nullptr;
+    if (!out || out->is_graph_output()) return nullptr;
+    auto fusible = [&](const ir::Node* e, const ir::Value* like) {
+      return needs_kernel_(e) && !group_of_.count(e) && class_of(*e) == KernelClass::Elementwise && e->num_outputs() == 1 &&
+             !is_host_op(*e) && same_shape(like, e->output(0));
+    };
+    if (out->uses().size() == 1) {
+      const ir::Node* e = out->uses()[0].node;
+      return fusible(e, out) ? e : nullptr;
+    }
+    const bool conv = root_of_chain_->domain().empty() && root_of_chain_->op_type() == "Conv";
+    if (out->uses().size() != 2 || !conv) return nullptr;
+    for (int i = 0; i < 2; ++i) {
+      const ir::Node* side = out->uses()[i].node;
+      const ir::Node* e = out->uses()[1 - i].node;
+      const ir::Value* so = side->num_outputs() == 1 ? side->output(0) : nullptr;
+      if (side == e || !so || so->is_graph_output() || so->uses().size() != 1 || so->uses()[0].node != e) continue;
+      if (!fusible(side, out) || !fusible(e, out)) continue;
+      diamond_side_ = side;
+      return e;
+    }
+    return nullptr;
   }
 
   bool only_kernel_uses(const ir::Node& n) const {
@@ -163,7 +210,7 @@ class NodeGrouper {
     }
     if (target < 0) return -1;  // nothing reads it
     if (shared) target = n.num_outputs() == 1 ? norm_sharing_target(*n.output(0)) : -1;
-    if (target < 0 || !accepts_fused_producer(root_class_[target], n, is_view_(&n)) || is_host_op(*groups_root(target)))
+    if (target < 0 || !accepts_fused_producer(root_class_[target], *groups_root(target), n, is_view_(&n)) || is_host_op(*groups_root(target)))
       return -1;
     return fused_depth(n, target) <= kMaxFusedDepth ? target : -1;
   }
@@ -223,6 +270,8 @@ class NodeGrouper {
   std::vector<const ir::Node*> group_root_;         // by group index, while grouping
   std::unordered_map<const ir::Node*, int> topo_;   // node -> position in topological order
   std::set<const ir::Node*> shape_only_;
+  const ir::Node* root_of_chain_ = nullptr;  // the MatMul-class node whose epilogue is being grown
+  const ir::Node* diamond_side_ = nullptr;   // set by epilogue_of: a diamond's side node
 };
 
 }  // namespace

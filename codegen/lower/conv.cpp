@@ -1,7 +1,8 @@
 // Convolution: Conv and ConvTranspose (any spatial rank, groups, strides, dilations, pads or
 // auto_pad, ConvTranspose's output_padding/output_shape). On a CPU, a float32 Conv with one group
 // and constant weights is an implicit GEMM through the register-blocked kernel, and a depthwise one
-// sums shifted input planes per channel; other forms are a direct reduction, vectorized along the
+// sums shifted input planes per channel (one with a single output pixel is a matrix-vector product);
+// other forms are a direct reduction, vectorized along the
 // innermost output dim and parallel over the others.
 #include "codegen/lower/window.h"
 #include "codegen/schedule/conv.h"
@@ -24,14 +25,20 @@ std::vector<int64_t> static_dims(const LowerContext& ctx, const HTensor& t, int 
   return r;
 }
 
-// acc over the output dims, then bias: the schedule both direct forms share.
-std::vector<HTensor> finish(LowerContext& ctx, Func acc, const std::vector<Halide::Var>& vars, const Index& o) {
+// acc over the output dims, then bias: the schedule both direct forms share. `input`, when defined,
+// is a copy of the input computed before the reduction (see staged_input).
+std::vector<HTensor> finish(LowerContext& ctx, Func acc, const std::vector<Halide::Var>& vars, const Index& o,
+                            Func input = Func()) {
   Halide::Type at = acc.output_types()[0];
   Func y("conv");
   Expr v = acc(std::vector<Expr>(vars.begin(), vars.end()));
   if (has_input(ctx, 2)) v = v + Halide::cast(at, ctx.in[2].at({o[1]}));
   y(vars) = Halide::cast(halide_type(out_dtype(ctx)), v);
-  ctx.schedule = [acc](Func output, const Halide::Target& t) {
+  ctx.schedule = [acc, input](Func output, const Halide::Target& t) mutable {
+    if (input.defined()) {
+      input.compute_root();
+      schedule_output(input, KernelClass::Elementwise, t);
+    }
     schedule_output(output, KernelClass::Elementwise, t);
     Func a = acc;
     a.compute_root();
@@ -54,7 +61,9 @@ std::vector<HTensor> finish(LowerContext& ctx, Func acc, const std::vector<Halid
 // image computes 16/14 of the outputs it keeps.
 struct ShiftedInput {
   Func planes;
-  Halide::RDom rows;  // the coordinates planes' update writes (innermost: the last spatial dim)
+  // Per phase that a tap reads, the plane coordinates that hold input (innermost: the last spatial
+  // dim): planes' update i writes its phase over interiors[i]
+  std::vector<Halide::RDom> interiors;
   std::vector<int32_t> strides, dilations;
   std::vector<Expr> plane, grid;  // per spatial dim: a plane's extent; the grid's (output's in dim 0)
   Expr pixels;                    // grid pixels
@@ -62,6 +71,7 @@ struct ShiftedInput {
   ShiftedInput(const HTensor& x, const Window& win, const std::vector<Expr>& out) {
     const int sp = win.spatial();
     pixels = 1;
+    int phases = 1;
     for (int s = 0; s < sp; ++s) {
       strides.push_back(static_cast<int32_t>(win.strides[s]));
       dilations.push_back(static_cast<int32_t>(win.dilations[s]));
@@ -69,31 +79,48 @@ struct ShiftedInput {
       plane.push_back(Halide::Internal::simplify((padded + strides[s] - 1) / strides[s]));
       grid.push_back(s > 0 ? plane[s] : out[s + 2]);
       pixels = pixels * grid[s];
+      phases *= strides[s];
     }
     pixels = Halide::Internal::simplify(pixels);
     // Zero everywhere (past a plane's end too: the last panel of pixels and the last taps read
-    // beyond it), then each plane written row by row over an RDom of its coordinates. Written as
-    // a function of the flat index instead, every element would cost a division and a modulo by
-    // the plane's extents, which for image extents known only at run time are vector divisions.
+    // beyond it), then per phase the plane coordinates j whose input position j·stride + phase −
+    // pad lies inside the input, written row by row: each input row a dense (or, strided, an
+    // evenly spaced) vector load with no clamp or select, which made a gather of every load. As a
+    // function of the flat index instead, every element would cost a division and a modulo by the
+    // plane's extents, which for image extents known only at run time are vector divisions.
     Halide::Var q("q"), ph("ph"), c("c"), n("n");
-    std::vector<Halide::Range> ranges;
-    for (int s = sp - 1; s >= 0; --s) ranges.emplace_back(0, plane[s]);
-    rows = Halide::RDom(Halide::Region(ranges.begin(), ranges.end()), "plane");
-    Index xi = {n, c};
-    Expr valid = Halide::Internal::const_true(), flat = 0, fph = ph;
-    std::vector<Expr> pos(sp);
-    for (int s = sp - 1; s >= 0; --s) {
-      pos[s] = rows[sp - 1 - s] * strides[s] + fph % strides[s] - win.pad_begin[s];
-      fph = fph / strides[s];
-    }
-    for (int s = 0; s < sp; ++s) {
-      flat = flat * plane[s] + rows[sp - 1 - s];
-      valid = valid && pos[s] >= 0 && pos[s] < x.shape[s + 2];
-      xi.push_back(Halide::clamp(pos[s], 0, x.shape[s + 2] - 1));
-    }
     planes = Func("conv_phases");
     planes(q, ph, c, n) = 0.0f;
-    planes(flat, ph, c, n) = Halide::select(valid, x.at(xi), 0.0f);
+    for (int f = 0; f < phases; ++f) {
+      std::vector<int32_t> digit(sp);  // the phase per dim; the last dim's varies fastest (as in tap())
+      for (int s = sp - 1, rest = f; s >= 0; --s) digit[s] = rest % strides[s], rest /= strides[s];
+      // Only phases some tap reads: a strided 1×1 conv reads one of its stride² planes.
+      bool read = true;
+      for (int s = 0; s < sp; ++s) {
+        bool any = false;
+        for (int64_t r = 0; r < win.kernel[s]; ++r) any |= (r * dilations[s]) % strides[s] == digit[s];
+        read &= any;
+      }
+      if (!read) continue;
+      std::vector<Halide::Range> ranges;
+      std::vector<Expr> first(sp);
+      for (int s = sp - 1; s >= 0; --s) {
+        Expr lead = win.pad_begin[s] - digit[s];  // j·stride >= lead, and j·stride <= extent − 1 + lead
+        first[s] = Halide::max(0, (lead + strides[s] - 1) / strides[s]);
+        Expr last = Halide::min(plane[s] - 1, (x.shape[s + 2] - 1 + lead) / strides[s]);
+        ranges.emplace_back(Halide::Internal::simplify(first[s]), Halide::Internal::simplify(Halide::max(0, last - first[s] + 1)));
+      }
+      Halide::RDom r(Halide::Region(ranges.begin(), ranges.end()), "plane" + std::to_string(f));
+      Index xi = {n, c};
+      Expr flat = 0;
+      for (int s = 0; s < sp; ++s) {
+        Expr j = r[sp - 1 - s];
+        flat = flat * plane[s] + j;
+        xi.push_back(j * strides[s] + digit[s] - win.pad_begin[s]);
+      }
+      planes(flat, f, c, n) = x.at(xi);
+      interiors.push_back(r);
+    }
   }
 
   // The element tap `taps` (per spatial dim) of channel c reads for grid pixel p of image n.
@@ -142,6 +169,44 @@ std::vector<HTensor> shifted_output(LowerContext& ctx, const ShiftedInput& in, F
   return {HTensor{y, shape, out_dtype(ctx)}};
 }
 
+// A convolution with one output pixel (squeeze-and-excitation's FC layers: 1×1 kernels over a
+// pooled 1×1 image): a matrix-vector product per image, Y[n, m] = B[m] + sum_k W[m, k] · col(k, 0).
+// Vectorized over output channels from W packed in panels of `width` channels (k-major, as the
+// GEMM packs its B): the implicit GEMM vectorizes over pixels, and with one pixel it filled one
+// lane of each 48-pixel panel.
+std::vector<HTensor> conv_gemv(LowerContext& ctx, const Window& win, const ShiftedInput& in) {
+  using Halide::Var;
+  const ir::Tensor& wt = *ctx.const_in.data(1);
+  const int64_t m_ext = wt.dims()[0], c_ext = wt.dims()[1];
+  ConvGemvFuncs g;
+  g.width = choose_panel(m_ext, describe(ctx.target)).width;
+  g.m_extent = static_cast<int>(m_ext);
+  g.input = in.planes;
+  g.input_rows = in.interiors;
+  HTensor packed = ctx.add_constant("conv_weights", pack_panels(wt.reshaped({m_ext, wt.numel() / m_ext}), true, g.width));
+  std::vector<Expr> taps;
+  g.k = tap_domain(win, {c_ext}, taps);
+  Expr flat_k = g.k[win.spatial()];
+  for (int s = 0; s < win.spatial(); ++s) flat_k = flat_k * static_cast<int32_t>(win.kernel[s]) + taps[s];
+  Var i("i"), n("n"), mo("mo");
+  g.acc = Func("conv_gemv_acc");
+  g.acc(i, n, mo) = 0.0f;
+  g.acc(i, n, mo) += packed.at({mo, flat_k, i}) * in.tap(taps, 0, g.k[win.spatial()], n);
+  ctx.reassociable.push_back(g.acc);
+  g.gemv = Func("conv_gemv");
+  g.gemv(i, n, mo) = g.acc(i, n, mo);
+  for (Func f : {g.input, g.acc, g.gemv}) f.compute_root();
+  ctx.schedule = [g](Func output, const Halide::Target& t) { schedule_conv_gemv(g, output, t); };
+  const auto& shape = out_shape(ctx);
+  auto vars = make_vars(static_cast<int>(shape.size()));
+  Index o = onnx_index(vars);
+  Expr v = g.gemv(o[1] % g.width, o[0], o[1] / g.width);
+  if (has_input(ctx, 2)) v = v + Halide::cast<float>(ctx.in[2].at({o[1]}));
+  Func y("conv");
+  y(vars) = v;
+  return {HTensor{y, shape, out_dtype(ctx)}};
+}
+
 // The implicit GEMM: Y[n, m, p] = B[m] + sum_k W[m, k] · col(k, p) over grid pixels p and
 // K = C·k1..kr (k = (c, r)), where col(k, p) = planes(p + shift(r), phase(r), c, n) (ShiftedInput):
 // W is the GEMM's A, one row per output channel, read in place; the shifted planes are its B.
@@ -152,13 +217,14 @@ std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
   const int sp = win.spatial();
   const int64_t m_ext = wt.dims()[0], c_ext = wt.dims()[1];
   ShiftedInput in(x, win, out_shape(ctx));
-  ConvGemmFuncs g;
   const int64_t* p_static = Halide::Internal::as_const_int(in.pixels);
+  if (p_static && *p_static == 1) return conv_gemv(ctx, win, in);
+  ConvGemmFuncs g;
   g.panel = choose_panel(p_static ? *p_static : 64, describe(ctx.target));
   g.p_extent = in.pixels;
   g.m_extent = static_cast<int>(m_ext);
   g.input = in.planes;
-  g.input_rows = in.rows;
+  g.input_rows = in.interiors;
   HTensor w2 = ctx.add_constant("conv_weights", wt.reshaped({m_ext, wt.numel() / m_ext}));
 
   std::vector<Expr> taps;
@@ -198,12 +264,26 @@ std::vector<HTensor> conv_depthwise(LowerContext& ctx, const Window& win) {
   in.planes.compute_root();
   acc.compute_root();
   Func planes = in.planes;
-  Halide::RDom rows = in.rows;
+  std::vector<Halide::RDom> rows = in.interiors;
   Expr pixels = in.pixels;
   ctx.schedule = [planes, rows, acc, r, pixels](Func output, const Halide::Target& t) {
     schedule_depthwise(planes, rows, acc, r, pixels, output, t);
   };
   return shifted_output(ctx, in, acc);
+}
+
+// The direct reduction reads each input element once per output channel and tap. On a GPU every
+// Conv takes it, while the partitioner fuses elementwise producers into a Conv's input for the CPU
+// forms, which copy it once (partition_group.cpp): there the input is computed into a buffer first,
+// so a fused producer (a SiLU) runs once per element, not once per product.
+HTensor staged_input(const LowerContext& ctx, const HTensor& x) {
+  if (!is_gpu(ctx.target)) return x;
+  auto vars = make_vars(x.rank());
+  Func copy("conv_input");
+  copy(vars) = x.at(onnx_index(vars));
+  HTensor h = x;
+  h.func = copy;
+  return h;
 }
 
 // Y[n, m, o] = B[m] + sum_{c, r} X[n, g*Cg + c, o*s - pad + r*d] * W[m, c, r], g = m / (M / group).
@@ -243,9 +323,10 @@ std::vector<HTensor> conv(LowerContext& ctx) {
   Func acc("conv_acc");
   std::vector<Expr> args(vars.begin(), vars.end());
   acc(args) = Halide::Internal::make_zero(at);
-  acc(args) += Halide::select(valid, Halide::cast(at, x.at(xi)) * Halide::cast(at, w.at(wi)), Halide::Internal::make_zero(at));
+  const HTensor xs = staged_input(ctx, x);
+  acc(args) += Halide::select(valid, Halide::cast(at, xs.at(xi)) * Halide::cast(at, w.at(wi)), Halide::Internal::make_zero(at));
   ctx.reassociable.push_back(acc);
-  return finish(ctx, acc, vars, o);
+  return finish(ctx, acc, vars, o, is_gpu(ctx.target) ? xs.func : Func());
 }
 
 // Y[n, m, o] = B[m] + sum_{c, r : o + pad - r*d = i*s, 0 <= i < in} X[n, g*Cg + c, i] * W[g*Cg + c, m % Mg, r].

@@ -12,11 +12,14 @@ using namespace Halide;
 namespace {
 
 // The input planes' loops inside whatever loop they are computed at: the zero fill and the row
-// writes vectorized. The rows of a plane are disjoint (the flat index is injective in the
-// coordinates), which Halide cannot prove for extents known only at run time.
-void vectorize_planes(Func planes, const RDom& rows, int vec) {
-  planes.vectorize(planes.args()[0], vec, TailStrategy::GuardWithIf);
-  planes.update().allow_race_conditions().vectorize(rows[0], vec, TailStrategy::GuardWithIf);
+// writes vectorized, a row's last vector masked (Predicate): under GuardWithIf a row shorter than a
+// vector (a 7×7 image on AVX-512) was copied one float at a time. The rows of a plane are disjoint
+// (the flat index is injective in the coordinates), which Halide cannot prove for extents known
+// only at run time.
+void vectorize_planes(Func planes, const std::vector<RDom>& rows, int vec) {
+  planes.vectorize(planes.args()[0], vec, TailStrategy::RoundUp);
+  for (size_t i = 0; i < rows.size(); ++i)
+    planes.update(static_cast<int>(i)).allow_race_conditions().vectorize(rows[i][0], vec, TailStrategy::Predicate);
 }
 
 }  // namespace
@@ -57,29 +60,63 @@ void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
   place_register_block(g.acc, g.k, gemm, mo, width, rows, vec);
   Var c = g.input.args()[2], in = g.input.args()[3], ch("conv_ch");
   g.input.compute_root().fuse(c, in, ch).parallel(ch);
-  g.input.update().fuse(c, in, ch).parallel(ch);
+  for (size_t i = 0; i < g.input_rows.size(); ++i) g.input.update(static_cast<int>(i)).fuse(c, in, ch).parallel(ch);
   vectorize_planes(g.input, g.input_rows, vec);
   schedule_output(output, KernelClass::Elementwise, t);
 }
 
-void schedule_depthwise(Func planes, const RDom& rows, Func acc, const RDom& r, const Expr& pixels, Func output, const Target& t) {
+void schedule_conv_gemv(ConvGemvFuncs g, Func output, const Target& t) {
+  // Below this many weights (floats) one thread streams them faster than a pool wakes up.
+  constexpr int64_t kParallelWeights = 1 << 18;
   const int vec = t.natural_vector_size<float>();
-  Var p = acc.args()[0], c = acc.args()[1], n = acc.args()[2];
-  Var task("dw_task"), po("dw_po"), pi("dw_pi");
-  acc.compute_root().bound(p, 0, pixels).fuse(c, n, task).parallel(task).vectorize(p, vec, TailStrategy::GuardWithIf);
+  const int panels = (g.m_extent + g.width - 1) / g.width;
+  Func gemv = g.gemv;
+  Var i = gemv.args()[0], n = gemv.args()[1], mo = gemv.args()[2];
+  gemv.compute_root().bound(i, 0, g.width).bound(mo, 0, panels).reorder(i, n, mo).vectorize(i, vec).unroll(i);
+  int64_t weights = static_cast<int64_t>(g.m_extent);
+  for (int d = 0; d < g.k.dimensions(); ++d) weights *= *Internal::as_const_int(g.k[d].extent());
+  if (weights >= kParallelWeights && panels > 1) gemv.parallel(mo);
+  place_register_block(g.acc, g.k, gemv, n, g.width, 1, vec);
+  g.input.compute_root();
+  vectorize_planes(g.input, g.input_rows, vec);
+  schedule_output(output, KernelClass::Elementwise, t);
+}
+
+// Loop nest of a depthwise kernel (outermost first):
+//   parallel task over groups of (channel, image) pairs, sized so a task holds ~kDepthwiseGrain pixels
+//     for each (channel, image) of the group:
+//       planes of the channel (zero, rows copied); acc over its grid pixels (every tap summed in a
+//       register per vector of pixels); the output rows of the channel (bias, epilogue) from acc
+// The channel's planes and sums stay in cache between being written and read: computed whole
+// (compute_root), they were an extra pass over memory each, and for a 7×7 image a task of one channel
+// spent more in the thread pool than in its arithmetic. Rows shorter than a vector are written with
+// masked stores, not one float at a time.
+void schedule_depthwise(Func planes, const std::vector<RDom>& rows, Func acc, const RDom& r, const Expr& pixels, Func output, const Target& t) {
+  if (t.has_gpu_feature()) return schedule_output(output, KernelClass::Elementwise, t);
+  constexpr int kDepthwiseGrain = 4096;
+  const int vec = t.natural_vector_size<float>();
+  std::vector<Var> o = output.args();
+  const int sp = static_cast<int>(o.size()) - 2;
+  Var cn("dw_cn"), task("dw_task"), ch("dw_ch");
+  output.vectorize(o[0], vec, TailStrategy::Predicate)
+      .fuse(o[sp], o[sp + 1], cn)
+      .split(cn, task, ch, Halide::max(1, kDepthwiseGrain / Halide::max(1, pixels)), TailStrategy::GuardWithIf)
+      .parallel(task);
+  Var p = acc.args()[0], po("dw_po"), pi("dw_pi");
+  // The sums run on to a whole vector past the grid's end, over the zeros after the planes.
+  acc.compute_at(output, ch).vectorize(p, vec, TailStrategy::RoundUp);
   std::vector<VarOrRVar> order = {pi};
   for (int i = 0; i < r.dimensions(); ++i) order.push_back(r[i]);
-  order.insert(order.end(), {po, task});
+  order.push_back(po);
   Stage s = acc.update();
-  s.fuse(c, n, task).split(p, po, pi, vec, TailStrategy::GuardWithIf).reorder(order).vectorize(pi).parallel(task);
+  s.split(p, po, pi, vec, TailStrategy::RoundUp).reorder(order).vectorize(pi);
   int taps = 1;
   for (int i = 0; i < r.dimensions(); ++i) taps *= *Internal::as_const_int(r[i].extent());
   // Up to 7×7 windows unroll into one register sum per vector; larger ones loop.
   if (taps <= 49)
     for (int i = 0; i < r.dimensions(); ++i) s.unroll(r[i]);
-  planes.compute_at(acc, task);
+  planes.compute_at(output, ch);
   vectorize_planes(planes, rows, vec);
-  schedule_output(output, KernelClass::Elementwise, t);
 }
 
 }  // namespace onnxc::codegen

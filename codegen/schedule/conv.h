@@ -11,14 +11,16 @@ namespace onnxc::codegen {
 // What the implicit-GEMM convolution lowering built (lower/conv.cpp explains the form). Pixels p
 // are flattened row-major over a grid of p_extent pixels:
 //   input(q, phase, c, n)  the zero-padded input split into stride phases, each plane flattened:
-//                          zero, then an update writing each plane over the RDom `input_rows`
+//                          zero, then one update per phase writing its plane over the RDom
+//                          `input_rows[phase]` (the plane coordinates inside the input)
 //   acc(p, m, n)           zero, then one update summing W[m, k] · input(p + shift(k), ..) over the
 //                          RDom `k` (tap dims innermost, the channel outermost)
 //   gemm(p, m, n)          acc realized whole over [0, p_extent) × [0, m_extent): the output Func
 //                          reads it at its pixel, adding bias and any epilogue
 struct ConvGemmFuncs {
   Halide::Func input, acc, gemm;
-  Halide::RDom input_rows, k;
+  std::vector<Halide::RDom> input_rows;
+  Halide::RDom k;
   PanelShape panel;
   Halide::Expr p_extent;
   int m_extent = 0;
@@ -29,11 +31,28 @@ struct ConvGemmFuncs {
 // `output` (elementwise over gemm) last.
 void schedule_conv_gemm(ConvGemmFuncs g, Halide::Func output, const Halide::Target& target);
 
+// What the one-pixel convolution lowering built (a matrix-vector product per image):
+//   input(q, phase, c, n)  as for ConvGemmFuncs
+//   acc(i, n, mo)          zero, then one update summing Wp[mo, k, i] · input(shift(k), ..) over `k`:
+//                          output channel mo·width + i, W packed in panels of `width` channels
+//   gemv(i, n, mo)         acc realized whole; the output Func reads it per channel
+struct ConvGemvFuncs {
+  Halide::Func input, acc, gemv;
+  std::vector<Halide::RDom> input_rows;
+  Halide::RDom k;
+  int width = 48;
+  int m_extent = 0;
+};
+
+// Per (panel of `width` channels, image): the panel's sums in `width / lanes` vector registers over
+// the whole reduction, then stored; panels in parallel when the weights are large enough to pay.
+void schedule_conv_gemv(ConvGemvFuncs g, Halide::Func output, const Halide::Target& target);
+
 // A depthwise convolution `acc(p, c, n)` (zero, then one update over the taps `r`) over `pixels`
-// grid pixels, reading the shifted input `planes(q, phase, c, n)` (zero, then an update over
-// `rows`): per (channel, image) task, the channel's planes, then each vector of pixels summing
+// grid pixels, reading the shifted input `planes(q, phase, c, n)` (zero, then an update per phase
+// over `rows[phase]`): per (channel, image) task, the channel's planes, then each vector of pixels summing
 // every (unrolled) tap in a register.
-void schedule_depthwise(Halide::Func planes, const Halide::RDom& rows, Halide::Func acc, const Halide::RDom& r, const Halide::Expr& pixels,
+void schedule_depthwise(Halide::Func planes, const std::vector<Halide::RDom>& rows, Halide::Func acc, const Halide::RDom& r, const Halide::Expr& pixels,
                         Halide::Func output, const Halide::Target& target);
 
 }  // namespace onnxc::codegen

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "codegen/partition.h"
 #include "runnable_targets.h"
 #include "test_util.h"
 #if HAVE_ONNXC_PASSES
@@ -148,6 +149,17 @@ TEST(LowerConv, GroupedAndDepthwise) {
   check_conv(dw);
 }
 
+// One output pixel: squeeze-and-excitation's 1×1 FC over a pooled image (a partial panel of output
+// channels, a symbolic batch of 2), and a 3×3 window over a 3×3 image with no bias.
+TEST(LowerConv, OnePixelMatrixVector) {
+  ConvCase fc;
+  fc.n = 2, fc.c = 37, fc.h = fc.w = 1, fc.m = 70, fc.kh = fc.kw = 1;
+  check_conv(fc, true);
+  ConvCase win;
+  win.c = 5, win.h = win.w = 3, win.m = 9, win.bias = false;
+  check_conv(win);
+}
+
 // Depthwise 5×5 windows on a small image (most of a plane's row is padding) over a symbolic batch,
 // a dilated one, and a 9×9 window (too large to unroll).
 TEST(LowerConv, DepthwiseWindows) {
@@ -187,6 +199,107 @@ TEST(LowerConv, SymbolicImageWithEpilogue) {
     auto expect = reference(k, xv, wv, bv);
     for (size_t i = 0; i < expect.size(); ++i) expect[i] = std::max(expect[i], 0.f) + rv[i];
     EXPECT_TRUE(all_close(out[0].values<float>(), expect, 1e-4, 1e-5)) << hh << "x" << ww;
+  }
+}
+
+// A depthwise convolution over run-time image extents with a Relu epilogue: channels are grouped
+// into tasks by the image's size at run time (150 channels of 5×8 pixels: two tasks, the second
+// partial; of 12×7), and rows shorter than a vector are written masked.
+TEST(LowerConv, DepthwiseSymbolicImageWithEpilogue) {
+  ModelBuilder b(13);
+  Dim h = Dim::symbol("h"), w = Dim::symbol("w");
+  ConvCase k;
+  k.c = k.m = k.group = 150, k.pads = {1, 1, 1, 1};
+  auto* x = b.input("x", DType::Float32, {1, k.c, h, w});
+  auto wv = random_values(k.m * 9, 5), bv = random_values(k.m, 9);
+  ir::Node* c = b.node("Conv", {x, b.const_f32("w", {k.m, 1, 3, 3}, wv), b.const_f32("b", {k.m}, bv)},
+                       {{"y", ir::Type::tensor(DType::Float32, ir::Shape{1, k.m, h, w})}});
+  c->set_attr_ints("kernel_shape", {3, 3});
+  c->set_attr_ints("pads", k.pads);
+  c->set_attr_int("group", k.group);
+  b.output(b.op("Relu", {c->output()}, "r", DType::Float32, ir::Shape{1, k.m, h, w}));
+  for (const std::string& target : runnable_targets()) {
+    auto result = compile(b.model(), "dw_symbolic", target);
+    for (auto [hh, ww] : {std::pair<int64_t, int64_t>{5, 8}, {12, 7}}) {
+      k.h = hh, k.w = ww;
+      auto xv = random_values(k.c * hh * ww, 1);
+      LoadedModel lib(result.so_path);
+      auto out = lib.run({HostTensor::f32({1, k.c, hh, ww}, xv)});
+      auto expect = reference(k, xv, wv, bv);
+      for (float& e : expect) e = std::max(e, 0.f);
+      EXPECT_TRUE(all_close(out[0].values<float>(), expect, 1e-4, 1e-5)) << target << " " << hh << "x" << ww;
+    }
+  }
+}
+
+// A SiLU, x · sigmoid(x), and squeeze-and-excitation's scaling by s[n, c] join the Conv that reads
+// them (the pointwise projection, or a depthwise conv): the kernel copies its input once, so the
+// Sigmoid and Muls run there, once per element. One kernel each, against the reference on the
+// scaled input.
+TEST(LowerConv, ChannelScaleJoinsTheConv) {
+  for (bool depthwise : {false, true}) {
+    ConvCase k;
+    k.n = 2, k.c = 12, k.h = 6, k.w = 5, k.m = depthwise ? 12 : 20;
+    k.kh = k.kw = depthwise ? 3 : 1, k.group = depthwise ? 12 : 1;
+    if (depthwise) k.pads = {1, 1, 1, 1};
+    ModelBuilder b(13);
+    auto* x = b.input("x", DType::Float32, {k.n, k.c, k.h, k.w});
+    auto* sc = b.input("s", DType::Float32, {k.n, k.c, 1, 1});
+    auto* sig = b.op("Sigmoid", {x}, "sig", DType::Float32, {k.n, k.c, k.h, k.w});
+    auto* silu = b.op("Mul", {x, sig}, "silu", DType::Float32, {k.n, k.c, k.h, k.w});
+    auto* xs = b.op("Mul", {silu, sc}, "xs", DType::Float32, {k.n, k.c, k.h, k.w});
+    auto wv = random_values(k.m * (k.c / k.group) * k.kh * k.kw, 4), bv = random_values(k.m, 6);
+    ir::Node* c = b.node("Conv", {xs, b.const_f32("w", {k.m, k.c / k.group, k.kh, k.kw}, wv), b.const_f32("b", {k.m}, bv)},
+                         {{"y", ir::Type::tensor(DType::Float32, ir::Shape{k.n, k.m, k.oh(), k.ow()})}});
+    c->set_attr_ints("kernel_shape", {k.kh, k.kw});
+    c->set_attr_ints("pads", k.pads);
+    c->set_attr_int("group", k.group);
+    b.output(c->output());
+    EXPECT_EQ(codegen::partition_model(b.model()).kernels.size(), 1u) << (depthwise ? "depthwise" : "pointwise");
+    auto xv = random_values(k.n * k.c * k.h * k.w, 8), sv = random_values(k.n * k.c, 10);
+    std::vector<float> scaled(xv.size());
+    for (size_t i = 0; i < xv.size(); ++i) scaled[i] = xv[i] / (1 + std::exp(-xv[i])) * sv[i / (k.h * k.w)];
+    for (const std::string& target : runnable_targets()) {
+      auto lib = compile(b.model(), "conv_scaled", target);
+      auto out = LoadedModel(lib.so_path).run({HostTensor::f32({k.n, k.c, k.h, k.w}, xv), HostTensor::f32({k.n, k.c, 1, 1}, sv)});
+      EXPECT_TRUE(all_close(out[0].values<float>(), reference(k, scaled, wv, bv), 1e-4, 1e-5)) << target;
+    }
+  }
+}
+
+// A SiLU after a Conv as exporters write it, Mul(y, Sigmoid(y)): y is read twice, and both nodes run
+// as the Conv's epilogue (one kernel), for a pointwise, a 3×3 and a depthwise conv. A Sigmoid that
+// is also a graph output keeps its own value: no diamond then.
+TEST(LowerConv, SiluDiamondIsTheEpilogue) {
+  for (int form = 0; form < 4; ++form) {
+    ConvCase k;
+    k.n = 1, k.c = 8, k.h = 7, k.w = 9, k.m = 8;
+    k.kh = k.kw = form == 0 ? 1 : 3;
+    if (form > 0) k.pads = {1, 1, 1, 1};
+    if (form == 2) k.group = 8;
+    ModelBuilder b(13);
+    auto* x = b.input("x", DType::Float32, {k.n, k.c, k.h, k.w});
+    auto wv = random_values(k.m * (k.c / k.group) * k.kh * k.kw, 14), bv = random_values(k.m, 15);
+    ir::Shape ys{k.n, k.m, k.oh(), k.ow()};
+    ir::Node* c = b.node("Conv", {x, b.const_f32("w", {k.m, k.c / k.group, k.kh, k.kw}, wv), b.const_f32("b", {k.m}, bv)},
+                         {{"y", ir::Type::tensor(DType::Float32, ys)}});
+    c->set_attr_ints("kernel_shape", {k.kh, k.kw});
+    c->set_attr_ints("pads", k.pads);
+    c->set_attr_int("group", k.group);
+    auto* sig = b.op("Sigmoid", {c->output()}, "sig", DType::Float32, ys);
+    b.output(b.op("Mul", {c->output(), sig}, "silu", DType::Float32, ys));
+    if (form == 3) b.output(sig);
+    size_t kernels = codegen::partition_model(b.model()).kernels.size();
+    if (form == 3) EXPECT_GT(kernels, 1u);  // the Conv alone, then the Sigmoid and the Mul
+    else EXPECT_EQ(kernels, 1u) << form;
+    auto xv = random_values(k.n * k.c * k.h * k.w, 16);
+    auto expect = reference(k, xv, wv, bv);
+    for (float& e : expect) e = e / (1 + std::exp(-e));
+    for (const std::string& target : runnable_targets()) {
+      auto lib = compile(b.model(), "conv_silu", target);
+      auto out = LoadedModel(lib.so_path).run({HostTensor::f32({k.n, k.c, k.h, k.w}, xv)});
+      EXPECT_TRUE(all_close(out[0].values<float>(), expect, 1e-4, 1e-5)) << target << " form " << form;
+    }
   }
 }
 
@@ -233,21 +346,30 @@ TEST(LowerConv, GlobalPoolingOverSymbolicImage) {
   auto* x = b.input("x", DType::Float32, {2, 3, h, w});
   b.output(b.op("GlobalAveragePool", {x}, "avg", DType::Float32, ir::Shape{2, 3, 1, 1}));
   b.output(b.op("GlobalMaxPool", {x}, "max", DType::Float32, ir::Shape{2, 3, 1, 1}));
-  auto result = compile(b.model(), "global_pool_symbolic");
-  for (auto [hh, ww] : {std::pair<int64_t, int64_t>{4, 5}, {9, 2}}) {
-    auto xv = random_values(6 * hh * ww, 4);
-    LoadedModel lib(result.so_path);
-    auto out = lib.run({HostTensor::f32({2, 3, hh, ww}, xv)});
-    std::vector<float> avg(6), mx(6);
-    for (int64_t p = 0; p < 6; ++p) {
-      double s = 0;
-      float m = -INFINITY;
-      for (int64_t i = 0; i < hh * ww; ++i) s += xv[p * hh * ww + i], m = std::max(m, xv[p * hh * ww + i]);
-      avg[p] = static_cast<float>(s / static_cast<double>(hh * ww));
-      mx[p] = m;
+  b.output(b.op("GlobalLpPool", {x}, "lp", DType::Float32, ir::Shape{2, 3, 1, 1}));
+  // Rows narrower than a vector, and one of two vectors and a masked rest (37 wide), on every ISA.
+  for (const std::string& target : runnable_targets()) {
+    auto result = compile(b.model(), "global_pool_symbolic", target);
+    for (auto [hh, ww] : {std::pair<int64_t, int64_t>{4, 5}, {9, 2}, {3, 37}}) {
+      auto xv = random_values(6 * hh * ww, 4);
+      LoadedModel lib(result.so_path);
+      auto out = lib.run({HostTensor::f32({2, 3, hh, ww}, xv)});
+      std::vector<float> avg(6), mx(6), lp(6);
+      for (int64_t p = 0; p < 6; ++p) {
+        double s = 0, sq = 0;
+        float m = -INFINITY;
+        for (int64_t i = 0; i < hh * ww; ++i) {
+          float v = xv[p * hh * ww + i];
+          s += v, sq += static_cast<double>(v) * v, m = std::max(m, v);
+        }
+        avg[p] = static_cast<float>(s / static_cast<double>(hh * ww));
+        mx[p] = m;
+        lp[p] = static_cast<float>(std::sqrt(sq));
+      }
+      EXPECT_TRUE(all_close(out[0].values<float>(), avg, 1e-5, 1e-6)) << target << " " << hh << "x" << ww;
+      EXPECT_TRUE(all_close(out[1].values<float>(), mx, 0, 0)) << target;
+      EXPECT_TRUE(all_close(out[2].values<float>(), lp, 1e-5, 1e-6)) << target;
     }
-    EXPECT_TRUE(all_close(out[0].values<float>(), avg, 1e-5, 1e-6));
-    EXPECT_TRUE(all_close(out[1].values<float>(), mx, 0, 0));
   }
 }
 
