@@ -185,6 +185,8 @@ class Builder {
       sched_target_ = target_.without_feature(Halide::Target::CUDA);
     bind_inputs();
     for (const ir::Node* n : k_.graph->nodes()) lower_node(*n);
+    // A check on tensor data cannot fail a CUDA kernel: such kernels are scheduled for the host.
+    if (checks_data_ && target_.has_gpu_feature()) sched_target_ = target_.without_feature(Halide::Target::CUDA);
     std::vector<Halide::Func> outs = output_funcs();
     keep_ieee_semantics(outs, reassociable_);
     out_.pipeline = Halide::Pipeline(outs);
@@ -268,7 +270,7 @@ class Builder {
   void lower_node(const ir::Node& n) {
     const OpLowering* l = find_lowering(n.domain(), n.op_type());
     internal_check(l) << "no lowering for " << n.describe();
-    LowerContext ctx{n, {}, {}, {}, sched_target_, k_.opsets.at(n.domain()), nullptr, nullptr, nullptr, l->kclass, {}, {}};
+    LowerContext ctx{n, {}, {}, {}, sched_target_, k_.opsets.at(n.domain()), nullptr, nullptr, nullptr, l->kclass, {}, {}, false};
     for (const ir::Value* v : n.inputs()) {
       ctx.in.push_back(v ? values_.at(v) : HTensor{});
       ctx.const_in.push_back(v && v->is_constant() ? &v->constant() : nullptr);
@@ -290,6 +292,7 @@ class Builder {
       if (ctx.const_in.read(i)) code_constants_.insert(n.input(i));
     for (const Halide::Func& f : ctx.reassociable) reassociable_.insert(f.name());
     requirements_.insert(requirements_.end(), ctx.requirements.begin(), ctx.requirements.end());
+    checks_data_ = checks_data_ || ctx.checks_data;
     for (size_t i = 0; i < n.num_outputs(); ++i) {
       const ir::Value* v = n.output(i);
       if (!v || i >= outs.size() || !outs[i].defined()) continue;
@@ -402,6 +405,7 @@ class Builder {
   std::set<std::string> input_funcs_;  // names of the Funcs that read ImageParams
   std::set<std::string> reassociable_;  // Funcs exempt from strict float (LowerContext::reassociable)
   std::vector<std::pair<Halide::Expr, std::string>> requirements_;  // LowerContext::requirements of every node
+  bool checks_data_ = false;  // some node's LowerContext::checks_data
   std::map<const ir::Value*, const ir::Node*> producer_;
   std::map<const ir::Node*, std::function<void(Halide::Func, const Halide::Target&)>> schedules_;
   const ir::Node* anchor_ = nullptr;

@@ -233,6 +233,7 @@ std::vector<HTensor> dropout(LowerContext& ctx) {
     }
   }
   const HTensor& a = ctx.in[0];
+  if (!Halide::Internal::is_const_one(deterministic)) ctx.checks_data = true;
   auto checked = [&](Expr v) {
     return Halide::require(deterministic, v,
                            "Dropout in training mode with a nonzero ratio is not supported (it draws random numbers)");

@@ -89,6 +89,9 @@ struct LowerContext {
   // cannot be compiled at all (device code has no error printing); use it only for data-dependent
   // checks on CPU kernels.
   std::vector<std::pair<Halide::Expr, std::string>> requirements;
+  // Set by a lowering whose values hold a Halide::require on tensor data: a GPU kernel cannot
+  // report it (device code has no error path), so on GPU targets the kernel runs on the host CPU.
+  bool checks_data = false;
 };
 
 using LowerFn = std::function<std::vector<HTensor>(LowerContext&)>;

@@ -140,6 +140,7 @@ std::vector<HTensor> stft(LowerContext& ctx) {
   acc(args) = Halide::Internal::make_zero(f64);
   acc(args) += Halide::select(o[3] == 0, xr * c - xi * s, xr * s + xi * c);
   Func y("stft");
+  ctx.checks_data = true;
   y(vars) = Halide::require(ok, Halide::cast(halide_type(out_dtype(ctx)), acc(args)),
                             node.describe() + ": frame_step, frame_length and the window do not match the signal's "
                                               "length and the output's shape");

@@ -16,8 +16,12 @@ const Halide::Type kF64 = Halide::Float(64);
 // A float64 literal (Halide's Expr(double) would round it to float32).
 Expr f64(double v) { return Halide::Internal::make_const(kF64, v); }
 
-// `v`, provided `ok` holds when the kernel runs; otherwise the run fails with `what`.
-Expr checked(const Expr& ok, const Expr& v, const std::string& what) { return Halide::require(ok, v, what); }
+// `v`, provided `ok` (which reads input data) holds when the kernel runs; otherwise the run fails
+// with `what`.
+Expr checked(LowerContext& ctx, const Expr& ok, const Expr& v, const std::string& what) {
+  ctx.checks_data = true;
+  return Halide::require(ok, v, what);
+}
 
 // y[n] = Σ_k a_k · cos(2πkn / N), N = size (periodic) or size - 1 (symmetric), in float64.
 std::vector<HTensor> cosine_window(LowerContext& ctx, std::vector<double> a) {
@@ -30,7 +34,7 @@ std::vector<HTensor> cosine_window(LowerContext& ctx, std::vector<double> a) {
     Expr theta = f64(2 * M_PI) * Halide::cast(kF64, i[0]) / n_den;
     Expr y = f64(a[0]);
     for (size_t k = 1; k < a.size(); ++k) y += f64(a[k]) * Halide::cos(theta * f64(static_cast<double>(k)));
-    return checked(ok, Halide::cast(halide_type(out_dtype(ctx)), y), what);
+    return checked(ctx, ok, Halide::cast(halide_type(out_dtype(ctx)), y), what);
   })};
 }
 
@@ -61,7 +65,7 @@ std::vector<HTensor> mel_weight_matrix(LowerContext& ctx) {
     Expr rise = Halide::select(c == l, Halide::select(j == c, f64(1.0), f64(0.0)),
                                Halide::select(j >= l && j <= c, Halide::cast(kF64, j - l) / Halide::cast(kF64, c - l), f64(0.0)));
     Expr v = Halide::select(h > c && j >= c && j < h, Halide::cast(kF64, h - j) / Halide::cast(kF64, h - c), rise);
-    return checked(ok, Halide::cast(halide_type(out_dtype(ctx)), v), what);
+    return checked(ctx, ok, Halide::cast(halide_type(out_dtype(ctx)), v), what);
   })};
 }
 
