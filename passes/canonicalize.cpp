@@ -120,7 +120,7 @@ bool rewrite_node(ir::Node& n) {
     return true;
   }
   if (op == "Einsum") return einsum_to_matmul(n);
-  if (op == "Reshape") return merge_split_add(n);
+  if (op == "Reshape") return merge_split_add(n) || swap_through_flat_view(n);
   return false;
 }
 

@@ -8,6 +8,10 @@
 // The same pairs of elements are added (the views only renumber them), so every sum keeps its value;
 // the scores then reach the softmax directly and the mask is an ordinary additive mask that
 // broadcasts over heads. Only the two split dims of m are materialized.
+//
+// And the last two dims swapped through a 3-D view (torch's dynamo exporter writes Kᵀ this way):
+//
+//   Reshape(Transpose(Reshape(x[.., s, d], [N, s, d]), [0, 2, 1]), [.., d, s])  ─▶  Transpose(x, [.., d↔s])
 #include "passes/canonicalize.h"
 #include "passes/rewrite.h"
 
@@ -91,6 +95,30 @@ bool merge_split_add(ir::Node& outer) {
     return true;
   }
   return false;
+}
+
+bool swap_through_flat_view(ir::Node& outer) {
+  ir::Value* t = outer.input(0);
+  if (outer.op_type() != "Reshape" || !outer.domain().empty() || !produced_by_op(t, "Transpose") ||
+      !only_use_is(*t, outer))
+    return false;
+  ir::Node& tr = *t->producer();
+  ir::Value* flat = tr.input(0);
+  if (tr.attr_ints("perm") != std::vector<int64_t>{0, 2, 1} || !produced_by_op(flat, "Reshape") || !only_use_is(*flat, tr))
+    return false;
+  ir::Value* x = flat->producer()->input(0);
+  const ir::Shape *xs = shape_of(x), *fs = shape_of(flat), *ys = shape_of(outer.output(0));
+  if (!xs || !fs || !ys || xs->size() < 3 || fs->size() != 3 || ys->size() != xs->size()) return false;
+  const size_t r = xs->size();
+  if (!((*fs)[1] == (*xs)[r - 2]) || !((*fs)[2] == (*xs)[r - 1])) return false;  // the view keeps [s, d]
+  for (size_t i = 0; i + 2 < r; ++i)
+    if (!((*ys)[i] == (*xs)[i])) return false;
+  if (!((*ys)[r - 2] == (*xs)[r - 1]) || !((*ys)[r - 1] == (*xs)[r - 2])) return false;
+  std::vector<int64_t> perm(r);
+  for (size_t i = 0; i < r; ++i) perm[i] = static_cast<int64_t>(i);
+  std::swap(perm[r - 2], perm[r - 1]);
+  replace_node(outer, "Transpose", {x})->set_attr_ints("perm", perm);
+  return true;
 }
 
 }  // namespace onnxc::passes

@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Exports the Hugging Face Transformers model matrix (tests/models/fusion/hf_<arch>_<exporter>/)
+and writes hf_manifest.txt. Needs PyPI's torch 2.x, transformers 5.x and onnxscript:
+
+    /work/venv/bin/python tests/models/fusion/gen_hf_matrix.py [--out DIR] [--only ARCH,...]
+
+Each architecture is the real transformers class built from a tiny config (hidden 32, 4 heads,
+2 layers, random weights from a fixed seed; no model hub), exported twice: by the TorchScript
+exporter (`dynamo=False`, opset 17) and by the dynamo exporter (`dynamo=True`, its default opset),
+with dynamic batch and sequence dims. Two test_data_set_K folders hold inputs and the framework's
+own fp32 outputs. The expected fusion counts per (arch, exporter) are written by hand in ARCHS:
+every attention block, norm and GELU of the architecture.
+"""
+
+import argparse
+import os
+import sys
+import warnings
+
+import numpy as np
+import onnx
+import torch
+import transformers as tf
+from onnx import numpy_helper
+
+VOCAB = 100
+BASE = dict(vocab_size=VOCAB, hidden_size=32, num_attention_heads=4, num_hidden_layers=2,
+            intermediate_size=64, max_position_embeddings=64)
+LLM = dict(BASE, num_key_value_heads=2, rms_norm_eps=1e-6, tie_word_embeddings=False)
+
+
+def pad_mask(b, s):
+    """1 = keep, 0 = padded: row 1 has its last two positions padded (left rows full)."""
+    m = np.ones((b, s), dtype=np.int64)
+    if b > 1 and s > 2:
+        m[1, -2:] = 0
+    return m
+
+
+class Hidden(torch.nn.Module):
+    """The base model's last_hidden_state: input_ids and attention_mask in, one tensor out."""
+
+    def __init__(self, model, mask=True):
+        super().__init__()
+        self.model, self.mask = model, mask
+
+    def forward(self, input_ids, attention_mask):
+        kw = dict(use_cache=False) if "use_cache" in self.model.forward.__code__.co_varnames else {}
+        return self.model(input_ids=input_ids, attention_mask=attention_mask, **kw).last_hidden_state
+
+
+class EncDec(torch.nn.Module):
+    """An encoder-decoder's decoder output: source ids + mask, decoder ids."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, attention_mask, decoder_input_ids):
+        return self.model(input_ids=input_ids, attention_mask=attention_mask,
+                          decoder_input_ids=decoder_input_ids, use_cache=False).last_hidden_state
+
+
+class Pixels(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, pixel_values):
+        return self.model(pixel_values=pixel_values).last_hidden_state
+
+
+class WhisperEnc(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_features):
+        return self.model(input_features=input_features).last_hidden_state
+
+
+def text(rng, b, s):
+    return [rng.randint(0, VOCAB, size=(b, s)).astype(np.int64), pad_mask(b, s)]
+
+
+TEXT = dict(inputs=text, names=["input_ids", "attention_mask"],
+            dyn={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}})
+
+
+def causal_lm(cls_name, cfg_name, **extra):
+    def make():
+        cfg = getattr(tf, cfg_name)(**dict(LLM, **extra))
+        return Hidden(getattr(tf, cls_name)(cfg))
+    return make
+
+
+# name: factory, inputs, counts (attention, layer_norm, rms_norm, gelu) per exporter ("ts", "dynamo")
+ARCHS = {
+    "bert": dict(make=lambda: Hidden(tf.BertModel(tf.BertConfig(**BASE), add_pooling_layer=False)),
+                 counts=(2, 5, 0, 2), **TEXT),
+    "gpt2": dict(make=lambda: Hidden(tf.GPT2Model(tf.GPT2Config(vocab_size=VOCAB, n_embd=32, n_head=4, n_layer=2,
+                                                                 n_positions=64))),
+                 counts=(2, 5, 0, 2), **TEXT),
+    "llama": dict(make=causal_lm("LlamaModel", "LlamaConfig"), counts=(2, 0, 5, 0), **TEXT),
+    "qwen2": dict(make=causal_lm("Qwen2Model", "Qwen2Config"), counts=(2, 0, 5, 0), **TEXT),
+    "mistral": dict(make=causal_lm("MistralModel", "MistralConfig", sliding_window=4), counts=(2, 0, 5, 0), **TEXT),
+    "gemma2": dict(make=causal_lm("Gemma2Model", "Gemma2Config", head_dim=8, attn_logit_softcapping=50.0,
+                                  final_logit_softcapping=None, sliding_window=4, query_pre_attn_scalar=8),
+                   counts=(2, 0, 9, 2), **TEXT),
+    "bloom": dict(make=lambda: Hidden(tf.BloomModel(tf.BloomConfig(vocab_size=VOCAB, hidden_size=32, n_head=4,
+                                                                   n_layer=2))),
+                  counts=(2, 6, 0, 2), **TEXT),
+    "bart": dict(make=lambda: EncDec(tf.BartModel(tf.BartConfig(vocab_size=VOCAB, d_model=32, encoder_layers=1,
+                                                                decoder_layers=1, encoder_attention_heads=4,
+                                                                decoder_attention_heads=4, encoder_ffn_dim=64,
+                                                                decoder_ffn_dim=64, max_position_embeddings=64))),
+                 counts=(3, 7, 0, 2),
+                 inputs=lambda r, b, s: text(r, b, s) + [r.randint(0, VOCAB, size=(b, s + 1)).astype(np.int64)],
+                 names=["input_ids", "attention_mask", "decoder_input_ids"],
+                 dyn=dict(TEXT["dyn"], decoder_input_ids={0: "batch", 1: "dec_seq"})),
+    "t5": dict(make=lambda: EncDec(tf.T5Model(tf.T5Config(vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=64, num_layers=1,
+                                                          num_decoder_layers=1, num_heads=4))),
+               counts=(3, 0, 7, 0),
+               inputs=lambda r, b, s: text(r, b, s) + [r.randint(0, VOCAB, size=(b, s + 1)).astype(np.int64)],
+               names=["input_ids", "attention_mask", "decoder_input_ids"],
+               dyn=dict(TEXT["dyn"], decoder_input_ids={0: "batch", 1: "dec_seq"})),
+    "vit": dict(make=lambda: Pixels(tf.ViTModel(tf.ViTConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                                             intermediate_size=64, image_size=16, patch_size=4),
+                                                add_pooling_layer=False)),
+                counts=(2, 5, 0, 2), inputs=lambda r, b, s: [r.standard_normal((b, 3, 16, 16)).astype(np.float32)],
+                names=["pixel_values"], dyn={"pixel_values": {0: "batch"}}),
+    "whisper_encoder": dict(
+        make=lambda: WhisperEnc(tf.WhisperModel(tf.WhisperConfig(
+            vocab_size=VOCAB, d_model=32, encoder_layers=2, decoder_layers=1, encoder_attention_heads=4,
+            decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=8,
+            max_source_positions=16, max_target_positions=16, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+            decoder_start_token_id=1)).get_encoder()),
+        counts=(2, 5, 0, 4), inputs=lambda r, b, s: [r.standard_normal((b, 8, 32)).astype(np.float32)],
+        names=["input_features"], dyn={"input_features": {0: "batch"}}),
+}
+EXPORTERS = {"ts": dict(dynamo=False, opset_version=17), "dynamo": dict(dynamo=True)}
+DATA_SHAPES = [(2, 7), (1, 5)]
+TRACE_SHAPE = (2, 6)
+
+
+def randomize(model, gen):
+    """Biases 0.1·N(0,1), 1-D scales 1 + 0.1·N(0,1): a compiler that drops either fails."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("bias") and p.dim() == 1:
+                p.copy_(0.1 * torch.randn(p.shape, generator=gen))
+            elif name.endswith("weight") and p.dim() == 1:
+                p.copy_(1.0 + 0.1 * torch.randn(p.shape, generator=gen))
+
+
+def write_tensor(path, arr, name):
+    with open(path, "wb") as f:
+        f.write(numpy_helper.from_array(np.ascontiguousarray(arr), name).SerializeToString())
+
+
+def generate(arch, spec, exporter, out_dir, seed):
+    name = f"hf_{arch}_{exporter}"
+    mdir = os.path.join(out_dir, name)
+    os.makedirs(mdir, exist_ok=True)
+    torch.manual_seed(seed)
+    model = spec["make"]()
+    randomize(model, torch.Generator().manual_seed(seed + 1))
+    model.eval()
+    trace = tuple(torch.from_numpy(a) for a in spec["inputs"](np.random.RandomState(seed), *TRACE_SHAPE))
+    path = os.path.join(mdir, "model.onnx")
+    dyn = dict(spec["dyn"], last_hidden_state={0: "batch"} if "pixel_values" in spec["names"]
+               or "input_features" in spec["names"] else {0: "batch", 1: "out_seq"})
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, trace, path, input_names=spec["names"], output_names=["last_hidden_state"],
+                          dynamic_axes=dyn, external_data=False, **EXPORTERS[exporter])
+    m = onnx.load(path)
+    onnx.checker.check_model(m, full_check=True)
+    graph_inputs = [i.name for i in m.graph.input]
+    for k, (b, s) in enumerate(DATA_SHAPES):
+        arrays = spec["inputs"](np.random.RandomState(seed * 10 + k), b, s)
+        with torch.no_grad():
+            out = model(*[torch.from_numpy(a) for a in arrays]).numpy()
+        assert np.isfinite(out).all(), name
+        ddir = os.path.join(mdir, f"test_data_set_{k}")
+        os.makedirs(ddir, exist_ok=True)
+        feeds = [(n, a) for n, a in zip(spec["names"], arrays) if n in graph_inputs]
+        for i, (n, a) in enumerate(feeds):
+            write_tensor(os.path.join(ddir, f"input_{i}.pb"), a, n)
+        write_tensor(os.path.join(ddir, "output_0.pb"), out, "last_hidden_state")
+    opset = next(o.version for o in m.opset_import if o.domain in ("", "ai.onnx"))
+    return name, opset, os.path.getsize(path)
+
+
+HEADER = """\
+# Hugging Face Transformers model matrix (generated by gen_hf_matrix.py with PyPI torch {torch},
+# transformers {tf}; counts written by hand in ARCHS). Columns as in manifest.txt; fusion_test.sh
+# reads both files. `opset` is the export's default-domain opset.
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
+    ap.add_argument("--only", default="")
+    ap.add_argument("--exporters", default="ts,dynamo")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    only = set(filter(None, args.only.split(",")))
+    rows = []
+    for ai, (arch, spec) in enumerate(ARCHS.items()):
+        for exporter in args.exporters.split(","):
+            if only and arch not in only:
+                continue
+            try:
+                name, opset, size = generate(arch, spec, exporter, args.out, seed=2000 + 31 * ai)
+            except Exception as e:  # report and go on: the matrix says which exports fail
+                print(f"FAILED hf_{arch}_{exporter}: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
+                continue
+            print(f"wrote {name} (opset {opset}, {size} bytes)")
+            a, ln, rms, gelu = spec["counts"]
+            rows.append(f"{name:32} {a:9} {ln:10} {rms:8} {gelu:4}  {'sdpa':15} -")
+    path = os.path.join(args.out, "hf_manifest.txt")
+    if only and os.path.exists(path):  # keep the rows of the models not regenerated
+        done = {r.split()[0] for r in rows}
+        rows = [l.rstrip("\n") for l in open(path) if l[:3] == "hf_" and l.split()[0] not in done] + rows
+    with open(path, "w") as f:
+        f.write(HEADER.format(torch=torch.__version__.split("+")[0], tf=tf.__version__))
+        f.write(f"# {'model':30} attention layer_norm rms_norm gelu  {'form':15} needs\n")
+        f.write("\n".join(rows) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
