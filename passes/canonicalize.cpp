@@ -120,7 +120,12 @@ bool rewrite_node(ir::Node& n) {
     return true;
   }
   if (op == "Einsum") return einsum_to_matmul(n);
-  if (op == "Reshape") return merge_split_add(n) || swap_through_flat_view(n);
+  if (op == "Reshape") {
+    if (merge_split_add(n) || swap_through_flat_view(n)) return true;
+    ir::Node* moved = view_before_rows(n);  // n is gone when this moved it
+    if (moved) merge_split_add(*moved);
+    return moved != nullptr;
+  }
   return false;
 }
 

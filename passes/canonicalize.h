@@ -44,6 +44,11 @@ bool attention_rows(ir::Graph& g, const ir::OpsetMap& opsets);
 // same sums without the views. `outer` is the outer Reshape; returns whether it was rewritten.
 bool merge_split_add(ir::Node& outer);
 
+// Reshape(Cast(Softmax(y, -1)), S) where S keeps y's last dim: the view moved in front of the row-wise
+// ops (Cast, last-axis Softmax), Cast(Softmax(Reshape(y, S))): the same rows, so merge_split_add can
+// see the view it undoes. `outer` is the Reshape; returns the moved Reshape, or null if nothing moved.
+ir::Node* view_before_rows(ir::Node& outer);
+
 // Reshape(Transpose(Reshape(x[.., s, d], [N, s, d]), [0, 2, 1]), [.., d, s]): the last two dims of x
 // swapped through a 3-D view (the dynamo exporter's Kᵀ in scaled_dot_product_attention), rewritten
 // as Transpose(x) with those two dims swapped. `outer` is the outer Reshape; returns whether it was.
