@@ -175,8 +175,8 @@ std::vector<Tensor> eval_attention(Ctx& c) {
   bool want_qk = c.node.num_outputs() > 3 && c.node.output(3);
   int64_t mode = c.node.attr_int("qk_matmul_output_mode", 0);
   if (want_qk && mode != 0 && mode != 3) throw NotEvaluable{};
-  // softcap and the opset 25 windows are left to the kernel.
-  if (c.node.attr_float("softcap", 0.0f) > 0 || c.node.attr_int("left_window_size", -1) >= 0 ||
+  // The opset 25 windows are left to the kernel.
+  if (c.node.attr_int("left_window_size", -1) >= 0 ||
       c.node.attr_int("right_window_size", -1) >= 0)
     throw NotEvaluable{};
   int64_t B = q.dims()[0], H = q.dims()[1], S = q.dims()[2], D = q.dims()[3];
@@ -184,6 +184,7 @@ std::vector<Tensor> eval_attention(Ctx& c) {
   if (Hk == 0 || H % Hk != 0) throw NotEvaluable{};
   double scale = c.node.has_attr("scale") ? c.node.attr_float("scale", 1.0f) : 1.0 / std::sqrt(double(D));
   bool causal = c.node.attr_int("is_causal", 0) != 0;
+  double softcap = c.node.attr_float("softcap", 0.0f);  // softcap·tanh(scores / softcap), before the mask
   std::vector<double> qv = values(q), kv = concat_seq(past_k, k), vv = concat_seq(past_v, v), mv;
   std::vector<int64_t> mi;
   if (mask) {
@@ -205,6 +206,7 @@ std::vector<Tensor> eval_attention(Ctx& c) {
           for (int64_t d = 0; d < D; ++d) dot += qv[row * D + d] * kv[((b * Hk + hk) * T + t) * D + d];
           double x = dot * scale;
           if (want_qk && mode == 0) qk[row * T + t] = x;
+          if (softcap > 0) x = softcap * std::tanh(x / softcap);
           if (mask) x = bool_mask ? (mv[mi[row * T + t]] != 0 ? x : -INFINITY) : x + mv[mi[row * T + t]];
           if (causal && t > i + P) x = -INFINITY;
           s[t] = x;
