@@ -32,6 +32,8 @@ const std::map<std::string, UnaryOp>& unary_ops() {
       {"Log", {[](double x) { return std::log(x); }, nullptr}},
       {"Erf", {[](double x) { return std::erf(x); }, nullptr}},
       {"Tanh", {[](double x) { return std::tanh(x); }, nullptr}},
+      {"Cos", {[](double x) { return std::cos(x); }, nullptr}},
+      {"Sin", {[](double x) { return std::sin(x); }, nullptr}},
       {"Sigmoid", {[](double x) { return 1.0 / (1.0 + std::exp(-x)); }, nullptr}},
   };
   return t;

@@ -19,9 +19,11 @@ trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL [$NAME $MODE]: $*" >&2; exit 1; }
 skip() { echo "SKIPPED [$NAME $MODE]: $*"; exit 77; }
 
-row=$(awk -v m="$NAME" '$1 == m' "$MANIFEST")
-[[ -n $row ]] || fail "no line for $NAME in $MANIFEST"
-read -r _ want_attention want_layer_norm want_rms_norm want_gelu form needs <<<"$row"
+# manifest.txt: the hand-written modules (gen_fusion_models.py); hf_manifest.txt: the transformers
+# model matrix (gen_hf_matrix.py). Both have the same columns; `enabled:` is in manifest.txt.
+row=$(awk -v m="$NAME" '$1 == m' "$MANIFEST" "$HERE/hf_manifest.txt")
+[[ -n $row ]] || fail "no line for $NAME in $MANIFEST or hf_manifest.txt"
+read -r _ want_attention want_layer_norm want_rms_norm want_gelu form needs want_rotary <<<"$row"
 enabled=" $(sed -n 's/^enabled://p' "$MANIFEST") "
 is_enabled() { [[ $enabled == *" $1 "* ]]; }
 
@@ -59,6 +61,7 @@ counts)
   while read -r kind rule ops native; do
     want_var="want_$kind"
     want=${!want_var}
+    [[ -n $want ]] || continue  # a column this manifest does not have (rotary: hf_manifest.txt only)
     if ! is_enabled "$rule"; then
       skipped+=("$kind (rule '$rule' not enabled in manifest.txt)")
       continue
@@ -75,6 +78,7 @@ attention $form [A-Za-z.]*Attention ^\$
 layer_norm layer_norm LayerNormalization LayerNormalization
 rms_norm rms_norm RMSNormalization RMSNormalization
 gelu gelu Gelu Gelu
+rotary rotary RotaryEmbedding RotaryEmbedding
 EOF
   echo "checked: ${checked[*]:-none}"
   ((${#skipped[@]} == 0)) || skip "not asserted yet: ${skipped[*]}"

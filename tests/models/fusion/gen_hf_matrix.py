@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Exports the Hugging Face Transformers model matrix (tests/models/fusion/hf_<arch>_<exporter>/)
-and writes hf_manifest.txt. Needs PyPI's torch 2.x, transformers 5.x and onnxscript:
+and writes hf_manifest.txt. Needs PyPI's torch 2.x, transformers 5.x and onnxscript (checked with
+torch 2.15.0, transformers 5.23.0, onnxscript 0.7.2):
 
-    /work/venv/bin/python tests/models/fusion/gen_hf_matrix.py [--out DIR] [--only ARCH,...]
+    python tests/models/fusion/gen_hf_matrix.py [--out DIR] [--only ARCH,...] [--manifest-only]
 
 Each architecture is the real transformers class built from a tiny config (hidden 32, 4 heads,
 2 layers, random weights from a fixed seed; no model hub), exported twice: by the TorchScript
@@ -94,7 +95,8 @@ def causal_lm(cls_name, cfg_name, **extra):
     return make
 
 
-# name: factory, inputs, counts (attention, layer_norm, rms_norm, gelu) per exporter ("ts", "dynamo")
+# name: factory, inputs, counts (attention, layer_norm, rms_norm, gelu), the same for both exporters;
+# ROTARY: RotaryEmbedding count (Q and K of each layer) of the architectures with rotary positions.
 ARCHS = {
     "bert": dict(make=lambda: Hidden(tf.BertModel(tf.BertConfig(**BASE), add_pooling_layer=False)),
                  counts=(2, 5, 0, 2), **TEXT),
@@ -138,6 +140,53 @@ ARCHS = {
         counts=(2, 5, 0, 4), inputs=lambda r, b, s: [r.standard_normal((b, 8, 32)).astype(np.float32)],
         names=["input_features"], dyn={"input_features": {0: "batch"}}),
 }
+def encoder(cls, cfg, **kw):
+    return lambda: Hidden(getattr(tf, cls)(cfg(), **kw))
+
+
+def pixels(cls, cfg, **kw):
+    return lambda: Pixels(getattr(tf, cls)(cfg(), **kw))
+
+
+IMAGE = dict(inputs=lambda r, b, s: [r.standard_normal((b, 3, 16, 16)).astype(np.float32)], names=["pixel_values"],
+             dyn={"pixel_values": {0: "batch"}})
+VISION = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=16,
+              patch_size=4)
+ARCHS.update({
+    "roberta": dict(make=encoder("RobertaModel", lambda: tf.RobertaConfig(**dict(BASE, pad_token_id=1)),
+                                 add_pooling_layer=False), counts=(2, 5, 0, 2), **TEXT),
+    "distilbert": dict(make=encoder("DistilBertModel", lambda: tf.DistilBertConfig(
+        vocab_size=VOCAB, dim=32, n_layers=2, n_heads=4, hidden_dim=64, max_position_embeddings=64)),
+        counts=(2, 5, 0, 2), **TEXT),
+    "albert": dict(make=encoder("AlbertModel", lambda: tf.AlbertConfig(**dict(BASE, embedding_size=16)),
+                                add_pooling_layer=False), counts=(2, 5, 0, 2), **TEXT),
+    "electra": dict(make=encoder("ElectraModel", lambda: tf.ElectraConfig(**dict(BASE, embedding_size=32))),
+                    counts=(2, 5, 0, 2), **TEXT),
+    "opt": dict(make=lambda: Hidden(tf.OPTModel(tf.OPTConfig(
+        vocab_size=VOCAB, hidden_size=32, num_attention_heads=4, num_hidden_layers=2, ffn_dim=64,
+        max_position_embeddings=64, word_embed_proj_dim=32))), counts=(2, 5, 0, 0), **TEXT),
+    "gpt_neox": dict(make=lambda: Hidden(tf.GPTNeoXModel(tf.GPTNeoXConfig(**dict(BASE, rotary_pct=0.5)))),
+                     counts=(2, 5, 0, 2), **TEXT),
+    "falcon": dict(make=lambda: Hidden(tf.FalconModel(tf.FalconConfig(
+        vocab_size=VOCAB, hidden_size=32, num_attention_heads=4, num_hidden_layers=2, num_kv_heads=1,
+        new_decoder_architecture=False, multi_query=True, parallel_attn=True, bias=False, alibi=False))),
+        counts=(2, 3, 0, 2), **TEXT),
+    "qwen3": dict(make=causal_lm("Qwen3Model", "Qwen3Config", head_dim=8), counts=(2, 0, 9, 0), **TEXT),
+    "phi3": dict(make=causal_lm("Phi3Model", "Phi3Config", pad_token_id=0), counts=(2, 0, 5, 0), **TEXT),
+    "deit": dict(make=pixels("DeiTModel", lambda: tf.DeiTConfig(**VISION), add_pooling_layer=False),
+                 counts=(2, 5, 0, 2), **IMAGE),
+    "clip_text": dict(make=lambda: Hidden(tf.CLIPTextModel(tf.CLIPTextConfig(
+        vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        max_position_embeddings=64, projection_dim=32))), counts=(2, 5, 0, 0), **TEXT),
+    "clip_vision": dict(make=pixels("CLIPVisionModel", lambda: tf.CLIPVisionConfig(**VISION)), counts=(2, 6, 0, 0),
+                        **IMAGE),
+    "siglip_vision": dict(make=pixels("SiglipVisionModel", lambda: tf.SiglipVisionConfig(**VISION)),
+                          counts=(2, 5, 0, 2), **IMAGE),  # the pooling head is not in last_hidden_state
+    "swin": dict(make=pixels("SwinModel", lambda: tf.SwinConfig(
+        image_size=16, patch_size=2, embed_dim=16, depths=[2], num_heads=[2], window_size=4)),
+        counts=(2, 6, 0, 2), **IMAGE),
+})
+ROTARY = {a: 4 for a in ("llama", "qwen2", "mistral", "gemma2", "gpt_neox", "falcon", "qwen3", "phi3")}
 EXPORTERS = {"ts": dict(dynamo=False, opset_version=17), "dynamo": dict(dynamo=True)}
 DATA_SHAPES = [(2, 7), (1, 5)]
 TRACE_SHAPE = (2, 6)
@@ -194,8 +243,9 @@ def generate(arch, spec, exporter, out_dir, seed):
 
 HEADER = """\
 # Hugging Face Transformers model matrix (generated by gen_hf_matrix.py with PyPI torch {torch},
-# transformers {tf}; counts written by hand in ARCHS). Columns as in manifest.txt; fusion_test.sh
-# reads both files. `opset` is the export's default-domain opset.
+# transformers {tf}; counts written by hand in ARCHS). Columns as in manifest.txt, plus `rotary`:
+# RotaryEmbedding nodes after `onnxc optimize` (fuse_rotary). fusion_test.sh reads both files.
+# `_ts`: torch.onnx.export(dynamo=False, opset 17); `_dynamo`: dynamo=True (its default, opset 20).
 """
 
 
@@ -204,6 +254,7 @@ def main():
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     ap.add_argument("--only", default="")
     ap.add_argument("--exporters", default="ts,dynamo")
+    ap.add_argument("--manifest-only", action="store_true", help="rewrite hf_manifest.txt, export nothing")
     args = ap.parse_args()
     torch.set_num_threads(1)
     only = set(filter(None, args.only.split(",")))
@@ -212,21 +263,23 @@ def main():
         for exporter in args.exporters.split(","):
             if only and arch not in only:
                 continue
-            try:
-                name, opset, size = generate(arch, spec, exporter, args.out, seed=2000 + 31 * ai)
-            except Exception as e:  # report and go on: the matrix says which exports fail
-                print(f"FAILED hf_{arch}_{exporter}: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
-                continue
-            print(f"wrote {name} (opset {opset}, {size} bytes)")
+            name = f"hf_{arch}_{exporter}"
+            if not args.manifest_only:
+                try:
+                    name, opset, size = generate(arch, spec, exporter, args.out, seed=2000 + 31 * ai)
+                except Exception as e:  # report and go on: the matrix says which exports fail
+                    print(f"FAILED {name}: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
+                    continue
+                print(f"wrote {name} (opset {opset}, {size} bytes)")
             a, ln, rms, gelu = spec["counts"]
-            rows.append(f"{name:32} {a:9} {ln:10} {rms:8} {gelu:4}  {'sdpa':15} -")
+            rows.append(f"{name:32} {a:9} {ln:10} {rms:8} {gelu:4}  {'sdpa':15} {'-':5} {ROTARY.get(arch, 0):6}")
     path = os.path.join(args.out, "hf_manifest.txt")
     if only and os.path.exists(path):  # keep the rows of the models not regenerated
         done = {r.split()[0] for r in rows}
         rows = [l.rstrip("\n") for l in open(path) if l[:3] == "hf_" and l.split()[0] not in done] + rows
     with open(path, "w") as f:
         f.write(HEADER.format(torch=torch.__version__.split("+")[0], tf=tf.__version__))
-        f.write(f"# {'model':30} attention layer_norm rms_norm gelu  {'form':15} needs\n")
+        f.write(f"# {'model':30} attention layer_norm rms_norm gelu  {'form':15} needs rotary\n")
         f.write("\n".join(rows) + "\n")
 
 
