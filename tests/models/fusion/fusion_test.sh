@@ -10,7 +10,9 @@ ONNXC="$(realpath "$1")"
 NAME="$2"
 MODE="$3"
 HERE="$(cd "$(dirname "$0")" && pwd)"
-DIR="$HERE/$NAME"
+# ONNXC_FUSION_DIR: models (and their hf_manifest.txt) somewhere else (hf_live_test.sh's fresh exports).
+ROOT="${ONNXC_FUSION_DIR:-$HERE}"
+DIR="$ROOT/$NAME"
 MANIFEST="$HERE/manifest.txt"
 PEERS="$(cd "$HERE/../../../bench/peers" && pwd)"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/onnxc-fusion-XXXXXX")"
@@ -21,7 +23,7 @@ skip() { echo "SKIPPED [$NAME $MODE]: $*"; exit 77; }
 
 # manifest.txt: the hand-written modules (gen_fusion_models.py); hf_manifest.txt: the transformers
 # model matrix (gen_hf_matrix.py). Both have the same columns; `enabled:` is in manifest.txt.
-row=$(awk -v m="$NAME" '$1 == m' "$MANIFEST" "$HERE/hf_manifest.txt")
+row=$(awk -v m="$NAME" '$1 == m' "$MANIFEST" "$ROOT/hf_manifest.txt")
 [[ -n $row ]] || fail "no line for $NAME in $MANIFEST or hf_manifest.txt"
 read -r _ want_attention want_layer_norm want_rms_norm want_gelu form needs want_rotary <<<"$row"
 enabled=" $(sed -n 's/^enabled://p' "$MANIFEST") "

@@ -178,8 +178,8 @@ ARCHS.update({
     "clip_text": dict(make=lambda: Hidden(tf.CLIPTextModel(tf.CLIPTextConfig(
         vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
         max_position_embeddings=64, projection_dim=32))), counts=(2, 5, 0, 0), **TEXT),
-    "clip_vision": dict(make=pixels("CLIPVisionModel", lambda: tf.CLIPVisionConfig(**VISION)), counts=(2, 6, 0, 0),
-                        **IMAGE),
+    "clip_vision": dict(make=pixels("CLIPVisionModel", lambda: tf.CLIPVisionConfig(**VISION)), counts=(2, 5, 0, 0),
+                        **IMAGE),  # post_layernorm normalizes the pooled output only
     "siglip_vision": dict(make=pixels("SiglipVisionModel", lambda: tf.SiglipVisionConfig(**VISION)),
                           counts=(2, 5, 0, 2), **IMAGE),  # the pooling head is not in last_hidden_state
     "swin": dict(make=pixels("SwinModel", lambda: tf.SwinConfig(
