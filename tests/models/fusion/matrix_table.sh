@@ -2,7 +2,8 @@
 # Prints the fusion matrix of the transformers models (hf_manifest.txt) as a Markdown table, measured
 # now: per model, the fused ops after `onnxc optimize` against the architecture's count (have/want),
 # the compiled model's largest error against the framework's outputs (`onnxc compare`, both data
-# sets), and ONNX Runtime on the optimized model (bench/peers/check_ort.py; "-" without it).
+# sets, at the row's rtol,atol: 1e-4,1e-5 unless given), and ONNX Runtime on the optimized model
+# (bench/peers/check_ort.py; "-" without it).
 #
 #   tests/models/fusion/matrix_table.sh ONNXC [MODEL...]      (docs/fusion-matrix.md holds a run)
 set -uo pipefail
@@ -26,11 +27,18 @@ cell() {  # HAVE WANT
 echo "| model | exporter | opset | Attention | LayerNorm | RMSNorm | Gelu | Rotary | max abs err vs torch | ORT on optimize output |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for m in "${models[@]}"; do
-  read -r _ a ln rms gelu _ _ rot <<<"$(awk -v m="$m" '$1 == m' "$HERE/hf_manifest.txt")"
+  read -r _ a ln rms gelu _ _ rot tol <<<"$(awk -v m="$m" '$1 == m' "$HERE/hf_manifest.txt")"
+  IFS=, read -r rtol atol <<<"${tol:-1e-4,1e-5}"
+  case $m in
+    *_dynamo_fp16) arch=${m%_dynamo_fp16} exp="dynamo, fp16" ;;
+    *_dynamo) arch=${m%_dynamo} exp=dynamo ;;
+    *) arch=${m%_ts} exp=TorchScript ;;
+  esac
+  arch=${arch#hf_}
   dir="$HERE/$m"
   opset=$("$ONNXC" inspect "$dir/model.onnx" --no-coverage 2>/dev/null | awk '/^opsets/{for (i = 2; i < NF; i++) if ($i == "ai.onnx") print $(i + 1)}')
   if ! "$ONNXC" optimize "$dir/model.onnx" -o "$WORK/f.onnx" >/dev/null 2>&1; then
-    echo "| ${m%_*} | ${m##*_} | $opset | optimize failed | | | | | | |"
+    echo "| $arch | $exp | $opset | optimize failed | | | | | | |"
     continue
   fi
   cells=()
@@ -38,16 +46,16 @@ for m in "${models[@]}"; do
     read -r op want <<<"$pair"
     cells+=("$(cell "$(op_count "$WORK/f.onnx" "$op")" "$want")")
   done
-  err=$("$ONNXC" compare "$dir/model.onnx" "$dir" --rtol 1e-4 --atol 1e-5 2>&1 |
+  err=$("$ONNXC" compare "$dir/model.onnx" "$dir" --rtol "$rtol" --atol "$atol" 2>&1 |
         awk '$1 == "last_hidden_state" {if ($2 + 0 > m) m = $2 + 0; n++; if ($NF != "ok") bad = 1}
              END {if (!n) print "compile failed"; else printf "%.1e%s", m, bad ? " (MISMATCH)" : ""}')
   ort="-"
   if [[ -n $py ]]; then
-    if "$py" "$PEERS/check_ort.py" "$WORK/f.onnx" "$dir" --rtol 1e-4 --atol 1e-5 >"$WORK/ort" 2>&1; then
+    if "$py" "$PEERS/check_ort.py" "$WORK/f.onnx" "$dir" --rtol "$rtol" --atol "$atol" >"$WORK/ort" 2>&1; then
       ort="match ($(grep -oE 'max abs err [0-9.e+-]+' "$WORK/ort" | awk '{if ($4 + 0 > m) m = $4 + 0} END {printf "%.1e", m}'))"
     else
       ort="**$(grep -m1 -oE 'MISMATCH|cannot load[^:]*' "$WORK/ort" || echo error)**"
     fi
   fi
-  echo "| ${m%_*} | ${m##*_} | $opset | ${cells[0]} | ${cells[1]} | ${cells[2]} | ${cells[3]} | ${cells[4]} | $err | $ort |"
+  echo "| $arch | $exp | $opset | ${cells[0]} | ${cells[1]} | ${cells[2]} | ${cells[3]} | ${cells[4]} | $err | $ort |"
 done
