@@ -23,7 +23,9 @@ import numpy as np
 import onnx
 import torch
 import transformers as tf
-from onnx import numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_fusion_models import randomize, write_tensor  # noqa: E402  (the same weights and data files)
 
 VOCAB = 100
 BASE = dict(vocab_size=VOCAB, hidden_size=32, num_attention_heads=4, num_hidden_layers=2,
@@ -196,21 +198,6 @@ FP16 = ("llama", "bert")
 TOL = {"dynamo_fp16": "2e-2,2e-2"}
 DATA_SHAPES = [(2, 7), (1, 5)]
 TRACE_SHAPE = (2, 6)
-
-
-def randomize(model, gen):
-    """Biases 0.1·N(0,1), 1-D scales 1 + 0.1·N(0,1): a compiler that drops either fails."""
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if name.endswith("bias") and p.dim() == 1:
-                p.copy_(0.1 * torch.randn(p.shape, generator=gen))
-            elif name.endswith("weight") and p.dim() == 1:
-                p.copy_(1.0 + 0.1 * torch.randn(p.shape, generator=gen))
-
-
-def write_tensor(path, arr, name):
-    with open(path, "wb") as f:
-        f.write(numpy_helper.from_array(np.ascontiguousarray(arr), name).SerializeToString())
 
 
 def generate(arch, spec, exporter, out_dir, seed):
