@@ -189,7 +189,35 @@ ARCHS.update({
         image_size=16, patch_size=2, embed_dim=16, depths=[2], num_heads=[2], window_size=4)),
         counts=(2, 6, 0, 2), **IMAGE),
 })
-ROTARY = {a: 4 for a in ("llama", "qwen2", "mistral", "gemma2", "gpt_neox", "falcon", "qwen3", "phi3")}
+class WithPast(torch.nn.Module):
+    """A decoder run on a key/value cache of `past` positions (DynamicCache built from the inputs):
+    the new tokens' hidden states and the updated cache (present keys and values per layer)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, attention_mask, past_key_0, past_value_0, past_key_1, past_value_1):
+        cache = tf.DynamicCache(config=self.model.config)
+        cache.update(past_key_0, past_value_0, 0)
+        cache.update(past_key_1, past_value_1, 1)
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask, past_key_values=cache, use_cache=True)
+        layers = out.past_key_values.layers
+        return (out.last_hidden_state, layers[0].keys, layers[0].values, layers[1].keys, layers[1].values)
+
+
+PAST = 3
+KV = [f"{kv}_{i}" for i in (0, 1) for kv in ("key", "value")]
+ARCHS["llama_past"] = dict(
+    make=lambda: WithPast(tf.LlamaModel(tf.LlamaConfig(**LLM))), counts=(2, 0, 5, 0),
+    inputs=lambda r, b, s: [r.randint(0, VOCAB, size=(b, s)).astype(np.int64), pad_mask(b, s + PAST)]
+    + [r.standard_normal((b, 2, PAST, 8)).astype(np.float32) for _ in KV],
+    names=["input_ids", "attention_mask"] + [f"past_{n}" for n in KV],
+    outputs=["last_hidden_state"] + [f"present_{n}" for n in KV],
+    dyn=dict({"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total"}},
+             **{f"past_{n}": {0: "batch", 2: "past"} for n in KV}),
+    out_dyn={f"present_{n}": {0: "batch", 2: "total"} for n in KV})
+ROTARY = {a: 4 for a in ("llama", "llama_past", "qwen2", "mistral", "gemma2", "gpt_neox", "falcon", "qwen3", "phi3")}
 EXPORTERS = {"ts": dict(dynamo=False, opset_version=17), "dynamo": dict(dynamo=True),
              "dynamo_fp16": dict(dynamo=True)}
 # fp16 exports (the model in half precision, model.half()): the reference is the fp32 model's output
@@ -213,11 +241,13 @@ def generate(arch, spec, exporter, out_dir, seed):
         exported = copy.deepcopy(model).half()
     trace = tuple(torch.from_numpy(a) for a in spec["inputs"](np.random.RandomState(seed), *TRACE_SHAPE))
     path = os.path.join(mdir, "model.onnx")
+    outputs = spec.get("outputs", ["last_hidden_state"])
     dyn = dict(spec["dyn"], last_hidden_state={0: "batch"} if "pixel_values" in spec["names"]
                or "input_features" in spec["names"] else {0: "batch", 1: "out_seq"})
+    dyn.update(spec.get("out_dyn", {}))
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(exported, trace, path, input_names=spec["names"], output_names=["last_hidden_state"],
+        torch.onnx.export(exported, trace, path, input_names=spec["names"], output_names=outputs,
                           dynamic_axes=dyn, external_data=False, **EXPORTERS[exporter])
     m = onnx.load(path)
     onnx.checker.check_model(m, full_check=True)
@@ -225,16 +255,18 @@ def generate(arch, spec, exporter, out_dir, seed):
     for k, (b, s) in enumerate(DATA_SHAPES):
         arrays = spec["inputs"](np.random.RandomState(seed * 10 + k), b, s)
         with torch.no_grad():
-            out = model(*[torch.from_numpy(a) for a in arrays]).numpy()
+            outs = model(*[torch.from_numpy(a) for a in arrays])
+        outs = [o.numpy() for o in (outs if isinstance(outs, tuple) else (outs,))]
         if exported is not model:
-            out = out.astype(np.float16)
-        assert np.isfinite(out).all(), name
+            outs = [o.astype(np.float16) for o in outs]
+        assert all(np.isfinite(o).all() for o in outs), name
         ddir = os.path.join(mdir, f"test_data_set_{k}")
         os.makedirs(ddir, exist_ok=True)
         feeds = [(n, a) for n, a in zip(spec["names"], arrays) if n in graph_inputs]
         for i, (n, a) in enumerate(feeds):
             write_tensor(os.path.join(ddir, f"input_{i}.pb"), a, n)
-        write_tensor(os.path.join(ddir, "output_0.pb"), out, "last_hidden_state")
+        for j, (n, o) in enumerate(zip(outputs, outs)):
+            write_tensor(os.path.join(ddir, f"output_{j}.pb"), o, n)
     opset = next(o.version for o in m.opset_import if o.domain in ("", "ai.onnx"))
     return name, opset, os.path.getsize(path)
 

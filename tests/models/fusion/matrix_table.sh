@@ -47,7 +47,7 @@ for m in "${models[@]}"; do
     cells+=("$(cell "$(op_count "$WORK/f.onnx" "$op")" "$want")")
   done
   err=$("$ONNXC" compare "$dir/model.onnx" "$dir" --rtol "$rtol" --atol "$atol" 2>&1 |
-        awk '$1 == "last_hidden_state" {if ($2 + 0 > m) m = $2 + 0; n++; if ($NF != "ok") bad = 1}
+        awk 'NF == 6 && $5 ~ /^[0-9]+\/[0-9]+$/ {if ($2 + 0 > m) m = $2 + 0; n++; if ($NF != "ok") bad = 1}
              END {if (!n) print "compile failed"; else printf "%.1e%s", m, bad ? " (MISMATCH)" : ""}')
   ort="-"
   if [[ -n $py ]]; then
