@@ -30,6 +30,7 @@ std::string raise_opset(ir::Model& m, int64_t version);
 //   softmax over a column of scores K·q (Luong's decoder cell) -> the row form qᵀ·Kᵀ (attention_rows)
 //   Reshape(Add(Reshape(x, x split), m), x's shape) -> Add(x, m expanded and merged) (merge_split_add)
 //   Reshape(Transpose(Reshape(x, [-1, s, d]), [0, 2, 1]), [.., d, s]) -> Transpose(x) (swap_through_flat_view)
+//   RotaryEmbedding with [1, s, r] caches for a larger batch -> the caches expanded to x's batch
 // Returns whether anything changed.
 bool canonicalize(ir::Model& m);
 

@@ -104,5 +104,31 @@ TEST(FuseRotary, NearMisses) {
   EXPECT_EQ(reason(rotary(8, "%f", true)), "rotate_half does not split the features at the middle");
 }
 
+// torch's opset-23 export: RotaryEmbedding with caches of batch 1 for a batch of 2. canonicalize
+// expands them to x's batch (the same values per row), the form the kernel and ONNX Runtime read.
+TEST(FuseRotary, ExporterCachesOfBatchOneAreExpanded) {
+  std::string g = R"(
+  model ir_version=8 opset=[ai.onnx:23]
+  graph main(%x: f32[2,2,3,8], %c: f32[1,3,4], %s: f32[1,3,4]) {
+    %y: f32[2,2,3,8] = RotaryEmbedding(%x, %c, %s)
+    return %y
+  }
+)";
+  ir::Model m = parse_model(dedent(g));
+  passes::FusionReport report;
+  run_with_report(m, {"canonicalize", "infer_shapes"}, &report);
+  const ir::Node* rot = nullptr;
+  for (const ir::Node* n : m.graph->nodes())
+    if (n->op_type() == "RotaryEmbedding") rot = n;
+  ASSERT_TRUE(rot);
+  for (int i = 1; i <= 2; ++i) {
+    ASSERT_TRUE(rot->input(i)->shape());
+    EXPECT_EQ(ir::shape_str(*rot->input(i)->shape()), "[2,3,4]");
+  }
+  // The reference evaluator reads [b, s, r/2] caches: it runs the expanded graph.
+  auto in = random_inputs(m);
+  EXPECT_EQ(eval_graph(m, in).at("y").numel(), 2 * 2 * 3 * 8);
+}
+
 }  // namespace
 }  // namespace onnxc::testing

@@ -79,7 +79,7 @@ counts)
       fail "$kind: inspect --fusions reports ${fired:-0} fused, expected $want - $before already in the export"
     checked+=("$kind=$want")
   done <<EOF
-attention $form [A-Za-z.]*Attention ^\$
+attention $form [A-Za-z.]*Attention Attention
 layer_norm layer_norm LayerNormalization LayerNormalization
 rms_norm rms_norm RMSNormalization RMSNormalization
 gelu gelu Gelu Gelu
@@ -91,8 +91,13 @@ EOF
 
 ort)
   py=$("$PEERS/python.sh" 2>"$WORK/why") || skip "$(cat "$WORK/why")"
-  "$py" "$PEERS/check_ort.py" "$DIR/model.onnx" "$DIR" --rtol "$RTOL" --atol "$ATOL" >"$WORK/out" 2>&1 ||
-    { cat "$WORK/out" >&2; fail "ONNX Runtime does not reproduce torch's outputs on the original export"; }
+  if ! "$py" "$PEERS/check_ort.py" "$DIR/model.onnx" "$DIR" --rtol "$RTOL" --atol "$ATOL" >"$WORK/out" 2>&1; then
+    # torch's opset-23 export writes RotaryEmbedding caches of batch 1, which ONNX Runtime rejects:
+    # then only the optimized model (onnxc expands them) is checked.
+    grep -q "cannot load\|ONNXRuntimeError" "$WORK/out" ||
+      { cat "$WORK/out" >&2; fail "ONNX Runtime does not reproduce torch's outputs on the original export"; }
+    echo "note: ONNX Runtime cannot run the original export: $(grep -m1 -o 'Status Message: .*\|cannot load.*' "$WORK/out" | sed 's/\x1b\[[0-9;]*m//g')"
+  fi
   "$ONNXC" optimize "$DIR/model.onnx" -o "$WORK/fused.onnx" >/dev/null 2>"$WORK/err" ||
     { cat "$WORK/err" >&2; fail "onnxc optimize failed"; }
   if [[ $(op_count "$WORK/fused.onnx" "onnxc\\..*") -gt 0 ]]; then

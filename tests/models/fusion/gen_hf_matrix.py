@@ -219,10 +219,13 @@ ARCHS["llama_past"] = dict(
     out_dyn={f"present_{n}": {0: "batch", 2: "total"} for n in KV})
 ROTARY = {a: 4 for a in ("llama", "llama_past", "qwen2", "mistral", "gemma2", "gpt_neox", "falcon", "qwen3", "phi3")}
 EXPORTERS = {"ts": dict(dynamo=False, opset_version=17), "dynamo": dict(dynamo=True),
-             "dynamo_fp16": dict(dynamo=True)}
+             "dynamo_fp16": dict(dynamo=True), "dynamo_op23": dict(dynamo=True, opset_version=23)}
 # fp16 exports (the model in half precision, model.half()): the reference is the fp32 model's output
 # rounded to fp16, compared at the tolerance TOL gives (fp16 keeps 11 bits).
 FP16 = ("llama", "bert")
+# opset 23 (dynamo=True, opset_version=23): the exporter writes Attention, RMSNormalization and
+# RotaryEmbedding itself where it can.
+OP23 = ("llama", "bert", "gemma2", "bloom", "t5", "phi3")
 TOL = {"dynamo_fp16": "2e-2,2e-2"}
 DATA_SHAPES = [(2, 7), (1, 5)]
 TRACE_SHAPE = (2, 6)
@@ -276,7 +279,8 @@ HEADER = """\
 # transformers {tf}; counts written by hand in ARCHS). Columns as in manifest.txt, plus `rotary`:
 # RotaryEmbedding nodes after `onnxc optimize` (fuse_rotary). fusion_test.sh reads both files.
 # `_ts`: torch.onnx.export(dynamo=False, opset 17); `_dynamo`: dynamo=True (its default, opset 20);
-# `_dynamo_fp16`: the half-precision model, against the fp32 model's outputs at rtol,atol.
+# `_dynamo_fp16`: the half-precision model, against the fp32 model's outputs at rtol,atol;
+# `_dynamo_op23`: dynamo=True, opset_version=23 (native Attention/RMSNormalization/RotaryEmbedding count).
 """
 
 
@@ -284,7 +288,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     ap.add_argument("--only", default="")
-    ap.add_argument("--exporters", default="ts,dynamo,dynamo_fp16")
+    ap.add_argument("--exporters", default="ts,dynamo,dynamo_fp16,dynamo_op23")
     ap.add_argument("--manifest-only", action="store_true", help="rewrite hf_manifest.txt, export nothing")
     args = ap.parse_args()
     torch.set_num_threads(1)
@@ -292,7 +296,8 @@ def main():
     rows = []
     for ai, (arch, spec) in enumerate(ARCHS.items()):
         for exporter in args.exporters.split(","):
-            if (only and arch not in only) or (exporter.endswith("_fp16") and arch not in FP16):
+            if (only and arch not in only) or (exporter.endswith("_fp16") and arch not in FP16) or \
+                    (exporter.endswith("_op23") and arch not in OP23):
                 continue
             name = f"hf_{arch}_{exporter}"
             if not args.manifest_only:
