@@ -31,6 +31,7 @@ for m in "${models[@]}"; do
   IFS=, read -r rtol atol <<<"${tol:-1e-4,1e-5}"
   case $m in
     *_dynamo_fp16) arch=${m%_dynamo_fp16} exp="dynamo, fp16" ;;
+    *_dynamo_op23) arch=${m%_dynamo_op23} exp="dynamo, opset 23" ;;
     *_dynamo) arch=${m%_dynamo} exp=dynamo ;;
     *) arch=${m%_ts} exp=TorchScript ;;
   esac
