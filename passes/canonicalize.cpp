@@ -2,6 +2,7 @@
 //
 //   Pow(x, 2) ─▶ Mul(x, x)      Reciprocal(s) ─▶ Div(1, s)      Div(x, 8) ─▶ Mul(x, 0.125)
 //   Einsum("bhqd,bhkd->bhqk", q, k) ─▶ MatMul(q, Transpose(k, [0,1,3,2]))
+//   RotaryEmbedding(x[b,..], cos[1,s,r], sin[1,s,r]) ─▶ the caches expanded to [b, s, r]
 #include "passes/canonicalize.h"
 
 #include <cmath>
@@ -98,6 +99,29 @@ bool einsum_to_matmul(ir::Node& n) {
   return true;
 }
 
+// RotaryEmbedding without position_ids reads cos/sin as [batch, seq, dim/2]; torch's opset-23 exporter
+// writes caches of batch 1 for every batch row (ONNX Runtime rejects them, and a kernel reading row b
+// of a 1-row cache reads past it). Expanded to x's batch: the same values for every row.
+bool expand_rotary_caches(ir::Node& n) {
+  if (n.num_inputs() < 3 || (n.num_inputs() > 3 && n.input(3))) return false;
+  const ir::Shape *xs = shape_of(n.input(0)), *cs = shape_of(n.input(1)), *ss = shape_of(n.input(2));
+  if (!xs || !cs || !ss || xs->empty() || cs->size() != 3 || ss->size() != 3) return false;
+  if ((*xs)[0] == ir::Dim(1) || !((*cs)[0] == ir::Dim(1)) || !((*ss)[0] == ir::Dim(1))) return false;
+  ir::Graph& g = *n.graph();
+  ir::Node* batch = g.insert_node_before(&n, "Shape", {n.input(0)}, {g.unique_name(n.name() + "/batch")});
+  batch->set_attr_int("start", 0);
+  batch->set_attr_int("end", 1);
+  for (int i = 1; i <= 2; ++i) {
+    ir::Value* c = n.input(i);
+    ir::Node* rest = g.insert_node_before(&n, "Shape", {c}, {g.unique_name(c->name() + "/rows")});
+    rest->set_attr_int("start", 1);
+    ir::Node* shape = g.insert_node_before(&n, "Concat", {batch->output(0), rest->output(0)}, {g.unique_name(c->name() + "/per_batch")});
+    shape->set_attr_int("axis", 0);
+    n.set_input(i, g.insert_node_before(&n, "Expand", {c, shape->output(0)}, {g.unique_name(c->name() + "/expanded")})->output(0));
+  }
+  return true;
+}
+
 bool rewrite_node(ir::Node& n) {
   const std::string& op = n.op_type();
   if (!n.domain().empty() || !n.output(0)) return false;
@@ -120,7 +144,13 @@ bool rewrite_node(ir::Node& n) {
     return true;
   }
   if (op == "Einsum") return einsum_to_matmul(n);
-  if (op == "Reshape") return merge_split_add(n);
+  if (op == "RotaryEmbedding") return expand_rotary_caches(n);
+  if (op == "Reshape") {
+    if (merge_split_add(n) || swap_through_flat_view(n)) return true;
+    ir::Node* moved = view_before_rows(n);  // n is gone when this moved it
+    if (moved) merge_split_add(*moved);
+    return moved != nullptr;
+  }
   return false;
 }
 

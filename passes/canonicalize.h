@@ -29,6 +29,8 @@ std::string raise_opset(ir::Model& m, int64_t version);
 //   Einsum "bhqd,bhkd->bhqk" and every other batched matmul -> Transpose + MatMul + Transpose
 //   softmax over a column of scores K·q (Luong's decoder cell) -> the row form qᵀ·Kᵀ (attention_rows)
 //   Reshape(Add(Reshape(x, x split), m), x's shape) -> Add(x, m expanded and merged) (merge_split_add)
+//   Reshape(Transpose(Reshape(x, [-1, s, d]), [0, 2, 1]), [.., d, s]) -> Transpose(x) (swap_through_flat_view)
+//   RotaryEmbedding with [1, s, r] caches for a larger batch -> the caches expanded to x's batch
 // Returns whether anything changed.
 bool canonicalize(ir::Model& m);
 
@@ -42,5 +44,15 @@ bool attention_rows(ir::Graph& g, const ir::OpsetMap& opsets);
 // (Swin's shifted-window mask): rewritten as Add(x, Reshape(Expand(m over the split dims))), the
 // same sums without the views. `outer` is the outer Reshape; returns whether it was rewritten.
 bool merge_split_add(ir::Node& outer);
+
+// Reshape(Cast(Softmax(y, -1)), S) where S keeps y's last dim: the view moved in front of the row-wise
+// ops (Cast, last-axis Softmax), Cast(Softmax(Reshape(y, S))): the same rows, so merge_split_add can
+// see the view it undoes. `outer` is the Reshape; returns the moved Reshape, or null if nothing moved.
+ir::Node* view_before_rows(ir::Node& outer);
+
+// Reshape(Transpose(Reshape(x[.., s, d], [N, s, d]), [0, 2, 1]), [.., d, s]): the last two dims of x
+// swapped through a 3-D view (the dynamo exporter's Kᵀ in scaled_dot_product_attention), rewritten
+// as Transpose(x) with those two dims swapped. `outer` is the outer Reshape; returns whether it was.
+bool swap_through_flat_view(ir::Node& outer);
 
 }  // namespace onnxc::passes

@@ -8,6 +8,16 @@
 // The same pairs of elements are added (the views only renumber them), so every sum keeps its value;
 // the scores then reach the softmax directly and the mask is an ordinary additive mask that
 // broadcasts over heads. Only the two split dims of m are materialized.
+//
+// A view back taken after row-wise ops (BLOOM: [b·h, t, s] scores + ALiBi viewed as [b, h, t, s], the
+// mask added, Softmax and Casts, then viewed back for the bmm) is first moved in front of them, the
+// same rows in the same order, so the rule above sees Reshape(Add(Reshape(x), m)):
+//
+//   Reshape(Cast(Softmax(y, -1)), S) ─▶ Cast(Softmax(Reshape(y, S), -1))   (S keeps y's last dim)
+//
+// And the last two dims swapped through a 3-D view (torch's dynamo exporter writes Kᵀ this way):
+//
+//   Reshape(Transpose(Reshape(x[.., s, d], [N, s, d]), [0, 2, 1]), [.., d, s])  ─▶  Transpose(x, [.., d↔s])
 #include "passes/canonicalize.h"
 #include "passes/rewrite.h"
 
@@ -91,6 +101,89 @@ bool merge_split_add(ir::Node& outer) {
     return true;
   }
   return false;
+}
+
+bool swap_through_flat_view(ir::Node& outer) {
+  ir::Value* t = outer.input(0);
+  if (outer.op_type() != "Reshape" || !outer.domain().empty() || !produced_by_op(t, "Transpose") ||
+      !only_use_is(*t, outer))
+    return false;
+  ir::Node& tr = *t->producer();
+  ir::Value* flat = tr.input(0);
+  if (tr.attr_ints("perm") != std::vector<int64_t>{0, 2, 1} || !produced_by_op(flat, "Reshape") || !only_use_is(*flat, tr))
+    return false;
+  ir::Value* x = flat->producer()->input(0);
+  const ir::Shape *xs = shape_of(x), *fs = shape_of(flat), *ys = shape_of(outer.output(0));
+  if (!xs || !fs || !ys || xs->size() < 3 || fs->size() != 3 || ys->size() != xs->size()) return false;
+  const size_t r = xs->size();
+  if (!((*fs)[1] == (*xs)[r - 2]) || !((*fs)[2] == (*xs)[r - 1])) return false;  // the view keeps [s, d]
+  for (size_t i = 0; i + 2 < r; ++i)
+    if (!((*ys)[i] == (*xs)[i])) return false;
+  if (!((*ys)[r - 2] == (*xs)[r - 1]) || !((*ys)[r - 1] == (*xs)[r - 2])) return false;
+  std::vector<int64_t> perm(r);
+  for (size_t i = 0; i < r; ++i) perm[i] = static_cast<int64_t>(i);
+  std::swap(perm[r - 2], perm[r - 1]);
+  replace_node(outer, "Transpose", {x})->set_attr_ints("perm", perm);
+  return true;
+}
+
+namespace {
+
+// The row-wise op `f` (Cast, or Softmax over the last axis) whose output only `view` reads, when
+// `view` keeps the last dim of f's input; else null.
+const ir::Node* row_op_under(const ir::Node& view) {
+  const ir::Value* w = view.input(0);
+  const ir::Node* f = w ? w->producer() : nullptr;
+  if (view.op_type() != "Reshape" || !view.domain().empty() || !f || !f->domain().empty() || f->num_outputs() != 1 ||
+      !only_use_is(*w, view))
+    return nullptr;
+  const ir::Shape *ys = shape_of(f->input(0)), *vs = shape_of(view.output(0));
+  if (!ys || !vs || ys->empty() || vs->empty() || !(ys->back() == vs->back())) return nullptr;
+  const int64_t axis = f->attr_int("axis", -1);
+  bool rows = f->op_type() == "Softmax" && (axis == -1 || axis == static_cast<int64_t>(ys->size()) - 1);
+  return f->op_type() == "Cast" || rows ? f : nullptr;
+}
+
+}  // namespace
+
+ir::Node* view_before_rows(ir::Node& outer) {
+  // Only when the chain ends at an Add of a split view of a value shaped as `outer`'s output.
+  const ir::Node* f = row_op_under(outer);
+  if (!f) return nullptr;
+  const ir::Value* a = f->input(0);
+  auto step = [&](const char* op) {
+    bool ok = produced_by_op(a, op) && only_use_is(*a, *f);
+    if (ok) f = a->producer(), a = f->input(0);
+    return ok;
+  };
+  while (step("Cast")) {
+  }
+  if (step("Softmax"))
+    while (step("Cast")) {
+    }
+  if (!produced_by_op(a, "Add")) return nullptr;
+  const ir::Shape* os = shape_of(outer.output(0));
+  bool undoes = false;
+  for (const ir::Value* in : a->producer()->inputs())
+    undoes = undoes || (produced_by_op(in, "Reshape") && os && shape_of(in->producer()->input(0)) &&
+                        *shape_of(in->producer()->input(0)) == *os);
+  if (!undoes) return nullptr;
+  ir::Graph& g = *outer.graph();
+  ir::Node* view = &outer;
+  while (const ir::Node* op = row_op_under(*view)) {
+    ir::Value* y = op->input(0);
+    ir::Node* inner = g.insert_node_before(view, "Reshape", {y, view->input(1)}, {g.unique_name(y->name() + "/view")});
+    inner->output(0)->set_type(ir::Type::tensor(y->dtype(), *shape_of(view->output(0))));
+    for (const ir::Attribute& at : view->attributes()) inner->set_attr(at);
+    std::vector<ir::Attribute> attrs = op->attributes();
+    const std::string type = op->op_type();
+    ir::Node* moved = replace_node(*view, type, {inner->output(0)});
+    for (ir::Attribute& at : attrs) moved->set_attr(at);
+    if (type == "Softmax") moved->set_attr_int("axis", -1);
+    g.remove_node(const_cast<ir::Node*>(op));
+    view = inner;
+  }
+  return view == &outer ? nullptr : view;
 }
 
 }  // namespace onnxc::passes

@@ -57,7 +57,12 @@ Pattern attention_pattern() {
   // A scale computed at run time (NTM's key strength, a learned temperature) that is one value per
   // query row folds into Q; constant scales are the `scale` attribute.
   Pattern row_scaled = alt({op("Mul", {qk, any().capture("ss_row_mul")}), op("Div", {qk, any().capture("ss_row_div")})});
-  Pattern scores = alt({scaled(qk, "ss"), row_scaled});
+  Pattern scores_scaled = alt({scaled(qk, "ss"), row_scaled});
+  // Logit softcap (Gemma 2): c·tanh(s / c), the division by c or by a power of two as its exact
+  // product with 1/c; Attention's `softcap` computes the same after the scale, before the masks.
+  Pattern cap = any().constant().scalar();
+  Pattern divided = alt({op("Div", {scores_scaled, cap.capture("cap_div")}), op("Mul", {scores_scaled, cap.capture("cap_inv")})});
+  Pattern scores = alt({op("Mul", {op("Tanh", {divided}), cap.capture("cap")}), scores_scaled});
   // Masks: Where (keep or drop form) at most once before and once after up to two additive masks.
   auto where = [](const Pattern& x, const std::string& tag) {
     Pattern fill = any().constant().scalar().capture("fill" + tag);
@@ -72,7 +77,11 @@ Pattern attention_pattern() {
   Pattern e = op("Exp", {op("Sub", {x, op("ReduceMax", {x, any().capture("max_axes")}).capture("max")})});
   Pattern softmax_decomposed = op("Div", {e, op("ReduceSum", {e, any().capture("sum_axes")}).capture("sum")});
   Pattern probs = optional_op("Cast", optional_op("Cast", alt({softmax_op, softmax_decomposed}))).capture("probs");
-  return op("MatMul", {probs, any().capture("v")});
+  // torch's scaled_dot_product_attention as both torch exporters write it: the weights of a row
+  // whose softmax is NaN (every key masked with -inf) are zeroed, Where(IsNaN(w), 0, w).
+  Pattern guarded =
+      op("Where", {op("IsNaN", {probs}), any().constant().scalar().capture("guard_fill"), probs}).commutative(false);
+  return op("MatMul", {alt({guarded.capture("guarded"), probs}), any().capture("v")});
 }
 
 // How the rewrite builds the Attention node; filled by analyse() or a reason given why not.
@@ -89,6 +98,10 @@ struct Plan {
   ir::Value* q_factor = nullptr;
   bool q_factor_divides = false;
   bool causal = false, three_d = false;
+  double softcap = 0;  // > 0: the scores are soft-capped, softcap·tanh(scores / softcap)
+  // The weights are NaN-guarded (Where(IsNaN(w), 0, w)): a fully masked row gives 0, which is
+  // the Attention op's own (ONNX 1.23) behaviour, so the node does not keep the Softmax's NaN.
+  bool nan_guarded = false;
   // Scores of rank 5 or more (MaxViT's [batch, partitions, heads, n, n]): the leading `lead` + 1 dims
   // are merged into Attention's batch dim (Reshape views around the node).
   size_t lead = 0;
@@ -248,7 +261,17 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
   std::string why;
   p.q = m["q"];
   ir::Value* probs = m["probs"];
-  p.weights_out = !only_use_is(*probs, *m.root()->producer());
+  p.nan_guarded = m.has("guarded");
+  if (p.nan_guarded) {
+    std::optional<double> fill = scalar(m["guard_fill"]);
+    if (!fill || *fill != 0 || std::signbit(*fill)) return "the NaN guard fills the weights with something else than +0";
+    const ir::Node* guard = m.node("guarded");
+    if (probs->is_graph_output()) return "the NaN-guarded softmax weights are a graph output";
+    for (const ir::Use& u : probs->uses())
+      if (u.node != guard && u.node != guard->input(0)->producer())
+        return "the NaN-guarded softmax weights are read outside the block";
+  }
+  p.weights_out = !p.nan_guarded && !only_use_is(*probs, *m.root()->producer());
   if (p.weights_out && probs->dtype() != m["q"]->dtype())
     return "the softmax weights are used outside the block in another type than Q's";
   if (p.weights_out && p.lead > 0) return "the softmax weights of scores with more than 4 dims are used outside the block";
@@ -290,6 +313,17 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
   for (const char* s : {"sq", "sk", "ss"}) {
     why = scale_of(m, s, p.scale);
     if (!why.empty()) return why;
+  }
+  if (m.has("cap")) {
+    p.softcap = *scalar(m["cap"]);
+    double by = m.has("cap_div") ? *scalar(m["cap_div"]) : 1 / *scalar(m["cap_inv"]);
+    int e = 0;
+    bool exact_inverse = m.has("cap_div") || std::fabs(std::frexp(*scalar(m["cap_inv"]), &e)) == 0.5;
+    if (!(p.softcap > 0) || !std::isfinite(p.softcap) || by != p.softcap || !exact_inverse)
+      return "the scores are capped as c·tanh(s / d) with c and d not one positive softcap";
+    if (static_cast<double>(static_cast<float>(p.softcap)) != p.softcap)
+      return "the softcap is not a float32 value (Attention's softcap attribute is a float)";
+    if (m.has("ss_row_mul") || m.has("ss_row_div")) return "the soft-capped scores have a run-time scale";
   }
   if (m.has("ss_row_mul") || m.has("ss_row_div")) {
     p.q_factor_divides = m.has("ss_row_div");
@@ -404,8 +438,9 @@ void rewrite(const Match& m, RewriteBuilder& b) {
   std::vector<ir::Attribute> attrs = {RewriteBuilder::attr("scale", static_cast<float>(p.scale))};
   // Softmax over a row of -inf is NaN in the graph this replaces; ONNX 1.23's Attention gives 0
   // there. The internal attribute (ONNX checkers skip names starting "__") keeps the graph's NaN.
-  attrs.push_back(RewriteBuilder::attr(ir::kMaskedRowsNan, int64_t{1}));
+  if (!p.nan_guarded) attrs.push_back(RewriteBuilder::attr(ir::kMaskedRowsNan, int64_t{1}));
   if (p.causal) attrs.push_back(RewriteBuilder::attr("is_causal", int64_t{1}));
+  if (p.softcap > 0) attrs.push_back(RewriteBuilder::attr("softcap", static_cast<float>(p.softcap)));
   ir::Value* weights = p.weights_out ? m["probs"] : nullptr;
   if (weights) attrs.push_back(RewriteBuilder::attr("qk_matmul_output_mode", int64_t{3}));
   if (p.lead > 0) {
@@ -470,6 +505,8 @@ bool computed_from_product(const ir::Value* v, int depth = 8) {
 bool weighs_by_softmax_of_a_product(const ir::Node& n) {
   if (n.op_type() != "MatMul" || !n.domain().empty() || n.num_inputs() < 1) return false;
   const ir::Value* w = n.input(0);
+  // Through the NaN guard of torch's exported scaled_dot_product_attention (Where(IsNaN(w), 0, w)).
+  if (produced_by_op(w, "Where") && produced_by_op(w->producer()->input(0), "IsNaN")) w = w->producer()->input(2);
   while (produced_by_op(w, "Cast")) w = w->producer()->input(0);
   return produced_by_op(w, "Softmax") && computed_from_product(w->producer()->input(0));
 }

@@ -3,7 +3,8 @@
 //
 //   erf:   x ─▶ Div(x, √2) | Mul(x, 1/√2) ─▶ Erf ─▶ Add(·, 1) ─┐
 //   tanh:  x ─▶ Mul(√(2/π), x + 0.044715·x³) ─▶ Tanh ─▶ Add(·, 1) ─┤   (x³ = Pow(x,3) or x·x·x;
-//                                                                   │    also x·√(2/π)·(1 + 0.044715·x·x))
+//                                                                   │    also x·√(2/π)·(1 + 0.044715·x·x),
+//                                                                   │    the last product grouped either way)
 //          x ───────────────────────────────────────────────────────┴─▶ x · (1 + ·) · 0.5
 //
 // x·sigmoid(1.702·x), SiLU x·sigmoid(x) and gated silu(g)·u are not rewritten: they are not Gelu,
@@ -35,8 +36,10 @@ Pattern tanh_form(const Pattern& x) {
   Pattern c1 = const_value(0.7978845608028654, kTol), c2 = const_value(0.044715, 1e-7);
   Pattern xx = op("Mul", {x, x});
   Pattern cube = alt({op("Pow", {x, const_value(3.0)}), op("Mul", {xx, x})});
+  // 0.044715·x·x grouped either way (BLOOM's bloom_gelu_forward writes (0.044715·x)·x).
+  Pattern c2xx = alt({op("Mul", {c2, xx}), op("Mul", {op("Mul", {c2, x}), x})});
   Pattern inner = alt({op("Mul", {c1, op("Add", {x, op("Mul", {c2, cube})})}),
-                       op("Mul", {op("Mul", {x, c1}), op("Add", {const_value(1.0), op("Mul", {c2, xx})})})});
+                       op("Mul", {op("Mul", {x, c1}), op("Add", {const_value(1.0), c2xx})})});
   return times_half(x, op("Add", {op("Tanh", {inner}), const_value(1.0)}));
 }
 

@@ -14,6 +14,7 @@
 #include "passes/fuse_attention.h"
 #include "passes/fuse_attention_forms.h"
 #include "passes/fuse_norms.h"
+#include "passes/fuse_rotary.h"
 #include "passes/fusion.h"
 #include "passes/legalize_symbolic_shapes.h"
 #include "passes/loop_sequence_to_scan.h"
@@ -99,6 +100,8 @@ const std::vector<PassInfo>& pass_registry() {
        fn(legalize_symbolic_shapes)},
       {"fuse_gelu", "0.5*x*(1+erf(x/sqrt2)), the tanh form, x*sigmoid(1.702x) -> Gelu", fusion_pass(gelu_rules),
        /*needs_shapes=*/true},
+      {"fuse_rotary", "x*cos + rotate_half(x)*sin (HF apply_rotary_pos_emb, full or partial) -> RotaryEmbedding",
+       fusion_pass(rotary_rules), /*needs_shapes=*/true},
   };
   return table;
 }

@@ -1,5 +1,5 @@
 // Evaluator: elementwise ops. Unary math, binary arithmetic with numpy broadcasting, comparisons
-// and logic, variadic Min/Max/Sum/Mean, Where, Clip and Cast. Integer/bool tensors compute in int64,
+// and logic, variadic Min/Max/Sum/Mean, Where, Clip, IsNaN and Cast. Integer/bool tensors compute in int64,
 // float tensors in double, and the result is stored in the output dtype.
 #include <cmath>
 #include <cstring>
@@ -32,6 +32,8 @@ const std::map<std::string, UnaryOp>& unary_ops() {
       {"Log", {[](double x) { return std::log(x); }, nullptr}},
       {"Erf", {[](double x) { return std::erf(x); }, nullptr}},
       {"Tanh", {[](double x) { return std::tanh(x); }, nullptr}},
+      {"Cos", {[](double x) { return std::cos(x); }, nullptr}},
+      {"Sin", {[](double x) { return std::sin(x); }, nullptr}},
       {"Sigmoid", {[](double x) { return 1.0 / (1.0 + std::exp(-x)); }, nullptr}},
   };
   return t;
@@ -195,6 +197,15 @@ std::vector<Tensor> eval_clip(Ctx& c) {
   return {out};
 }
 
+std::vector<Tensor> eval_isnan(Ctx& c) {
+  const Tensor& x = c.in(0);
+  require_numeric(x);
+  if (!float_lane(x.dtype())) throw NotEvaluable{};
+  Tensor out = c.make(DType::Bool, x.dims());
+  for (int64_t e = 0; e < x.numel(); ++e) set_i64(out, e, std::isnan(x.get_f64(e)) ? 1 : 0);
+  return {out};
+}
+
 std::vector<Tensor> cast_to(Ctx& c, const Tensor& x, DType to) {
   require_numeric(x);
   if (to == DType::String || dtype_size(to) == 0 || to == DType::Complex64 || to == DType::Complex128)
@@ -223,6 +234,7 @@ void add_elementwise_evals(EvalTable& t) {
   for (const auto& [name, op] : binary_ops()) t[name] = eval_binary;
   t["Where"] = eval_where;
   t["Clip"] = eval_clip;
+  t["IsNaN"] = eval_isnan;
   t["Cast"] = eval_cast;
   t["CastLike"] = eval_cast_like;
 }

@@ -167,6 +167,31 @@ std::vector<double> concat_seq(const Tensor* past, const Tensor& cur) {
 // causal positions give -inf; a row with every key masked is 0, as ONNX 1.23 defines it). Past keys/values come first and
 // offset the causal rows by their length; outputs 1 and 2 are the concatenations. Output 3
 // (qk_matmul_output) for modes 0 (scaled Q·Kᵀ) and 3 (softmax weights).
+// RotaryEmbedding (opset 23), 4-D input [b, h, s, d]: the first rotary_embedding_dim features of each
+// head rotated by cos/sin [b, s, r/2] (or [positions, r/2] indexed by position_ids [b, s]).
+std::vector<Tensor> eval_rotary(Ctx& c) {
+  const Tensor &x = c.in(0), &cs = c.in(1), &sn = c.in(2);
+  const Tensor* pos = c.opt_in(3);
+  if (x.rank() != 4 || cs.rank() != (pos ? 2 : 3) || sn.dims() != cs.dims()) throw NotEvaluable{};
+  int64_t B = x.dims()[0], H = x.dims()[1], S = x.dims()[2], D = x.dims()[3];
+  int64_t R = c.node.attr_int("rotary_embedding_dim", 0), half = (R > 0 ? R : D) / 2;
+  bool inter = c.node.attr_int("interleaved", 0) != 0;
+  if (cs.dims().back() != half) throw NotEvaluable{};
+  std::vector<double> v = values(x), out = v;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t s = 0; s < S; ++s) {
+        int64_t row = pos ? pos->get_i64(b * S + s) : b * S + s, base = ((b * H + h) * S + s) * D;
+        for (int64_t k = 0; k < half; ++k) {
+          double co = cs.get_f64(row * half + k), si = sn.get_f64(row * half + k);
+          int64_t i1 = base + (inter ? 2 * k : k), i2 = base + (inter ? 2 * k + 1 : k + half);
+          out[i1] = co * v[i1] - si * v[i2];
+          out[i2] = si * v[i1] + co * v[i2];
+        }
+      }
+  return {from_values(c, x.dtype(), x.dims(), out)};
+}
+
 std::vector<Tensor> eval_attention(Ctx& c) {
   const Tensor &q = c.in(0), &k = c.in(1), &v = c.in(2);
   const Tensor *mask = c.opt_in(3), *past_k = c.opt_in(4), *past_v = c.opt_in(5);
@@ -175,8 +200,8 @@ std::vector<Tensor> eval_attention(Ctx& c) {
   bool want_qk = c.node.num_outputs() > 3 && c.node.output(3);
   int64_t mode = c.node.attr_int("qk_matmul_output_mode", 0);
   if (want_qk && mode != 0 && mode != 3) throw NotEvaluable{};
-  // softcap and the opset 25 windows are left to the kernel.
-  if (c.node.attr_float("softcap", 0.0f) > 0 || c.node.attr_int("left_window_size", -1) >= 0 ||
+  // The opset 25 windows are left to the kernel.
+  if (c.node.attr_int("left_window_size", -1) >= 0 ||
       c.node.attr_int("right_window_size", -1) >= 0)
     throw NotEvaluable{};
   int64_t B = q.dims()[0], H = q.dims()[1], S = q.dims()[2], D = q.dims()[3];
@@ -184,6 +209,7 @@ std::vector<Tensor> eval_attention(Ctx& c) {
   if (Hk == 0 || H % Hk != 0) throw NotEvaluable{};
   double scale = c.node.has_attr("scale") ? c.node.attr_float("scale", 1.0f) : 1.0 / std::sqrt(double(D));
   bool causal = c.node.attr_int("is_causal", 0) != 0;
+  double softcap = c.node.attr_float("softcap", 0.0f);  // softcap·tanh(scores / softcap), before the mask
   std::vector<double> qv = values(q), kv = concat_seq(past_k, k), vv = concat_seq(past_v, v), mv;
   std::vector<int64_t> mi;
   if (mask) {
@@ -205,6 +231,7 @@ std::vector<Tensor> eval_attention(Ctx& c) {
           for (int64_t d = 0; d < D; ++d) dot += qv[row * D + d] * kv[((b * Hk + hk) * T + t) * D + d];
           double x = dot * scale;
           if (want_qk && mode == 0) qk[row * T + t] = x;
+          if (softcap > 0) x = softcap * std::tanh(x / softcap);
           if (mask) x = bool_mask ? (mv[mi[row * T + t]] != 0 ? x : -INFINITY) : x + mv[mi[row * T + t]];
           if (causal && t > i + P) x = -INFINITY;
           s[t] = x;
@@ -238,6 +265,7 @@ void add_nn_evals(EvalTable& t) {
   t["LogSoftmax"] = eval_softmax;
   t["LayerNormalization"] = eval_layer_norm;
   t["Attention"] = eval_attention;
+  t["RotaryEmbedding"] = eval_rotary;
 }
 
 }  // namespace onnxc::ir::eval_detail

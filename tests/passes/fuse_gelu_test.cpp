@@ -106,6 +106,38 @@ TEST(FuseGelu, FastTanhAndMulErf) {
   expect_same_values(mul_erf, kPasses);
 }
 
+// BLOOM's bloom_gelu_forward: x·0.5·(1 + tanh(0.79788456·x·(1 + 0.044715·x·x))), the products
+// left to right as torch exports them: ((0.044715·x)·x) and ((0.79788456·x)·(1 + ·)).
+TEST(FuseGelu, BloomGrouping) {
+  std::string bloom = R"(
+    model ir_version=8 opset=[ai.onnx:17]
+    graph main(%x: f32[2,5]) {
+      %c1 = const f32[] {0.79788456}
+      %c2 = const f32[] {0.044715}
+      %one = const f32[] {1}
+      %half = const f32[] {0.5}
+      %a: f32[2,5] = Mul(%x, %c1)
+      %b: f32[2,5] = Mul(%c2, %x)
+      %bx: f32[2,5] = Mul(%b, %x)
+      %in: f32[2,5] = Add(%bx, %one)
+      %sc: f32[2,5] = Mul(%a, %in)
+      %t: f32[2,5] = Tanh(%sc)
+      %p: f32[2,5] = Add(%t, %one)
+      %h: f32[2,5] = Mul(%x, %half)
+      %y: f32[2,5] = Mul(%h, %p)
+      return %y
+    }
+  )";
+  passes::FusionReport report;
+  EXPECT_EQ(fuse(bloom, kPasses, &report), canonical(R"(
+    graph main(%x: f32[2,5]) {
+      %y: f32[2,5] = Gelu(%x) {approximate="tanh"}
+      return %y: f32[2,5]
+    }
+  )"));
+  expect_same_values(bloom, kPasses);
+}
+
 // Near miss: erf(x / 2) is not GELU (the constant must be sqrt(2)); expected == before.
 TEST(FuseGelu, NearMissWrongConstant) {
   std::string before = R"(

@@ -347,7 +347,7 @@ case_fusions() {
   local dec="$HERE/../models/decoder_prelayer_causal/model.onnx"
   run_onnxc inspect --fusions "$dec"
   expect_rc 0
-  expect_out '^fusions +4 fired, 0 near misses \(attention 2, gelu 2, layer_norm 0, rms_norm 0\)'
+  expect_out '^fusions +4 fired, 0 near misses \(attention 2, gelu 2, layer_norm 0, rms_norm 0, rotary 0\)'
   expect_out '^fused +sdpa +6 nodes +/layers.0/attn/MatMul_2'
   expect_out '^ +gelu_erf +5 nodes +/layers.0/mlp/mlp.1/Mul_1'
   run_onnxc inspect --fusions --json "$dec"
@@ -361,7 +361,7 @@ case_fusions() {
   # Usage errors: exit 2, the message, and the hint to --help.
   run_onnxc inspect --fusions --no-fuse gelu,bogus "$dec"
   expect_rc 2
-  expect_err "unknown fusion 'bogus' \(known: attention, layer_norm, rms_norm, gelu\)"
+  expect_err "unknown fusion 'bogus' \(known: attention, layer_norm, rms_norm, gelu, rotary\)"
   run_onnxc compile "$dec" -o lib --no-fuse bogus
   expect_rc 2
   expect_err "--no-fuse: unknown fusion 'bogus'"
@@ -386,7 +386,7 @@ case_compile_fused() {
     expect_rc 0
     run_onnxc compare "fused_$m/lib$m.so" "$dir"
     expect_rc 0
-    run_onnxc compile "$dir/model.onnx" -o "plain_$m" -q --no-fuse layer_norm,rms_norm,gelu,attention
+    run_onnxc compile "$dir/model.onnx" -o "plain_$m" -q --no-fuse layer_norm,rms_norm,gelu,attention,rotary
     expect_rc 0
     run_onnxc compare "plain_$m/lib$m.so" "$dir"
     expect_rc 0

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One check on one fusion test model (tests/models/fusion/<model>/), as a ctest:
-#   fusion_test.sh ONNXC MODEL compile   onnxc compile + onnxc compare against torch (rtol 1e-4, atol 1e-5)
+#   fusion_test.sh ONNXC MODEL compile   onnxc compile + onnxc compare against torch (rtol 1e-4, atol 1e-5,
+#                                        or the row's rtol,atol column)
 #   fusion_test.sh ONNXC MODEL counts    inspect --fusions --json and the optimized graph's ops vs manifest.txt
 #   fusion_test.sh ONNXC MODEL ort       ONNX Runtime on `onnxc optimize` output vs the torch outputs
 # Exit 0 pass, 1 fail, 77 skipped (with the reason on stdout).
@@ -10,7 +11,9 @@ ONNXC="$(realpath "$1")"
 NAME="$2"
 MODE="$3"
 HERE="$(cd "$(dirname "$0")" && pwd)"
-DIR="$HERE/$NAME"
+# ONNXC_FUSION_DIR: models (and their hf_manifest.txt) somewhere else (hf_live_test.sh's fresh exports).
+ROOT="${ONNXC_FUSION_DIR:-$HERE}"
+DIR="$ROOT/$NAME"
 MANIFEST="$HERE/manifest.txt"
 PEERS="$(cd "$HERE/../../../bench/peers" && pwd)"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/onnxc-fusion-XXXXXX")"
@@ -19,9 +22,13 @@ trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL [$NAME $MODE]: $*" >&2; exit 1; }
 skip() { echo "SKIPPED [$NAME $MODE]: $*"; exit 77; }
 
-row=$(awk -v m="$NAME" '$1 == m' "$MANIFEST")
-[[ -n $row ]] || fail "no line for $NAME in $MANIFEST"
-read -r _ want_attention want_layer_norm want_rms_norm want_gelu form needs <<<"$row"
+# manifest.txt: the hand-written modules (gen_fusion_models.py); hf_manifest.txt: the transformers
+# model matrix (gen_hf_matrix.py). Both have the same columns; `enabled:` is in manifest.txt.
+row=$(awk -v m="$NAME" '$1 == m' "$MANIFEST" "$ROOT/hf_manifest.txt")
+[[ -n $row ]] || fail "no line for $NAME in $MANIFEST or hf_manifest.txt"
+read -r _ want_attention want_layer_norm want_rms_norm want_gelu form needs want_rotary tol <<<"$row"
+# hf_manifest.txt's last column: rtol,atol against the framework (fp16 exports); else 1e-4,1e-5.
+IFS=, read -r RTOL ATOL <<<"${tol:-1e-4,1e-5}"
 enabled=" $(sed -n 's/^enabled://p' "$MANIFEST") "
 is_enabled() { [[ $enabled == *" $1 "* ]]; }
 
@@ -40,7 +47,7 @@ compile)
     cat "$WORK/out" >&2
     fail "onnxc compile failed"
   fi
-  "$ONNXC" compare "$WORK/lib/libm.so" "$DIR" --rtol 1e-4 --atol 1e-5 || fail "outputs differ from torch's"
+  "$ONNXC" compare "$WORK/lib/libm.so" "$DIR" --rtol "$RTOL" --atol "$ATOL" || fail "outputs differ from torch's"
   ;;
 
 counts)
@@ -59,6 +66,7 @@ counts)
   while read -r kind rule ops native; do
     want_var="want_$kind"
     want=${!want_var}
+    [[ -n $want ]] || continue  # a column this manifest does not have (rotary: hf_manifest.txt only)
     if ! is_enabled "$rule"; then
       skipped+=("$kind (rule '$rule' not enabled in manifest.txt)")
       continue
@@ -71,10 +79,11 @@ counts)
       fail "$kind: inspect --fusions reports ${fired:-0} fused, expected $want - $before already in the export"
     checked+=("$kind=$want")
   done <<EOF
-attention $form [A-Za-z.]*Attention ^\$
+attention $form [A-Za-z.]*Attention Attention
 layer_norm layer_norm LayerNormalization LayerNormalization
 rms_norm rms_norm RMSNormalization RMSNormalization
 gelu gelu Gelu Gelu
+rotary rotary RotaryEmbedding RotaryEmbedding
 EOF
   echo "checked: ${checked[*]:-none}"
   ((${#skipped[@]} == 0)) || skip "not asserted yet: ${skipped[*]}"
@@ -82,8 +91,13 @@ EOF
 
 ort)
   py=$("$PEERS/python.sh" 2>"$WORK/why") || skip "$(cat "$WORK/why")"
-  "$py" "$PEERS/check_ort.py" "$DIR/model.onnx" "$DIR" --rtol 1e-4 --atol 1e-5 >"$WORK/out" 2>&1 ||
-    { cat "$WORK/out" >&2; fail "ONNX Runtime does not reproduce torch's outputs on the original export"; }
+  if ! "$py" "$PEERS/check_ort.py" "$DIR/model.onnx" "$DIR" --rtol "$RTOL" --atol "$ATOL" >"$WORK/out" 2>&1; then
+    # torch's opset-23 export writes RotaryEmbedding caches of batch 1, which ONNX Runtime rejects:
+    # then only the optimized model (onnxc expands them) is checked.
+    grep -q "cannot load\|ONNXRuntimeError" "$WORK/out" ||
+      { cat "$WORK/out" >&2; fail "ONNX Runtime does not reproduce torch's outputs on the original export"; }
+    echo "note: ONNX Runtime cannot run the original export: $(grep -m1 -o 'Status Message: .*\|cannot load.*' "$WORK/out" | sed 's/\x1b\[[0-9;]*m//g')"
+  fi
   "$ONNXC" optimize "$DIR/model.onnx" -o "$WORK/fused.onnx" >/dev/null 2>"$WORK/err" ||
     { cat "$WORK/err" >&2; fail "onnxc optimize failed"; }
   if [[ $(op_count "$WORK/fused.onnx" "onnxc\\..*") -gt 0 ]]; then
@@ -95,7 +109,7 @@ ort)
       --no-fuse attention >/dev/null 2>"$WORK/err" ||
       { cat "$WORK/err" >&2; fail "onnxc optimize --no-fuse failed"; }
   fi
-  "$py" "$PEERS/check_ort.py" "$WORK/fused.onnx" "$DIR" --rtol 1e-4 --atol 1e-5 >"$WORK/out" 2>&1
+  "$py" "$PEERS/check_ort.py" "$WORK/fused.onnx" "$DIR" --rtol "$RTOL" --atol "$ATOL" >"$WORK/out" 2>&1
   rc=$?
   if [[ $rc -eq 2 ]] && ! is_enabled optimize; then
     skip "ONNX Runtime cannot load the optimized model yet (fuse-core legalizes it): $(grep -m1 -i error "$WORK/out")"
