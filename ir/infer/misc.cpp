@@ -50,6 +50,22 @@ void infer_string_split(InferContext& ctx) {
 // RegexFullMatch (opset 20): one bool per string.
 void infer_regex_full_match(InferContext& ctx) { ctx.set_tensor(0, DType::Bool, ctx.in_shape(0)); }
 
+// ai.onnx.ml Binarizer: like its input.
+void infer_binarizer(InferContext& ctx) { ctx.set_tensor(0, ctx.in_dtype(0), ctx.in_shape(0)); }
+
+// ai.onnx.ml ArrayFeatureExtractor: X [..., N] and indices (any shape, read flat) -> [..., count];
+// a 1-D X gives [1, count], as ONNX Runtime (and ONNX's reference) do.
+void infer_array_feature_extractor(InferContext& ctx) {
+  const auto& x = ctx.in_shape(0);
+  const auto& idx = ctx.in_shape(1);
+  std::optional<Shape> out;
+  if (x && !x->empty() && idx) {
+    out = x->size() == 1 ? Shape{Dim(1)} : Shape(x->begin(), x->end() - 1);
+    out->push_back(shape_numel(*idx));
+  }
+  ctx.set_tensor(0, ctx.in_dtype(0), out);
+}
+
 void infer_tfidf(InferContext& ctx) {
   const auto& x = ctx.in_shape(0);
   auto idx = ctx.node().attr_ints("ngram_indexes");
@@ -96,6 +112,8 @@ void add_misc_ops(OpTable& t) {
   t.add_all({"StringSplit"}, kDataDependent, infer_string_split);
   t.add_all({"RegexFullMatch"}, 0, infer_regex_full_match);
   t.add_all({"TfIdfVectorizer"}, 0, infer_tfidf);
+  t.add_all({"Binarizer"}, 0, infer_binarizer, "ai.onnx.ml");
+  t.add_all({"ArrayFeatureExtractor"}, 0, infer_array_feature_extractor, "ai.onnx.ml");
   t.add_all({"Adagrad"}, 0, infer_adagrad, kTraining);
   t.add_all({"Adam"}, 0, infer_adam, kTraining);
   t.add_all({"Momentum"}, 0, infer_momentum, kTraining);
