@@ -155,8 +155,10 @@ static onnxc_status reduce_by_data(onnxc_host_call *c, bool keep, bool noop, int
   const onnxc_host_tensor *y = &c->t[2];
   size_t size = onnxc_dtype_size(x->dtype);
   bool fl = onnxc_host_is_float(x->dtype) || !int_exact(kind);
-  /* Integers are read and folded as int64 (their start: the identity, or the extreme for Max/Min). */
-  int64_t istart = kind == R_PROD ? 1 : kind == R_MAX ? INT64_MIN : kind == R_MIN ? INT64_MAX : 0;
+  /* Integers are read and folded as int64 (their start: the identity, or the type's extreme for Max/Min,
+   * which is what an empty reduction gives). */
+  bool i32 = x->dtype == 6;
+  int64_t istart = kind == R_PROD ? 1 : kind == R_MAX ? (i32 ? INT32_MIN : INT64_MIN) : kind == R_MIN ? (i32 ? INT32_MAX : INT64_MAX) : 0;
   const uint8_t *src = x->data;
   uint8_t *dst = y->data;
   /* The output holds the accumulators in its own type only when exact; use a scratch copy in double or int64. */
