@@ -2,6 +2,7 @@
 // runtime/src/host_*.c read (host_ops.c: the table); model_abi.h documents it.
 #include "codegen/host_steps.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "ir/error.h"
@@ -80,15 +81,39 @@ Args nms(const ir::Node& n) {
   return a;
 }
 
-// ReduceSum whose axes are a run-time tensor and keepdims=0: which dims remain depends on data.
-bool is_reduce_sum_by_data(const ir::Node& n) {
-  return n.op_type() == "ReduceSum" && n.num_inputs() > 1 && n.input(1) && !n.input(1)->is_constant() &&
-         n.attr_int("keepdims", 1) == 0;
+// A Reduce* whose axes are a run-time tensor and keepdims=0: which dims remain depends on data. The
+// position in this list is the runtime's reduction kind (runtime/src/host_reduce.c).
+const std::vector<std::string>& reduce_kinds() {
+  static const std::vector<std::string> k = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                                             "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
+  return k;
 }
 
-Args reduce_sum(const ir::Node& n) {
+int64_t reduce_kind(const ir::Node& n) {
+  const auto& k = reduce_kinds();
+  auto it = std::find(k.begin(), k.end(), n.op_type());
+  return it == k.end() ? -1 : it - k.begin();
+}
+
+// With keepdims=1 a kernel computes it when the output's dims are known (declared or inferred);
+// dims that only the axes' data decides are bound by the host op.
+bool is_reduce_by_data(const ir::Node& n) {
+  if (reduce_kind(n) < 0 || n.num_inputs() < 2 || !n.input(1) || n.input(1)->is_constant()) return false;
+  if (n.attr_int("keepdims", 1) == 0) return true;
+  const auto& x = n.input(0)->shape();
+  const auto& y = n.output(0)->shape();
+  if (!x || !y || x->size() != y->size()) return false;
+  for (size_t i = 0; i < y->size(); ++i)
+    if (!(*y)[i].is_const() && !((*y)[i] == (*x)[i])) return true;
+  return false;
+}
+
+Args reduce_by_data(const ir::Node& n) {
   const ir::Shape& y = shape(n.output(0));
-  Args a{ONNXC_HOST_REDUCE_SUM, {input(n, 0), input(n, 1)}, {}, {0, n.attr_int("noop_with_empty_axes", 0)}, {}};
+  int64_t kind = reduce_kind(n);
+  Args a{kind == 0 ? ONNXC_HOST_REDUCE_SUM : ONNXC_HOST_REDUCE, {input(n, 0), input(n, 1)}, {},
+         {n.attr_int("keepdims", 1), n.attr_int("noop_with_empty_axes", 0)}, {}};
+  if (kind != 0) a.scalars.push_back(kind);
   a.outputs.push_back(output(n, 0, n.input(0)->dtype(), y));
   for (size_t i = 0; i < y.size(); ++i) a.binds.push_back({0, static_cast<int>(i)});
   return a;
@@ -113,6 +138,32 @@ Args tfidf(const ir::Node& n) {
       {nullptr, ir::Tensor::from_vector<float>(ir::DType::Float32, {static_cast<int64_t>(weights.size())}, weights)});
   a.outputs.push_back(output(n, 0, ir::DType::Float32, shape(n.output(0))));
   a.scalars = {n.attr_int("min_gram_length", 1), n.attr_int("max_gram_length", 1), n.attr_int("max_skip_count", 0), mode_id};
+  return a;
+}
+
+// A string attribute as NUL-terminated bytes (a uint8 weight the host op reads).
+ir::Tensor c_string(const ir::Node& n, const std::string& s, const char* what) {
+  user_check(s.find('\0') == std::string::npos) << n.describe() << ": " << what << " holds a NUL byte";
+  std::vector<uint8_t> bytes(s.begin(), s.end());
+  bytes.push_back(0);
+  return ir::Tensor::from_vector<uint8_t>(ir::DType::UInt8, {static_cast<int64_t>(bytes.size())}, bytes);
+}
+
+// StringSplit (opset 20): no delimiter, or an empty one, splits on runs of whitespace.
+Args string_split(const ir::Node& n) {
+  std::string delim = n.attr_string("delimiter", "");
+  const ir::Shape& y = shape(n.output(0));
+  Args a{ONNXC_HOST_STRING_SPLIT, {input(n, 0), {nullptr, c_string(n, delim, "delimiter")}}, {},
+         {n.attr("maxsplit") ? n.attr_int("maxsplit", -1) : -1, delim.empty() ? 1 : 0}, {}};
+  a.outputs.push_back(output(n, 0, ir::DType::String, y));
+  a.outputs.push_back(output(n, 1, ir::DType::Int64, shape(n.input(0))));
+  a.binds = {{0, static_cast<int>(y.size()) - 1}};
+  return a;
+}
+
+Args regex_full_match(const ir::Node& n) {
+  Args a{ONNXC_HOST_REGEX_FULL_MATCH, {input(n, 0), {nullptr, c_string(n, n.attr_string("pattern", ""), "pattern")}}, {}, {}, {}};
+  a.outputs.push_back(output(n, 0, ir::DType::Bool, shape(n.input(0))));
   return a;
 }
 
@@ -263,7 +314,7 @@ bool is_host_op(const ir::Node& n) {
   if (!n.domain().empty() && n.domain() != "ai.onnx") return false;
   const std::string& op = n.op_type();
   return op == "NonZero" || op == "Compress" || op == "Unique" || op == "NonMaxSuppression" || op == "TfIdfVectorizer" ||
-         op == "StringNormalizer" || op == "StringConcat" || is_string_cast(n) || is_reduce_sum_by_data(n) || is_value_op(n);
+         op == "StringNormalizer" || op == "StringConcat" || op == "StringSplit" || op == "RegexFullMatch" || is_string_cast(n) || is_reduce_by_data(n) || is_value_op(n);
 }
 
 HostStepArgs host_step_args(const ir::Node& n) {
@@ -277,8 +328,10 @@ HostStepArgs host_step_args(const ir::Node& n) {
   if (op == "TfIdfVectorizer") return tfidf(n);
   if (op == "StringNormalizer") return string_normalizer(n);
   if (op == "StringConcat") return string_concat(n);
+  if (op == "StringSplit") return string_split(n);
+  if (op == "RegexFullMatch") return regex_full_match(n);
   if (is_string_cast(n)) return string_cast(n);
-  if (is_reduce_sum_by_data(n)) return reduce_sum(n);
+  if (is_reduce_by_data(n)) return reduce_by_data(n);
   if (auto a = value_op(n)) return *a;
   internal_error << n.describe() << " is not a host op";
   return {};

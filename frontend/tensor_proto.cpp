@@ -66,7 +66,10 @@ ir::Tensor from_typed_fields(const onnx::TensorProto& p, DType dt, std::vector<i
     case DType::Int16: copy_field<int16_t>(t, p.int32_data()); break;
     case DType::Int8: copy_field<int8_t>(t, p.int32_data()); break;
     case DType::UInt16: case DType::Float16: case DType::BFloat16: copy_field<uint16_t>(t, p.int32_data()); break;
-    case DType::UInt8: copy_field<uint8_t>(t, p.int32_data()); break;
+    case DType::UInt8: case DType::Float8E4M3FN: case DType::Float8E4M3FNUZ: case DType::Float8E5M2:
+    case DType::Float8E5M2FNUZ: case DType::Float8E8M0:  // 8-bit floats as their bit patterns
+      copy_field<uint8_t>(t, p.int32_data());
+      break;
     case DType::Bool: {
       auto* out = static_cast<uint8_t*>(t.mutable_raw());
       for (int i = 0; i < p.int32_data_size(); ++i) out[i] = p.int32_data(i) != 0;

@@ -10,17 +10,22 @@ struct DTypeInfo {
   std::string_view name;
   size_t size;
 };
-constexpr std::array<DTypeInfo, 17> kTable = {{
+constexpr std::array<DTypeInfo, 22> kTable = {{
     {DType::Undefined, "undef", 0}, {DType::Float32, "f32", 4},    {DType::UInt8, "u8", 1},
     {DType::Int8, "i8", 1},         {DType::UInt16, "u16", 2},     {DType::Int16, "i16", 2},
     {DType::Int32, "i32", 4},       {DType::Int64, "i64", 8},      {DType::String, "str", 0},
     {DType::Bool, "bool", 1},       {DType::Float16, "f16", 2},    {DType::Float64, "f64", 8},
     {DType::UInt32, "u32", 4},      {DType::UInt64, "u64", 8},     {DType::Complex64, "c64", 8},
     {DType::Complex128, "c128", 16}, {DType::BFloat16, "bf16", 2},
+    {DType::Float8E4M3FN, "f8e4m3fn", 1}, {DType::Float8E4M3FNUZ, "f8e4m3fnuz", 1},
+    {DType::Float8E5M2, "f8e5m2", 1},     {DType::Float8E5M2FNUZ, "f8e5m2fnuz", 1},
+    {DType::Float8E8M0, "f8e8m0", 1},
 }};
+// ONNX's codes have gaps (21-23 are not all held), so the table is searched rather than indexed.
 const DTypeInfo& info(DType t) {
-  auto i = static_cast<size_t>(t);
-  return i < kTable.size() ? kTable[i] : kTable[0];
+  for (const auto& e : kTable)
+    if (e.type == t) return e;
+  return kTable[0];
 }
 }  // namespace
 
@@ -45,6 +50,6 @@ bool dtype_is_signed(DType t) {
   return t == DType::Int8 || t == DType::Int16 || t == DType::Int32 || t == DType::Int64 ||
          dtype_is_float(t);
 }
-bool dtype_is_valid(int32_t code) { return code > 0 && code < static_cast<int32_t>(kTable.size()); }
+bool dtype_is_valid(int32_t code) { return code > 0 && info(static_cast<DType>(code)).type != DType::Undefined; }
 
 }  // namespace onnxc::ir

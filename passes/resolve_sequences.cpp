@@ -162,8 +162,13 @@ class Resolver {
     return at && forward_and_remove(n, (*e)[*at]);
   }
 
-  // SequenceLength / OptionalHasElement of a value whose count is known: a constant.
+  // SequenceLength / OptionalHasElement of a value whose count is known: a constant; OptionalHasElement
+  // of no input at all is false.
   bool count(ir::Node& n, bool length) {
+    if (!length && (n.num_inputs() == 0 || !n.input(0))) {  // no input (opset 18): an empty optional
+      replace_with_constant(n.output(0), ir::Tensor::scalar<uint8_t>(ir::DType::Bool, 0));
+      return true;
+    }
     const Known* k = known(n.input(0));
     if (!k || !k->count) return false;
     if (length) replace_with_constant(n.output(0), i64_scalar(*k->count));

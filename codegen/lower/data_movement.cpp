@@ -201,15 +201,27 @@ std::vector<HTensor> pad(LowerContext& ctx) {
     auto p = ctx.node.attr_ints("pads");
     for (int k = 0; k < r && k < static_cast<int>(p.size()); ++k) begin[k] = Expr(static_cast<int32_t>(p[k]));
   } else {
-    if (has_input(ctx, 3)) {
-      auto a = const_ints(ctx, 3);
-      user_check(a.has_value()) << ctx.node.describe() << ": axes must be constant";
-      axes = *a;
+    std::optional<std::vector<int64_t>> a;
+    if (has_input(ctx, 3)) a = const_ints(ctx, 3);
+    if (has_input(ctx, 3) && !a) {
+      // Axes given at run time (a count fixed by its shape): each dim takes the pad of the entry
+      // naming it, or none.
+      const HTensor& ax = ctx.in[3];
+      user_check(ax.rank() == 1 && Halide::Internal::as_const_int(ax.shape[0]))
+          << ctx.node.describe() << ": run-time axes need a fixed count";
+      int n = static_cast<int>(*Halide::Internal::as_const_int(ax.shape[0]));
+      for (int j = 0; j < n; ++j) {
+        Expr aj = element_i32(ctx, 3, j);
+        aj = Halide::select(aj < 0, aj + r, aj);
+        for (int k = 0; k < r; ++k) begin[k] = Halide::select(aj == k, element_i32(ctx, 1, j), begin[k]);
+      }
+    } else {
+      if (a) axes = *a;
+      if (axes.empty())
+        for (int k = 0; k < r; ++k) axes.push_back(k);
+      for (size_t k = 0; k < axes.size(); ++k)
+        begin[normalize_axis(axes[k], r, ctx.node)] = element_i32(ctx, 1, static_cast<int>(k));
     }
-    if (axes.empty())
-      for (int k = 0; k < r; ++k) axes.push_back(k);
-    for (size_t k = 0; k < axes.size(); ++k)
-      begin[normalize_axis(axes[k], r, ctx.node)] = element_i32(ctx, 1, static_cast<int>(k));
   }
   Halide::Type ty = halide_type(x.dtype);
   Expr value = Halide::Internal::make_zero(ty);

@@ -2,6 +2,7 @@
 // broadcasting over symbolic extents. Float math on f16/bf16 is computed in f32 and rounded once.
 #include <cmath>
 
+#include "codegen/lower/float8.h"
 #include "codegen/lower/lower_util.h"
 #include "ir/onnxc_attrs.h"
 
@@ -23,7 +24,8 @@ Type compute_type(Type t, bool float_math) {
 
 Expr lit(const Expr& like, double v) { return literal(like.type(), v); }
 
-// out(i) = f(inputs broadcast to i). `float_math`: the op is defined on floats only.
+// out(i) = f(inputs broadcast to i). `float_math`: the op is defined on floats only. An 8-bit float
+// input (IsNaN, IsInf) is read as its float32 value.
 LowerFn broadcast_op(bool float_math, Fn f) {
   return [f, float_math](LowerContext& ctx) -> std::vector<HTensor> {
     const auto& shape = out_shape(ctx);
@@ -37,6 +39,7 @@ LowerFn broadcast_op(bool float_math, Fn f) {
           continue;
         }
         Expr e = broadcast_at(*t, i, shape);
+        if (ir::dtype_is_float8(t->dtype)) e = float8_decode(e, t->dtype);
         Type ct = compute_type(e.type(), float_math);
         v.push_back(ct == e.type() ? e : Halide::cast(ct, e));
       }
@@ -161,14 +164,21 @@ Expr is_inf(Expr x, const ir::Node& n) {
 
 // Cast / CastLike: float -> bool is x != 0; f32 -> bf16 rounds to nearest even, as ONNX's newer
 // references (and 1.23's test data) do, except in a node raised from before opset 19
-// (ir::kBf16Truncates), which truncates the low mantissa bits as the 1.12 reference did; everything
-// else is a C-style conversion.
+// (ir::kBf16Truncates), which truncates the low mantissa bits as the 1.12 reference did; 8-bit floats
+// convert through float32 (`saturate`, opset 19; `round_mode` for E8M0, opset 24; a float64 value is
+// rounded twice, to float32 and then to 8 bits); everything else is a C-style conversion.
 LowerFn cast_op() {
   return [](LowerContext& ctx) -> std::vector<HTensor> {
     const HTensor& a = ctx.in[0];
     ir::DType to = out_dtype(ctx);
+    bool saturate = ctx.node.attr_int("saturate", 1) != 0;
+    ir::E8M0Round mode = ir::E8M0Round::Up;
+    user_check(ir::e8m0_round_from_name(ctx.node.attr_string("round_mode", "up"), &mode))
+        << ctx.node.describe() << ": round_mode must be up, down or nearest";
     return {define("Cast", out_shape(ctx), to, [&](const Index& i) {
       Expr x = a.at(i);
+      if (ir::dtype_is_float8(a.dtype)) x = float8_decode(x, a.dtype);
+      if (ir::dtype_is_float8(to)) return float8_encode(Halide::cast(Halide::Float(32), x), to, saturate, mode);
       if (to == ir::DType::Bool) return from_bool(to_bool(x));
       bool truncates = ctx.opset < 19 || ctx.node.attr_int(ir::kBf16Truncates, 0);  // a model left unraised, or raised
       if (to == ir::DType::BFloat16 && x.type() == Halide::Float(32) && truncates)

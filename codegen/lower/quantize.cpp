@@ -1,6 +1,7 @@
 // Linear quantization: QuantizeLinear (round half to even, saturate to the zero point's type,
 // per-tensor or per-axis scale), DequantizeLinear, and DynamicQuantizeLinear (uint8, scale and zero
 // point from the tensor's range, computed in the same kernel).
+#include "codegen/lower/float8.h"
 #include "codegen/lower/lower_util.h"
 #include "codegen/schedule/schedule.h"
 
@@ -17,6 +18,8 @@ using Halide::Func;
 Expr param_at(const LowerContext& ctx, int i, const Index& o) {
   const HTensor& p = ctx.in[i];
   if (p.rank() == 0) return p.func();
+  // One element is per-tensor whatever `axis` says (it may not even be an axis of x).
+  if (p.rank() == 1 && Halide::Internal::is_const_one(p.shape[0])) return p.at({Expr(0)});
   int axis = normalize_axis(ctx.node.attr_int("axis", 1), static_cast<int>(o.size()), ctx.node);
   if (p.rank() > 1 || ctx.node.attr_int("block_size", 0) > 0) {
     int64_t block = ctx.node.attr_int("block_size", 0);
@@ -26,7 +29,6 @@ Expr param_at(const LowerContext& ctx, int i, const Index& o) {
     b[axis] = o[axis] / static_cast<int32_t>(block);
     return p.at(b);
   }
-  if (Halide::Internal::is_const_one(p.shape[0])) return p.at({Expr(0)});
   return p.at({o[axis]});
 }
 
@@ -34,12 +36,23 @@ Expr saturate_round(Expr v, Halide::Type t) {
   return Halide::cast(t, Halide::clamp(Halide::round(v), Halide::cast<float>(t.min()), Halide::cast<float>(t.max())));
 }
 
+// An input (x or a zero point) as float32: 8-bit floats by value, not by bits.
+Expr value_f32(const Expr& e, ir::DType t) {
+  return ir::dtype_is_float8(t) ? float8_decode(e, t) : Halide::cast<float>(e);
+}
+
+// To an 8-bit float (opset 19) there is no rounding to an integer: x / scale + zero point (which
+// ONNX requires to be 0) is converted, saturating to the largest finite value unless `saturate` is 0.
 std::vector<HTensor> quantize(LowerContext& ctx) {
   const HTensor& x = ctx.in[0];
   ir::DType dt = out_dtype(ctx);
   Halide::Type ot = halide_type(dt);
   return {define("QuantizeLinear", x.shape, dt, [&](const Index& o) {
     Expr v = Halide::cast<float>(x.at(o)) / Halide::cast<float>(param_at(ctx, 1, o));
+    if (ir::dtype_is_float8(dt)) {
+      if (has_input(ctx, 2)) v = v + value_f32(param_at(ctx, 2, o), dt);
+      return float8_encode(v, dt, ctx.node.attr_int("saturate", 1) != 0);
+    }
     if (has_input(ctx, 2)) v = Halide::round(v) + Halide::cast<float>(param_at(ctx, 2, o));
     return saturate_round(v, ot);
   })};
@@ -48,8 +61,8 @@ std::vector<HTensor> quantize(LowerContext& ctx) {
 std::vector<HTensor> dequantize(LowerContext& ctx) {
   const HTensor& x = ctx.in[0];
   return {define("DequantizeLinear", x.shape, out_dtype(ctx), [&](const Index& o) {
-    Expr v = Halide::cast<float>(x.at(o));
-    if (has_input(ctx, 2)) v = v - Halide::cast<float>(param_at(ctx, 2, o));
+    Expr v = value_f32(x.at(o), x.dtype);
+    if (has_input(ctx, 2)) v = v - value_f32(param_at(ctx, 2, o), ctx.in[2].dtype);
     return v * Halide::cast<float>(param_at(ctx, 1, o));
   })};
 }

@@ -1,5 +1,5 @@
-// Sampling at computed positions: GridSample (4-D; bilinear, nearest, bicubic; zeros, border and
-// reflection padding; align_corners) and RoiAlign (avg or max over a fixed sampling grid per bin).
+// Sampling at computed positions: GridSample (4-D: bilinear, nearest, bicubic; 5-D: linear and
+// nearest; zeros, border and reflection padding; align_corners) and RoiAlign (avg or max over a fixed sampling grid per bin).
 // Coordinates follow PyTorch's grid_sample and ONNX Runtime's RoiAlign, which produced the ONNX
 // reference data.
 #include "codegen/lower/lower_util.h"
@@ -45,7 +45,53 @@ struct GridSampler {
     Expr v = Halide::cast<float>(x.at({n, ch, Halide::clamp(yi, 0, x.shape[2] - 1), Halide::clamp(xi, 0, x.shape[3] - 1)}));
     return Halide::select(inside, v, 0.0f);
   }
+  // X[n, c, spatial...] at integer coordinates (one per spatial axis), 0 outside the volume.
+  Expr at(const Expr& n, const Expr& ch, const std::vector<Expr>& pos) const {
+    Expr inside = Halide::Internal::const_true();
+    Index i = {n, ch};
+    for (size_t a = 0; a < pos.size(); ++a) {
+      Expr extent = x.shape[2 + a];
+      inside = inside && pos[a] >= 0 && pos[a] < extent;
+      i.push_back(Halide::clamp(pos[a], 0, extent - 1));
+    }
+    return Halide::select(inside, Halide::cast<float>(x.at(i)), 0.0f);
+  }
 };
+
+// GridSample over a volume (X [N, C, D, H, W], grid [N, D', H', W', 3] holding (x, y, z)): nearest, or
+// linear over the 8 corners around the position.
+Expr sample_volume(const GridSampler& s, const HTensor& grid, const std::string& mode, const Index& o) {
+  const int d = 3;
+  std::vector<Expr> g(d);
+  for (int a = 0; a < d; ++a) {
+    Index gi = {o[0]};
+    for (int k = 0; k < d; ++k) gi.push_back(o[2 + k]);
+    gi.push_back(Expr(d - 1 - a));  // the grid lists the innermost axis first
+    g[a] = s.pad(s.unnormalize(Halide::cast<float>(grid.at(gi)), 2 + a), 2 + a);
+  }
+  std::vector<Expr> pos(d);
+  if (mode == "nearest") {
+    for (int a = 0; a < d; ++a) pos[a] = Halide::cast<int32_t>(Halide::round(g[a]));
+    return s.at(o[0], o[1], pos);
+  }
+  std::vector<Expr> lo(d), t(d);
+  for (int a = 0; a < d; ++a) {
+    Expr f = Halide::floor(g[a]);
+    lo[a] = Halide::cast<int32_t>(f);
+    t[a] = g[a] - f;
+  }
+  Expr sum = 0.0f;
+  for (int corner = 0; corner < (1 << d); ++corner) {
+    Expr w = 1.0f;
+    for (int a = 0; a < d; ++a) {
+      bool up = corner & (1 << (d - 1 - a));
+      w = w * (up ? t[a] : 1 - t[a]);
+      pos[a] = up ? lo[a] + 1 : lo[a];
+    }
+    sum = sum + w * s.at(o[0], o[1], pos);
+  }
+  return sum;
+}
 
 // Cubic convolution weights (A = -0.75) of the four taps around t in [0, 1).
 std::vector<Expr> cubic_weights(Expr t) {
@@ -58,7 +104,8 @@ std::vector<Expr> cubic_weights(Expr t) {
 std::vector<HTensor> grid_sample(LowerContext& ctx) {
   const HTensor &x = ctx.in[0], &grid = ctx.in[1];
   const ir::Node& node = ctx.node;
-  user_check(x.rank() == 4 && grid.rank() == 4) << node.describe() << ": GridSample is supported for 4-D inputs";
+  user_check((x.rank() == 4 || x.rank() == 5) && grid.rank() == x.rank())
+      << node.describe() << ": GridSample is supported for 4-D and 5-D inputs";
   GridSampler s{x, node.attr_int("align_corners", 0) != 0, node.attr_string("padding_mode", "zeros")};
   // Opset 20 renamed the modes (bilinear -> linear, bicubic -> cubic); canonicalize writes the new
   // names, older models the old ones, and the default changed with them.
@@ -69,7 +116,9 @@ std::vector<HTensor> grid_sample(LowerContext& ctx) {
       << node.describe() << ": unknown mode '" << mode << "'";
   user_check(s.padding == "zeros" || s.padding == "border" || s.padding == "reflection")
       << node.describe() << ": unknown padding_mode '" << s.padding << "'";
+  user_check(x.rank() == 4 || mode != "bicubic") << node.describe() << ": cubic sampling is defined for 4-D inputs only";
   return {define("grid_sample", out_shape(ctx), out_dtype(ctx), [&](const Index& o) {
+    if (x.rank() == 5) return sample_volume(s, grid, mode, o);
     Expr n = o[0], ch = o[1];
     Expr gx = s.unnormalize(Halide::cast<float>(grid.at({n, o[2], o[3], 0})), 3);
     Expr gy = s.unnormalize(Halide::cast<float>(grid.at({n, o[2], o[3], 1})), 2);

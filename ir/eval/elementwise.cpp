@@ -206,12 +206,25 @@ std::vector<Tensor> eval_isnan(Ctx& c) {
   return {out};
 }
 
+// A cast to an 8-bit float reads the node's `saturate` (opset 19) and `round_mode` (opset 24, E8M0);
+// the value goes through float32 first, as in the kernels and ONNX's reference.
 std::vector<Tensor> cast_to(Ctx& c, const Tensor& x, DType to) {
   require_numeric(x);
   if (to == DType::String || dtype_size(to) == 0 || to == DType::Complex64 || to == DType::Complex128)
     throw NotEvaluable{};
   Tensor out = c.make(to, x.dims());
   bool fl = float_lane(x.dtype());
+  if (dtype_is_float8(to)) {
+    bool saturate = c.node.attr_int("saturate", 1) != 0;
+    E8M0Round mode = E8M0Round::Up;
+    if (!e8m0_round_from_name(c.node.attr_string("round_mode", "up"), &mode)) throw NotEvaluable{};
+    for (int64_t e = 0; e < x.numel(); ++e) {
+      float v = static_cast<float>(fl ? x.get_f64(e) : static_cast<double>(x.get_i64(e)));
+      out.mutable_data<uint8_t>()[e] =
+          to == DType::Float8E8M0 ? f32_to_e8m0(v, saturate, mode) : f32_to_float8(v, to, saturate);
+    }
+    return {out};
+  }
   for (int64_t e = 0; e < x.numel(); ++e) {
     if (fl) set_f64(out, e, x.get_f64(e));
     else set_i64(out, e, x.get_i64(e));

@@ -165,6 +165,29 @@ void infer_col2im(InferContext& ctx) {
   ctx.set_tensor(0, ctx.in_dtype(0), out);
 }
 
+// CausalConvWithState (opset 27): output like the input [B, C, L]; present_state [B, C, k - 1].
+void infer_causal_conv_with_state(InferContext& ctx) {
+  const auto& x = ctx.in_shape(0);
+  const auto& w = ctx.in_shape(1);
+  ctx.set_tensor(0, ctx.in_dtype(0), x);
+  std::optional<Shape> state;
+  if (x && x->size() == 3 && w && w->size() == 3) state = Shape{(*x)[0], (*x)[1], (*w)[2] - Dim(1)};
+  ctx.set_tensor(1, ctx.num_inputs() > 3 && ctx.node().input(3) ? ctx.in_dtype(3) : ctx.in_dtype(0), state);
+}
+
+// DeformConv (opset 19): [N, M, spatial of the offsets] (the offsets hold one vector per output pixel).
+void infer_deform_conv(InferContext& ctx) {
+  const auto& x = ctx.in_shape(0);
+  const auto& w = ctx.in_shape(1);
+  const auto& off = ctx.in_shape(2);
+  std::optional<Shape> out;
+  if (x && w && off && off->size() == x->size() && x->size() >= 3) {
+    out = Shape{(*x)[0], (*w)[0]};
+    out->insert(out->end(), off->begin() + 2, off->end());
+  }
+  ctx.set_tensor(0, ctx.in_dtype(0), out);
+}
+
 }  // namespace
 
 void add_conv_ops(OpTable& t) {
@@ -177,6 +200,8 @@ void add_conv_ops(OpTable& t) {
   t.add_all({"MaxUnpool"}, kShapeArgs, infer_max_unpool);
   t.add_all({"MaxRoiPool"}, 0, infer_max_roi_pool);
   t.add_all({"Col2Im"}, kShapeArgs, infer_col2im);
+  t.add_all({"CausalConvWithState"}, 0, infer_causal_conv_with_state);
+  t.add_all({"DeformConv"}, 0, infer_deform_conv);
 }
 
 }  // namespace onnxc::ir

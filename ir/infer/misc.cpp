@@ -1,4 +1,5 @@
-// Ops of no larger family: random generators, text (StringNormalizer, StringConcat, TfIdfVectorizer) and the
+// Ops of no larger family: random generators, text (StringNormalizer, StringConcat, StringSplit,
+// RegexFullMatch, TfIdfVectorizer) and the
 // training ops of ai.onnx.preview.training (Adagrad, Adam, Momentum, Gradient).
 #include "ir/infer/context.h"
 
@@ -34,6 +35,35 @@ void infer_string_normalizer(InferContext& ctx) {
 // StringConcat (opset 20): strings, with the inputs' numpy broadcast shape.
 void infer_string_concat(InferContext& ctx) {
   ctx.set_tensor(0, DType::String, broadcast_shapes(ctx, {ctx.in_shape(0), ctx.in_shape(1)}));
+}
+
+// StringSplit (opset 20): the parts [X..., most parts] (a size only the data decides) and their
+// counts [X...].
+void infer_string_split(InferContext& ctx) {
+  const auto& x = ctx.in_shape(0);
+  std::optional<Shape> parts = x;
+  if (parts) parts->push_back(ctx.fresh_dim(0, x->size(), "parts"));
+  ctx.set_tensor(0, DType::String, parts);
+  ctx.set_tensor(1, DType::Int64, x);
+}
+
+// RegexFullMatch (opset 20): one bool per string.
+void infer_regex_full_match(InferContext& ctx) { ctx.set_tensor(0, DType::Bool, ctx.in_shape(0)); }
+
+// ai.onnx.ml Binarizer: like its input.
+void infer_binarizer(InferContext& ctx) { ctx.set_tensor(0, ctx.in_dtype(0), ctx.in_shape(0)); }
+
+// ai.onnx.ml ArrayFeatureExtractor: X [..., N] and indices (any shape, read flat) -> [..., count];
+// a 1-D X gives [1, count], as ONNX Runtime (and ONNX's reference) do.
+void infer_array_feature_extractor(InferContext& ctx) {
+  const auto& x = ctx.in_shape(0);
+  const auto& idx = ctx.in_shape(1);
+  std::optional<Shape> out;
+  if (x && !x->empty() && idx) {
+    out = x->size() == 1 ? Shape{Dim(1)} : Shape(x->begin(), x->end() - 1);
+    out->push_back(shape_numel(*idx));
+  }
+  ctx.set_tensor(0, ctx.in_dtype(0), out);
 }
 
 void infer_tfidf(InferContext& ctx) {
@@ -79,7 +109,11 @@ void add_misc_ops(OpTable& t) {
   t.add_all({"Multinomial"}, kRandom, infer_multinomial);
   t.add_all({"StringNormalizer"}, kDataDependent, infer_string_normalizer);
   t.add_all({"StringConcat"}, 0, infer_string_concat);
+  t.add_all({"StringSplit"}, kDataDependent, infer_string_split);
+  t.add_all({"RegexFullMatch"}, 0, infer_regex_full_match);
   t.add_all({"TfIdfVectorizer"}, 0, infer_tfidf);
+  t.add_all({"Binarizer"}, 0, infer_binarizer, "ai.onnx.ml");
+  t.add_all({"ArrayFeatureExtractor"}, 0, infer_array_feature_extractor, "ai.onnx.ml");
   t.add_all({"Adagrad"}, 0, infer_adagrad, kTraining);
   t.add_all({"Adam"}, 0, infer_adam, kTraining);
   t.add_all({"Momentum"}, 0, infer_momentum, kTraining);

@@ -36,8 +36,11 @@ void infer_reduce(InferContext& ctx) {
   IntsArg axes = ints_arg(ctx, "axes", 1);
   if (axes.present && !axes.values) {  // reduced axes unknown
     std::optional<Shape> out;
-    if (keep) out = unknown_shape(r);
-    else if (ctx.in_rank(1) == 1 && (*ctx.in_shape(1))[0].is_const() && (*ctx.in_shape(1))[0].value() <= r) {
+    if (keep) {  // each dim is its input's or 1, as the data says: fresh symbols (or declared dims)
+      out = Shape();
+      for (int64_t i = 0; i < r; ++i)
+        out->push_back((*in)[i].is_const() && (*in)[i].value() == 1 ? Dim(1) : ctx.fresh_dim(0, static_cast<size_t>(i), "reduced"));
+    } else if (ctx.in_rank(1) == 1 && (*ctx.in_shape(1))[0].is_const() && (*ctx.in_shape(1))[0].value() <= r) {
       out = Shape();  // which dims remain depends on the axes' data: fresh symbols (or declared dims)
       for (int64_t i = 0; i < r - (*ctx.in_shape(1))[0].value(); ++i)
         out->push_back(ctx.fresh_dim(0, static_cast<size_t>(i), "reduced"));

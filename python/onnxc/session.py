@@ -18,7 +18,8 @@ _DTYPES = {
     1: ("float", np.float32), 2: ("uint8", np.uint8), 3: ("int8", np.int8), 4: ("uint16", np.uint16),
     5: ("int16", np.int16), 6: ("int32", np.int32), 7: ("int64", np.int64), 8: ("string", object),
     9: ("bool", np.bool_), 10: ("float16", np.float16), 11: ("double", np.float64), 12: ("uint32", np.uint32),
-    13: ("uint64", np.uint64), 16: ("bfloat16", None),
+    13: ("uint64", np.uint64), 16: ("bfloat16", None), 17: ("float8e4m3fn", None), 18: ("float8e4m3fnuz", None),
+    19: ("float8e5m2", None), 20: ("float8e5m2fnuz", None), 24: ("float8e8m0", None),
 }
 _FROM_NUMPY = {np.dtype(t): code for code, (_, t) in _DTYPES.items() if t not in (None, object)}
 _VALUE_KINDS = {0: "tensor({})", 1: "seq(tensor({}))", 2: "optional(tensor({}))", 3: "optional(seq(tensor({})))"}

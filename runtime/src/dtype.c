@@ -21,6 +21,12 @@ static const onnxc_dtype_info dtypes[] = {
     {ONNXC_DTYPE_UINT32, "uint32", 4, halide_type_uint, 32},
     {ONNXC_DTYPE_UINT64, "uint64", 8, halide_type_uint, 64},
     {ONNXC_DTYPE_BFLOAT16, "bfloat16", 2, halide_type_bfloat, 16},
+    /* 8-bit floats: kernels take their bytes as uint8 and convert them where values matter. */
+    {ONNXC_DTYPE_FLOAT8E4M3FN, "float8e4m3fn", 1, halide_type_uint, 8},
+    {ONNXC_DTYPE_FLOAT8E4M3FNUZ, "float8e4m3fnuz", 1, halide_type_uint, 8},
+    {ONNXC_DTYPE_FLOAT8E5M2, "float8e5m2", 1, halide_type_uint, 8},
+    {ONNXC_DTYPE_FLOAT8E5M2FNUZ, "float8e5m2fnuz", 1, halide_type_uint, 8},
+    {ONNXC_DTYPE_FLOAT8E8M0, "float8e8m0", 1, halide_type_uint, 8},
     /* One pointer per element; no kernel reads strings (host ops only), the Halide type is a formality. */
     {ONNXC_DTYPE_STRING, "string", sizeof(const char *), halide_type_handle, 64},
 };

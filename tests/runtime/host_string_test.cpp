@@ -1,5 +1,6 @@
 // Host ops on hand-written descriptors through the public API: string tensors (StringNormalizer,
-// StringConcat, Cast to and from strings; the element is a const char *), TfIdfVectorizer and sizes given as data
+// StringConcat, StringSplit, RegexFullMatch, Cast to and from strings; the element is a const char *), TfIdfVectorizer
+// and sizes given as data
 // (VALUE_SIZE). No kernels: these steps run in the runtime's C.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -291,6 +292,65 @@ TEST(HostValueSize, BindsASymbolFromATensorsValue) {
   ASSERT_EQ(onnxc_session_set_input(m.session, 0, &in), ONNXC_OK);
   EXPECT_EQ(onnxc_session_run(m.session), ONNXC_ERR_INVALID_ARGUMENT);
   EXPECT_THAT(onnxc_session_last_error(m.session), HasSubstr("size 'size' is -2; a size cannot be negative"));
+}
+
+// x [n] -> StringSplit(delimiter, maxsplit) -> parts [n, count], counts [n].
+void split_model(Model &m, const std::string &delim, int32_t maxsplit_expr, bool whitespace) {
+  std::memcpy(m.weights, delim.c_str(), delim.size() + 1);
+  int32_t x = m.b.input("x", STR, {E_N}), d = m.b.weight("delimiter", ONNXC_DTYPE_UINT8, {E_BYTES}, 0, delim.size() + 1);
+  int32_t y = m.b.output("parts", STR, {E_N, E_COUNT}), z = m.b.output("counts", ONNXC_DTYPE_INT64, {E_N});
+  ASSERT_TRUE(m.load(ONNXC_HOST_STRING_SPLIT,
+                     {x, d, y, z, DescBuilder::scalar(maxsplit_expr), DescBuilder::scalar(whitespace ? E_ONE : E_ZERO)},
+                     {1}))
+      << onnxc_last_error();
+}
+
+std::vector<int64_t> counts_output(Model &m) {
+  onnxc_tensor out;
+  EXPECT_EQ(onnxc_session_get_output(m.session, 1, &out), ONNXC_OK);
+  const int64_t *p = static_cast<const int64_t *>(out.data);
+  return std::vector<int64_t>(p, p + out.dims[0]);
+}
+
+TEST(HostStrings, SplitAsPythonDoes) {
+  {
+    Model m(2);
+    m.b.constant(-1);  // the expression after E_BYTES: maxsplit -1 (no limit)
+    split_model(m, "-", E_BYTES + 1, false);
+    ASSERT_EQ(m.run_strings({"o-n--x-", "ab", ""}), ONNXC_OK) << onnxc_session_last_error(m.session);
+    EXPECT_EQ(m.string_output(),
+              (std::vector<std::string>{"o", "n", "", "x", "", "ab", "", "", "", "", "", "", "", "", ""}));
+    EXPECT_EQ(counts_output(m), (std::vector<int64_t>{5, 1, 1}));
+  }
+  {
+    Model m(1);
+    split_model(m, "", E_TWO, true);  // whitespace runs, at most two splits
+    ASSERT_EQ(m.run_strings({"  o n  n x ", "the quick", "   "}), ONNXC_OK) << onnxc_session_last_error(m.session);
+    EXPECT_EQ(m.string_output(), (std::vector<std::string>{"o", "n", "n x ", "the", "quick", "", "", "", ""}));
+    EXPECT_EQ(counts_output(m), (std::vector<int64_t>{3, 2, 0}));
+  }
+}
+
+// x [n] -> RegexFullMatch(pattern) -> y bool [n]; the pattern is RE2 text.
+std::vector<bool> full_match(const std::string &pattern, const std::vector<const char *> &x) {
+  Model m(static_cast<int64_t>(pattern.size()) + 1);
+  std::memcpy(m.weights, pattern.c_str(), pattern.size() + 1);
+  int32_t in = m.b.input("x", STR, {E_N}), p = m.b.weight("pattern", ONNXC_DTYPE_UINT8, {E_BYTES}, 0, pattern.size() + 1);
+  int32_t y = m.b.output("y", ONNXC_DTYPE_BOOL, {E_N});
+  EXPECT_TRUE(m.load(ONNXC_HOST_REGEX_FULL_MATCH, {in, p, y}, {})) << onnxc_last_error();
+  EXPECT_EQ(m.run_strings(x), ONNXC_OK) << onnxc_session_last_error(m.session);
+  onnxc_tensor out;
+  EXPECT_EQ(onnxc_session_get_output(m.session, 0, &out), ONNXC_OK);
+  const uint8_t *b = static_cast<const uint8_t *>(out.data);
+  return std::vector<bool>(b, b + x.size());
+}
+
+TEST(HostStrings, RegexFullMatchTranslatesRe2Classes) {
+  EXPECT_EQ(full_match("www\\.[\\w.-]+\\.\\bcom\\b", {"www.google.com", "www.bbc.co.uk", "xwww.a.com"}),
+            (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(full_match("[\\w.\\-]{0,25}@(yahoo|gmail)\\.com", {"a-b.c@gmail.com", "a@hotmail.com", "a@gmail.com!"}),
+            (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(full_match("\\d+\\s\\d", {"12 3", "12x3"}), (std::vector<bool>{true, false}));
 }
 
 }  // namespace

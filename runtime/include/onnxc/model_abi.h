@@ -130,6 +130,8 @@ enum onnxc_step_kind {
  *  NMS          args {boxes, scores, max_per_class (int64 [0] or [1]), iou_threshold (float32 [0] or [1]),
  *                     score_threshold (float32 [0] or [1]), Y, center_point_box}      binds {selected}
  *  REDUCE_SUM   args {X, axes (int64 [k]), Y, keepdims, noop_with_empty_axes}   binds {each dim of Y}
+ *  REDUCE       args {X, axes (int64 [k]), Y, keepdims, noop_with_empty_axes, kind}   binds {each dim of Y}
+ *               kind: 0 Sum, 1 Mean, 2 Max, 3 Min, 4 Prod, 5 L1, 6 L2, 7 LogSum, 8 LogSumExp, 9 SumSquare
  *  TFIDF        args {X (int32/int64 [C] or [B, C]), pool (int64), ngram_counts (int64), ngram_indexes (int64),
  *                     weights (float32 [W] or [0], per output column), Y (float32), min_gram_length, max_gram_length,
  *                     max_skip_count, mode (0 TF, 1 IDF, 2 TFIDF)}              binds {} (Y's shape is static)
@@ -148,6 +150,10 @@ enum onnxc_step_kind {
  *               binds {}   ONNX TensorScatter: present = past with update's rows written along axis from
  *               write_indices[b] (modulo the length when circular; rows outside the cache left out).
  *               When present is past's buffer (a session keeping its cache), only those rows are written.
+ *  STRING_SPLIT args {X (strings), delimiter (uint8: bytes and a NUL), Y (strings [X..., k]), Z (int64 [X...]),
+ *                     maxsplit (< 0: none), whitespace (split on runs of whitespace, ignoring delimiter)}
+ *                                                                  binds {k: the most parts of any string}
+ *  REGEX_FULL_MATCH args {X (strings), pattern (uint8: RE2 text and a NUL), Y (bool [X...])}   binds {}
  * String tensors (dtype 8) hold one `const char *` per element (see runtime.h); only host ops touch them.
  * Loop host ops (numbered from 16): what a loop body does with whole slices.
  *  SCAN_SLICE   args {X, iter (int64, 1 element), Y, axis, reverse}     binds {}
@@ -183,6 +189,9 @@ enum onnxc_host_op {
   ONNXC_HOST_STRING_CONCAT = 9,
   ONNXC_HOST_CACHE_APPEND = 10,
   ONNXC_HOST_CACHE_SCATTER = 11,
+  ONNXC_HOST_REDUCE = 12,
+  ONNXC_HOST_STRING_SPLIT = 13,
+  ONNXC_HOST_REGEX_FULL_MATCH = 14,
   ONNXC_HOST_SCAN_SLICE = 16,
   ONNXC_HOST_SCAN_APPEND = 17,
   ONNXC_HOST_SCAN_COLLECT = 18,

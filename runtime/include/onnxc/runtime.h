@@ -104,7 +104,13 @@ enum onnxc_dtype {
   ONNXC_DTYPE_DOUBLE = 11,
   ONNXC_DTYPE_UINT32 = 12,
   ONNXC_DTYPE_UINT64 = 13,
-  ONNXC_DTYPE_BFLOAT16 = 16
+  ONNXC_DTYPE_BFLOAT16 = 16,
+  /* 8-bit floats, one byte per element holding its bits (ONNX's layouts; ir/float8.h in the compiler) */
+  ONNXC_DTYPE_FLOAT8E4M3FN = 17,
+  ONNXC_DTYPE_FLOAT8E4M3FNUZ = 18,
+  ONNXC_DTYPE_FLOAT8E5M2 = 19,
+  ONNXC_DTYPE_FLOAT8E5M2FNUZ = 20,
+  ONNXC_DTYPE_FLOAT8E8M0 = 24
 };
 
 /* Bytes per element of an ONNX dtype; 0 for a dtype the runtime does not handle. */
