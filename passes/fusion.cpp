@@ -11,7 +11,7 @@
 namespace onnxc::passes {
 
 const std::vector<std::string>& fusion_families() {
-  static const std::vector<std::string> f = {"attention", "layer_norm", "rms_norm", "gelu"};
+  static const std::vector<std::string> f = {"attention", "layer_norm", "rms_norm", "gelu", "dequantize_matmul"};
   return f;
 }
 

@@ -162,7 +162,16 @@ Expr is_inf(Expr x, const ir::Node& n) {
 // Cast / CastLike: float -> bool is x != 0; f32 -> bf16 rounds to nearest even, as ONNX's newer
 // references (and 1.23's test data) do, except in a node raised from before opset 19
 // (ir::kBf16Truncates), which truncates the low mantissa bits as the 1.12 reference did; everything
-// else is a C-style conversion.
+// else is a C-style conversion. A sub-byte integer target keeps the low bits of the C conversion to
+// int32 (sign-extended for int4/int2), as ONNX's reference does (-9.0 -> int4 7).
+Expr cast_to_subbyte(ir::DType to, Expr x) {
+  const int bits = ir::dtype_packed_bits(to);
+  // Unsigned bit arithmetic: Halide assumes signed int32 never overflows, so a shift pair would fold away.
+  Expr low = Halide::cast<int32_t>(Halide::cast<uint32_t>(Halide::cast<int32_t>(x)) & ((1u << bits) - 1));
+  if (ir::dtype_is_signed(to)) return Halide::cast<int8_t>(Halide::select(low >= (1 << (bits - 1)), low - (1 << bits), low));
+  return Halide::cast<uint8_t>(low);
+}
+
 LowerFn cast_op() {
   return [](LowerContext& ctx) -> std::vector<HTensor> {
     const HTensor& a = ctx.in[0];
@@ -170,6 +179,7 @@ LowerFn cast_op() {
     return {define("Cast", out_shape(ctx), to, [&](const Index& i) {
       Expr x = a.at(i);
       if (to == ir::DType::Bool) return from_bool(to_bool(x));
+      if (ir::dtype_packed_bits(to)) return cast_to_subbyte(to, x);
       bool truncates = ctx.opset < 19 || ctx.node.attr_int(ir::kBf16Truncates, 0);  // a model left unraised, or raised
       if (to == ir::DType::BFloat16 && x.type() == Halide::Float(32) && truncates)
         return Halide::reinterpret(Halide::BFloat(16),

@@ -21,6 +21,11 @@ static const onnxc_dtype_info dtypes[] = {
     {ONNXC_DTYPE_UINT32, "uint32", 4, halide_type_uint, 32},
     {ONNXC_DTYPE_UINT64, "uint64", 8, halide_type_uint, 64},
     {ONNXC_DTYPE_BFLOAT16, "bfloat16", 2, halide_type_bfloat, 16},
+    /* Sub-byte integers are held unpacked, one element per byte (signed ones sign-extended). */
+    {ONNXC_DTYPE_UINT4, "uint4", 1, halide_type_uint, 8},
+    {ONNXC_DTYPE_INT4, "int4", 1, halide_type_int, 8},
+    {ONNXC_DTYPE_UINT2, "uint2", 1, halide_type_uint, 8},
+    {ONNXC_DTYPE_INT2, "int2", 1, halide_type_int, 8},
     /* One pointer per element; no kernel reads strings (host ops only), the Halide type is a formality. */
     {ONNXC_DTYPE_STRING, "string", sizeof(const char *), halide_type_handle, 64},
 };

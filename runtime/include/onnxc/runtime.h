@@ -104,7 +104,12 @@ enum onnxc_dtype {
   ONNXC_DTYPE_DOUBLE = 11,
   ONNXC_DTYPE_UINT32 = 12,
   ONNXC_DTYPE_UINT64 = 13,
-  ONNXC_DTYPE_BFLOAT16 = 16
+  ONNXC_DTYPE_BFLOAT16 = 16,
+  /* The sub-byte integers, held unpacked: one element per byte, signed ones sign-extended. */
+  ONNXC_DTYPE_UINT4 = 21,
+  ONNXC_DTYPE_INT4 = 22,
+  ONNXC_DTYPE_UINT2 = 25,
+  ONNXC_DTYPE_INT2 = 26
 };
 
 /* Bytes per element of an ONNX dtype; 0 for a dtype the runtime does not handle. */
