@@ -166,8 +166,11 @@ Expr is_inf(Expr x, const ir::Node& n) {
 // int32 (sign-extended for int4/int2), as ONNX's reference does (-9.0 -> int4 7).
 Expr cast_to_subbyte(ir::DType to, Expr x) {
   const int bits = ir::dtype_packed_bits(to);
-  // Unsigned bit arithmetic: Halide assumes signed int32 never overflows, so a shift pair would fold away.
-  Expr low = Halide::cast<int32_t>(Halide::cast<uint32_t>(Halide::cast<int32_t>(x)) & ((1u << bits) - 1));
+  // Bits of the int32, masked as unsigned: Halide assumes signed int32 arithmetic never overflows (a
+  // shift pair would fold away), and it would merge cast<uint32>(cast<int32>(float)) into one
+  // float -> uint32 conversion, which negative values do not survive.
+  Expr bits32 = Halide::reinterpret(Halide::UInt(32), Halide::cast<int32_t>(x));
+  Expr low = Halide::cast<int32_t>(bits32 & Halide::Expr((1u << bits) - 1));
   if (ir::dtype_is_signed(to)) return Halide::cast<int8_t>(Halide::select(low >= (1 << (bits - 1)), low - (1 << bits), low));
   return Halide::cast<uint8_t>(low);
 }

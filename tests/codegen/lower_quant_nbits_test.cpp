@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "ir/error.h"
 #include "runnable_targets.h"
 #include "test_util.h"
 

@@ -213,6 +213,16 @@ for block, symmetric in [(32, False), (64, False), (32, True), (128, True)]:
     report(f"--quantize {mode}", ok and moved < 0.2,
            f"max err {err:.2e} vs the same quantization in numpy; moved {moved:.2%} from float32")
 
+# The same int4 model run by ONNX Runtime: `onnxc optimize --quantize int4-weights` writes its
+# MatMulNBits form, which ONNX Runtime executes with its own kernel.
+from onnxc.compiler import run_cli  # noqa: E402
+
+q_path = os.path.join(TMP, "mlp_int4.onnx")
+run_cli("optimize", [path, "-o", q_path, "--quantize", "int4-weights"])
+got = run_onnxc(path, {"x": x}, quantize="int4-weights")[0]
+ok, err = close(got, run_ort(q_path, {"x": x})[0], 1e-4)
+report("--quantize int4-weights vs ONNX Runtime on the written MatMulNBits model", ok, f"max err {err:.2e}")
+
 shutil.rmtree(TMP, ignore_errors=True)
 print(f"{checked - failures} of {checked} checks passed")
 sys.exit(1 if failures or checked == 0 else 0)
