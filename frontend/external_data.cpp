@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "frontend/subbyte.h"
 #include "ir/error.h"
 
 namespace onnxc::frontend {
@@ -167,6 +168,7 @@ ir::Tensor ExternalDataReader::read(const std::string& what, ir::DType dtype, st
   std::string where = model_path_ + ": external data of " + what;
   user_check(dtype != ir::DType::String) << where << ": string tensors cannot be stored as external data";
   int64_t bytes = ir::checked_nbytes(dtype, dims);
+  if (bytes > 0 && ir::dtype_packed_bits(dtype)) bytes = static_cast<int64_t>(packed_size(dtype, bytes));
   user_check(bytes >= 0) << where << ": shape " << ir::dims_text(dims) << " has a negative dim or over 2^63 bytes";
   uint64_t need = static_cast<uint64_t>(bytes);
   user_check(offset >= 0) << where << ": negative offset " << offset;
@@ -178,6 +180,7 @@ ir::Tensor ExternalDataReader::read(const std::string& what, ir::DType dtype, st
       << location << "' (" << file->size() << " bytes)";
   if (need == 0) return ir::Tensor(dtype, std::move(dims));
   const uint8_t* data = file->data() + offset;
+  if (ir::dtype_packed_bits(dtype)) return unpack_subbyte(dtype, std::move(dims), data);
   if (reinterpret_cast<uintptr_t>(data) % ir::dtype_size(dtype) != 0) {  // unaligned: copy
     ir::Tensor t(dtype, std::move(dims));
     std::memcpy(t.mutable_raw(), data, need);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "frontend/subbyte.h"
 #include "ir/error.h"
 
 namespace onnxc::frontend {
@@ -157,6 +158,18 @@ ir::Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what
     std::vector<std::string> values(p.string_data().begin(), p.string_data().end());
     return ir::Tensor::strings(std::move(dims), std::move(values));
   }
+  if (ir::dtype_packed_bits(dt)) {  // packed in raw_data or, one byte per entry, in int32_data
+    const size_t need = packed_size(dt, numel);
+    std::string bytes;
+    if (p.has_raw_data()) {
+      bytes = p.raw_data();
+    } else {
+      for (int32_t b : p.int32_data()) bytes.push_back(static_cast<char>(b));
+    }
+    user_check(bytes.size() == need) << where << ": " << (p.has_raw_data() ? "raw_data" : "int32_data") << " holds "
+                                     << bytes.size() << " packed bytes, but its dtype and dims need " << need;
+    return unpack_subbyte(dt, std::move(dims), reinterpret_cast<const uint8_t*>(bytes.data()));
+  }
   if (p.has_raw_data()) {
     size_t need = static_cast<size_t>(numel) * ir::dtype_size(dt);
     user_check(p.raw_data().size() == need)
@@ -220,6 +233,7 @@ void tensor_to_proto(const ir::Tensor& t, onnx::TensorProto* p) {
   }
   user_check(!t.empty_data() || t.numel() == 0)
       << "tensor '" << p->name() << "' has no data to write (was the model loaded without its external data?)";
+  if (ir::dtype_packed_bits(t.dtype())) return p->set_raw_data(pack_subbyte(t));
   p->set_raw_data(t.raw(), t.nbytes());
 }
 

@@ -35,10 +35,23 @@ enum class DType : int32_t {
   Float8E5M2 = 19,
   Float8E5M2FNUZ = 20,
   Float8E8M0 = 24,
+  // Sub-byte integers (ONNX 1.16 / 1.20). ONNX files pack them (two int4 or four int2 per byte, the
+  // first element in the low bits); in memory, in the IR and in kernels they are held unpacked, one
+  // element per byte (int8/uint8 values in range, signed ones sign-extended), so every op that reads
+  // bytes reads them unchanged. The frontend packs and unpacks at the file boundary.
+  UInt4 = 21,
+  Int4 = 22,
+  UInt2 = 25,
+  Int2 = 26,
 };
 
-// Bytes per element; String is 0 (strings live out of line), Bool is 1.
+// Bytes per element in memory; String is 0 (strings live out of line), Bool is 1, the sub-byte
+// integers 1 (held unpacked).
 size_t dtype_size(DType t);
+// Bits per element in an ONNX file: 4 or 2 for the packed sub-byte integers, 0 for every other type.
+int dtype_packed_bits(DType t);
+// The range of a sub-byte integer type ([-8, 7], [0, 15], [-2, 1], [0, 3]); false for other types.
+bool dtype_subbyte_range(DType t, int* lo, int* hi);
 // Short stable name used in IR text: f32, i64, bool, bf16, str ...
 std::string_view dtype_name(DType t);
 std::optional<DType> dtype_from_name(std::string_view name);

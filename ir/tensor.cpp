@@ -114,8 +114,8 @@ int64_t Tensor::get_i64(int64_t i) const {
     case DType::Int64: return data<int64_t>()[i];
     case DType::Int32: return data<int32_t>()[i];
     case DType::Int16: return data<int16_t>()[i];
-    case DType::Int8: return data<int8_t>()[i];
-    case DType::UInt8: case DType::Bool: return data<uint8_t>()[i];
+    case DType::Int8: case DType::Int4: case DType::Int2: return data<int8_t>()[i];  // sub-byte: one a byte
+    case DType::UInt8: case DType::UInt4: case DType::UInt2: case DType::Bool: return data<uint8_t>()[i];
     case DType::UInt16: return data<uint16_t>()[i];
     case DType::UInt32: return data<uint32_t>()[i];
     case DType::UInt64: return static_cast<int64_t>(data<uint64_t>()[i]);

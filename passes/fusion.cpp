@@ -11,7 +11,7 @@
 namespace onnxc::passes {
 
 const std::vector<std::string>& fusion_families() {
-  static const std::vector<std::string> f = {"attention", "layer_norm", "rms_norm", "gelu", "rotary"};
+  static const std::vector<std::string> f = {"attention", "layer_norm", "rms_norm", "gelu", "rotary", "dequantize_matmul"};
   return f;
 }
 

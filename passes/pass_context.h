@@ -39,6 +39,8 @@ struct PassContext {
   const ir::InferenceResult* shapes = nullptr;  // fresh when the pass's PassInfo has needs_shapes
   FusionReport* report = nullptr;               // where fusions record; may be null
   std::set<std::string> disabled;               // fusion families or rule names turned off
+  // Settings of opt-in passes from the command line, "pass.key" -> value ("quantize_int4_weights.block").
+  std::map<std::string, std::string> options;
 };
 
 }  // namespace onnxc::passes

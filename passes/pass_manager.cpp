@@ -73,7 +73,7 @@ bool PassManager::run_one(ir::Model& model, const std::string& name) {
   } else {
     if (info.needs_shapes && !shapes_fresh_) infer(model, "infer_shapes (before " + name + ")");
     auto t0 = std::chrono::steady_clock::now();
-    PassContext ctx{&inference_, opt_.fusion_report, opt_.no_fuse};
+    PassContext ctx{&inference_, opt_.fusion_report, opt_.no_fuse, opt_.pass_options};
     changed = info.make()->run(model, ctx);
     record(name, changed, std::chrono::steady_clock::now() - t0);
     if (changed) shapes_fresh_ = false;

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <ostream>
 #include <set>
 #include <string>
@@ -27,6 +28,7 @@ struct PipelineOptions {
   std::function<void(const std::string&, bool, const ir::Model&)> after_pass;
   FusionReport* fusion_report = nullptr;  // fusions record what fired and near misses here
   std::set<std::string> no_fuse;          // fusion families or rule names turned off (--no-fuse)
+  std::map<std::string, std::string> pass_options;  // PassContext::options
 };
 
 struct PassTiming {

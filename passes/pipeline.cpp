@@ -30,6 +30,8 @@ std::vector<std::string> default_pipeline() {
       "fuse_rms_norm",
       "fuse_gelu",
       "fuse_rotary",
+      // An int4/int8 weight written as DequantizeLinear(blocks) -> MatMul stays packed.
+      "fuse_dequantize_matmul",
       // [seq, batch, K] x W[K, N] is one [seq*batch, K] x W GEMM, not seq products of `batch` rows.
       "fold_matmul_batch",
       // BatchNormalization (and a per-channel Mul or Add) after a Conv costs nothing folded into it.

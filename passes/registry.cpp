@@ -13,6 +13,7 @@
 #include "passes/fold_matmul_batch.h"
 #include "passes/fuse_attention.h"
 #include "passes/fuse_attention_forms.h"
+#include "passes/fuse_dequantize_matmul.h"
 #include "passes/fuse_norms.h"
 #include "passes/fuse_rotary.h"
 #include "passes/fusion.h"
@@ -23,6 +24,7 @@
 #include "passes/fold_batch_norm.h"
 #include "passes/lower_gradient.h"
 #include "passes/quantize_dynamic_int8.h"
+#include "passes/quantize_int4_weights.h"
 #include "passes/remove_identities.h"
 #include "passes/resolve_sequences.h"
 #include "passes/simplify_constant_of_shape.h"
@@ -83,6 +85,9 @@ const std::vector<PassInfo>& pass_registry() {
       {"quantize_dynamic_int8",
        "float32 MatMul/Gemm by a constant weight -> onnxc.DynamicQuantMatMul (int8; --quantize dynamic-int8)",
        fn(quantize_dynamic_int8), /*needs_shapes=*/true},
+      {"quantize_int4_weights",
+       "float32 MatMul/Gemm by a constant weight -> com.microsoft.MatMulNBits (4-bit blocks; --quantize int4-weights)",
+       make_quantize_int4_weights_pass, /*needs_shapes=*/true},
       {"dce", "remove unused nodes and initializers", fn([](ir::Model& m) { return eliminate_dead_code(m); })},
       {"canonicalize",
        "raise the model to opset 23 forms; Pow(x,2) -> x*x, Reciprocal -> Div(1,x), x/2^k -> x*2^-k, Einsum -> MatMul",
@@ -98,6 +103,9 @@ const std::vector<PassInfo>& pass_registry() {
        fusion_pass(rms_norm_rules), /*needs_shapes=*/true},
       {"legalize_symbolic_shapes", "onnxc.SymbolicShape -> Shape/Gather/Add/Mul/Concat (for ONNX export)",
        fn(legalize_symbolic_shapes)},
+      {"fuse_dequantize_matmul",
+       "MatMul by a blocked DequantizeLinear of a constant int4/int8 weight -> com.microsoft.MatMulNBits",
+       fusion_pass(dequantize_matmul_rules), /*needs_shapes=*/true},
       {"fuse_gelu", "0.5*x*(1+erf(x/sqrt2)), the tanh form, x*sigmoid(1.702x) -> Gelu", fusion_pass(gelu_rules),
        /*needs_shapes=*/true},
       {"fuse_rotary", "x*cos + rotate_half(x)*sin (HF apply_rotary_pos_emb, full or partial) -> RotaryEmbedding",

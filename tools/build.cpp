@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -80,6 +81,33 @@ std::vector<std::string> split_passes(const std::string& spec) {
   return out;
 }
 
+// "int4-weights[:block=N][:symmetric]" -> the quantize_int4_weights pass's options.
+std::map<std::string, std::string> int4_pass_options(const std::string& mode) {
+  std::map<std::string, std::string> o;
+  std::string rest = mode.substr(std::string("int4-weights").size());
+  auto bad = [&](const std::string& why) {
+    return UsageError("--quantize " + mode + ": " + why + " (int4-weights[:block=N][:symmetric], N a power of two 16..256)");
+  };
+  while (!rest.empty()) {
+    if (rest[0] != ':') throw bad("unknown mode");
+    size_t end = rest.find(':', 1);
+    std::string item = rest.substr(1, end == std::string::npos ? std::string::npos : end - 1);
+    rest = end == std::string::npos ? "" : rest.substr(end);
+    if (item == "symmetric") {
+      o["quantize_int4_weights.symmetric"] = "1";
+    } else if (item.rfind("block=", 0) == 0) {
+      const std::string v = item.substr(6);
+      const bool digits = !v.empty() && v.size() < 5 && v.find_first_not_of("0123456789") == std::string::npos;
+      const int b = digits ? std::stoi(v) : 0;
+      if (b < 16 || b > 256 || (b & (b - 1)) != 0) throw bad("block '" + v + "' is not a power of two from 16 to 256");
+      o["quantize_int4_weights.block"] = v;
+    } else {
+      throw bad("unknown setting '" + item + "'");
+    }
+  }
+  return o;
+}
+
 }  // namespace
 
 void optimize_model(ir::Model& m, const PassOptions& opt) {
@@ -106,15 +134,23 @@ void optimize_model(ir::Model& m, const PassOptions& opt) {
     }
     no_fuse.insert(f);
   }
-  if (!opt.quantize.empty()) {
-    if (opt.quantize != "dynamic-int8" && opt.quantize != "dynamic-int8:force")
-      throw UsageError("--quantize: unknown mode '" + opt.quantize + "' (known: dynamic-int8, dynamic-int8:force)");
+  std::map<std::string, std::string> pass_options;
+  const bool int4 = opt.quantize.rfind("int4-weights", 0) == 0;
+  if (int4) {
+    pass_options = int4_pass_options(opt.quantize);
+    // Before fold_matmul_batch (MatMulNBits takes A of any rank) and after the fusions.
+    auto at = std::find(names.begin(), names.end(), "fold_matmul_batch");
+    names.insert(at, "quantize_int4_weights");
+    if (at == names.end()) names.push_back("infer_shapes");
+  } else if (!opt.quantize.empty() && opt.quantize != "dynamic-int8" && opt.quantize != "dynamic-int8:force") {
+    throw UsageError("--quantize: unknown mode '" + opt.quantize +
+                     "' (known: dynamic-int8, dynamic-int8:force, int4-weights[:block=N][:symmetric])");
   }
   if (opt.quantize == "dynamic-int8" && !codegen::int8_products_pay(codegen::parse_target(opt.target))) {
     std::cerr << "onnxc: note: --quantize dynamic-int8 left the model float32: target " << opt.target
               << " has no u8 x s8 dot-product instruction (AVX-512 VNNI), and int8 products run slower than "
                  "float32 without one; --quantize dynamic-int8:force quantizes anyway\n";
-  } else if (!opt.quantize.empty()) {
+  } else if (!opt.quantize.empty() && !int4) {
     // After fold_matmul_batch, which makes [seq, batch, K] activations the 2-D rows it quantizes.
     auto at = std::find(names.begin(), names.end(), "fold_matmul_batch");
     names.insert(at == names.end() ? names.end() : at + 1, "quantize_dynamic_int8");
@@ -123,6 +159,7 @@ void optimize_model(ir::Model& m, const PassOptions& opt) {
   if (names.empty()) return;
   passes::PipelineOptions po;
   po.no_fuse = std::move(no_fuse);
+  po.pass_options = std::move(pass_options);
   po.fusion_report = opt.report;
   if (!opt.dump_after.empty()) po.dump_after.insert(opt.dump_after);
   po.dump_stream = opt.dump;
@@ -143,6 +180,9 @@ void add_quantize_option(ArgParser& p, std::string* mode) {
            "activations per row at run time, int32 sums); norms, softmax and the rest stay float32.\n"
            "Only on targets with u8 x s8 dot products (AVX-512 VNNI), where it is faster;\n"
            "elsewhere the model stays float32 and a note says so (dynamic-int8:force: quantize anyway).\n"
+           "int4-weights[:block=N][:symmetric]: products with a constant weight keep it as 4-bit\n"
+           "codes per block of N (default 32) along K, with a scale and (unless :symmetric) a zero\n"
+           "point each, as com.microsoft.MatMulNBits; the weights are dequantized in registers.\n"
            "Changes results: check them with `onnxc compare` (default: float32 as written)",
            mode);
 }

@@ -38,7 +38,7 @@ struct PassOptions {
   bool verify_each = false;
   std::ostream* dump = nullptr;
   std::string no_fuse;                     // comma list of fusion families to skip (--no-fuse)
-  std::string quantize;                    // "", "dynamic-int8" or "dynamic-int8:force" (--quantize)
+  std::string quantize;                    // "", "dynamic-int8[:force]" or "int4-weights[:block=N][:symmetric]"
   std::string target = "host";             // the compile target: whether int8 pays depends on it
   passes::FusionReport* report = nullptr;  // if set, the fusions record what fired and near misses
 };

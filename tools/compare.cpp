@@ -1,5 +1,6 @@
 // `onnxc compare`: run a model on ONNX test data (input_K.pb) and compare every output with its
 // reference (output_K.pb). Exit 0 if all match, 1 naming the first output that does not.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -107,6 +108,8 @@ int compare_main(const std::vector<std::string>& args) {
 
   int failed_sets = 0;
   std::string first_failure, sets_json;
+  // How far quantization moved the outputs from the (float) references: the worst over every data set.
+  double moved_norm = 0, moved_abs = 0;
   for (const std::string& dir : sets) {
     std::vector<ir::Type> in_types, out_types;  // positional: how to read sequence and optional files
     for (const IOInfo& io : runner.inputs()) in_types.push_back(io.value_type());
@@ -152,6 +155,7 @@ int compare_main(const std::vector<std::string>& args) {
     }
     bool ok = true;
     for (const check::TensorReport& r : reports) {
+      if (r.problem.empty()) moved_norm = std::max(moved_norm, r.norm_rel_err), moved_abs = std::max(moved_abs, r.max_abs_err);
       if (r.ok) continue;
       ok = false;
       if (first_failure.empty()) {
@@ -168,6 +172,10 @@ int compare_main(const std::vector<std::string>& args) {
     }
     if (!quiet || !ok) std::fputs(check::format_reports(dir, reports, tol).c_str(), stdout);
   }
+  if (!eo.quantize.empty() && !json)
+    std::printf("compare: --quantize %s moved the outputs from the references by %.3g%% (relative L2 norm, worst "
+                "output) and %.3g at most (absolute)\n",
+                eo.quantize.c_str(), 100.0 * moved_norm, moved_abs);
   if (json) {
     std::printf("{\"model\": %s, \"rtol\": %s, \"atol\": %s, \"matched\": %zu, \"total\": %zu, \"first_failure\": %s,\n"
                 " \"data_sets\": [\n%s]}\n",

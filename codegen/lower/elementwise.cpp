@@ -166,7 +166,20 @@ Expr is_inf(Expr x, const ir::Node& n) {
 // references (and 1.23's test data) do, except in a node raised from before opset 19
 // (ir::kBf16Truncates), which truncates the low mantissa bits as the 1.12 reference did; 8-bit floats
 // convert through float32 (`saturate`, opset 19; `round_mode` for E8M0, opset 24; a float64 value is
-// rounded twice, to float32 and then to 8 bits); everything else is a C-style conversion.
+// rounded twice, to float32 and then to 8 bits); everything else is a C-style conversion. A sub-byte
+// integer target keeps the low bits of the C conversion to int32 (sign-extended for int4/int2), as
+// ONNX's reference does (-9.0 -> int4 7).
+Expr cast_to_subbyte(ir::DType to, Expr x) {
+  const int bits = ir::dtype_packed_bits(to);
+  // Bits of the int32, masked as unsigned: Halide assumes signed int32 arithmetic never overflows (a
+  // shift pair would fold away), and it would merge cast<uint32>(cast<int32>(float)) into one
+  // float -> uint32 conversion, which negative values do not survive.
+  Expr bits32 = Halide::reinterpret(Halide::UInt(32), Halide::cast<int32_t>(x));
+  Expr low = Halide::cast<int32_t>(bits32 & Halide::Expr((1u << bits) - 1));
+  if (ir::dtype_is_signed(to)) return Halide::cast<int8_t>(Halide::select(low >= (1 << (bits - 1)), low - (1 << bits), low));
+  return Halide::cast<uint8_t>(low);
+}
+
 LowerFn cast_op() {
   return [](LowerContext& ctx) -> std::vector<HTensor> {
     const HTensor& a = ctx.in[0];
@@ -180,6 +193,7 @@ LowerFn cast_op() {
       if (ir::dtype_is_float8(a.dtype)) x = float8_decode(x, a.dtype);
       if (ir::dtype_is_float8(to)) return float8_encode(Halide::cast(Halide::Float(32), x), to, saturate, mode);
       if (to == ir::DType::Bool) return from_bool(to_bool(x));
+      if (ir::dtype_packed_bits(to)) return cast_to_subbyte(to, x);
       bool truncates = ctx.opset < 19 || ctx.node.attr_int(ir::kBf16Truncates, 0);  // a model left unraised, or raised
       if (to == ir::DType::BFloat16 && x.type() == Halide::Float(32) && truncates)
         return Halide::reinterpret(Halide::BFloat(16),

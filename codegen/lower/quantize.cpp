@@ -32,8 +32,13 @@ Expr param_at(const LowerContext& ctx, int i, const Index& o) {
   return p.at({o[axis]});
 }
 
-Expr saturate_round(Expr v, Halide::Type t) {
-  return Halide::cast(t, Halide::clamp(Halide::round(v), Halide::cast<float>(t.min()), Halide::cast<float>(t.max())));
+// round(v) saturated to the range of `dt` (the sub-byte integers' own range, not their byte's).
+Expr saturate_round(Expr v, ir::DType dt) {
+  Halide::Type t = halide_type(dt);
+  Expr lo = Halide::cast<float>(t.min()), hi = Halide::cast<float>(t.max());
+  int sub_lo = 0, sub_hi = 0;
+  if (ir::dtype_subbyte_range(dt, &sub_lo, &sub_hi)) lo = Expr(static_cast<float>(sub_lo)), hi = Expr(static_cast<float>(sub_hi));
+  return Halide::cast(t, Halide::clamp(Halide::round(v), lo, hi));
 }
 
 // An input (x or a zero point) as float32: 8-bit floats by value, not by bits.
@@ -46,7 +51,6 @@ Expr value_f32(const Expr& e, ir::DType t) {
 std::vector<HTensor> quantize(LowerContext& ctx) {
   const HTensor& x = ctx.in[0];
   ir::DType dt = out_dtype(ctx);
-  Halide::Type ot = halide_type(dt);
   return {define("QuantizeLinear", x.shape, dt, [&](const Index& o) {
     Expr v = Halide::cast<float>(x.at(o)) / Halide::cast<float>(param_at(ctx, 1, o));
     if (ir::dtype_is_float8(dt)) {
@@ -54,7 +58,7 @@ std::vector<HTensor> quantize(LowerContext& ctx) {
       return float8_encode(v, dt, ctx.node.attr_int("saturate", 1) != 0);
     }
     if (has_input(ctx, 2)) v = Halide::round(v) + Halide::cast<float>(param_at(ctx, 2, o));
-    return saturate_round(v, ot);
+    return saturate_round(v, dt);
   })};
 }
 
@@ -84,10 +88,10 @@ std::vector<HTensor> dynamic_quantize(LowerContext& ctx) {
     range() = Halide::Tuple(Halide::min(0.0f, v), Halide::max(0.0f, v));
   }
   Expr scale = (range()[1] - range()[0]) / 255.0f;
-  Expr zp = saturate_round(-range()[0] / scale, Halide::UInt(8));
+  Expr zp = saturate_round(-range()[0] / scale, ir::DType::UInt8);
   std::vector<HTensor> outs;
   outs.push_back(define("DynamicQuantizeLinear", x.shape, ir::DType::UInt8, [&](const Index& o) {
-    return saturate_round(Halide::round(Halide::cast<float>(x.at(o)) / scale) + Halide::cast<float>(zp), Halide::UInt(8));
+    return saturate_round(Halide::round(Halide::cast<float>(x.at(o)) / scale) + Halide::cast<float>(zp), ir::DType::UInt8);
   }));
   outs.push_back(define("dql_scale", {}, ir::DType::Float32, [&](const Index&) { return scale; }));
   outs.push_back(define("dql_zero_point", {}, ir::DType::UInt8, [&](const Index&) { return zp; }));

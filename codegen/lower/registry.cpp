@@ -59,7 +59,8 @@ Halide::Type halide_type(ir::DType t) {
     case DType::Int32: return Halide::Int(32);
     case DType::Int64: return Halide::Int(64);
     case DType::Bool: return Halide::Bool();  // one byte per element in memory, as Halide stores bools
-    case DType::UInt8: return Halide::UInt(8);
+    case DType::UInt8: case DType::UInt4: case DType::UInt2: return Halide::UInt(8);  // sub-byte: unpacked
+    case DType::Int4: case DType::Int2: return Halide::Int(8);
     case DType::UInt16: return Halide::UInt(16);
     case DType::UInt32: return Halide::UInt(32);
     case DType::UInt64: return Halide::UInt(64);

@@ -61,6 +61,14 @@ void set_i64(Tensor& t, int64_t i, int64_t v) {
     case DType::UInt16: t.mutable_data<uint16_t>()[i] = static_cast<uint16_t>(v); return;
     case DType::UInt32: t.mutable_data<uint32_t>()[i] = static_cast<uint32_t>(v); return;
     case DType::UInt64: t.mutable_data<uint64_t>()[i] = static_cast<uint64_t>(v); return;
+    case DType::Int4: case DType::Int2: case DType::UInt4: case DType::UInt2: {
+      // The low bits, as ONNX's Cast keeps them (signed types sign-extended into their byte).
+      const int bits = dtype_packed_bits(t.dtype());
+      const auto low = static_cast<uint64_t>(v) & ((uint64_t{1} << bits) - 1);
+      const bool negative = dtype_is_signed(t.dtype()) && (low >> (bits - 1));
+      t.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(negative ? low | ~((uint64_t{1} << bits) - 1) : low);
+      return;
+    }
     default: set_f64(t, i, static_cast<double>(v));
   }
 }

@@ -20,8 +20,11 @@ _DTYPES = {
     9: ("bool", np.bool_), 10: ("float16", np.float16), 11: ("double", np.float64), 12: ("uint32", np.uint32),
     13: ("uint64", np.uint64), 16: ("bfloat16", None), 17: ("float8e4m3fn", None), 18: ("float8e4m3fnuz", None),
     19: ("float8e5m2", None), 20: ("float8e5m2fnuz", None), 24: ("float8e8m0", None),
+    # Sub-byte integers travel unpacked, one element per byte: int8/uint8 arrays holding in-range values.
+    21: ("uint4", np.uint8), 22: ("int4", np.int8), 25: ("uint2", np.uint8), 26: ("int2", np.int8),
 }
-_FROM_NUMPY = {np.dtype(t): code for code, (_, t) in _DTYPES.items() if t not in (None, object)}
+_SUBBYTE = {21: np.uint8, 22: np.int8, 25: np.uint8, 26: np.int8}
+_FROM_NUMPY = {np.dtype(t): code for code, (_, t) in _DTYPES.items() if t not in (None, object) and code not in _SUBBYTE}
 _VALUE_KINDS = {0: "tensor({})", 1: "seq(tensor({}))", 2: "optional(tensor({}))", 3: "optional(seq(tensor({})))"}
 
 
@@ -303,6 +306,8 @@ def _to_tensor(name, value, model_dtype, keep):
         return _string_tensor(name, value, keep)
     arr = np.asarray(value)
     code = _FROM_NUMPY.get(arr.dtype)
+    if model_dtype in _SUBBYTE and arr.dtype == _SUBBYTE[model_dtype]:
+        code = model_dtype  # the unpacked form of the model's int4/uint4/int2/uint2 input
     if code is None:
         raise errors.InvalidArgument(f"onnxc: input '{name}' has numpy dtype {arr.dtype}, which has no ONNX "
                                      f"equivalent onnxc runs (the model wants tensor({_DTYPES[model_dtype][0]}))",

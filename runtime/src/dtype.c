@@ -27,6 +27,11 @@ static const onnxc_dtype_info dtypes[] = {
     {ONNXC_DTYPE_FLOAT8E5M2, "float8e5m2", 1, halide_type_uint, 8},
     {ONNXC_DTYPE_FLOAT8E5M2FNUZ, "float8e5m2fnuz", 1, halide_type_uint, 8},
     {ONNXC_DTYPE_FLOAT8E8M0, "float8e8m0", 1, halide_type_uint, 8},
+    /* Sub-byte integers are held unpacked, one element per byte (signed ones sign-extended). */
+    {ONNXC_DTYPE_UINT4, "uint4", 1, halide_type_uint, 8},
+    {ONNXC_DTYPE_INT4, "int4", 1, halide_type_int, 8},
+    {ONNXC_DTYPE_UINT2, "uint2", 1, halide_type_uint, 8},
+    {ONNXC_DTYPE_INT2, "int2", 1, halide_type_int, 8},
     /* One pointer per element; no kernel reads strings (host ops only), the Halide type is a formality. */
     {ONNXC_DTYPE_STRING, "string", sizeof(const char *), halide_type_handle, 64},
 };

@@ -223,8 +223,8 @@ class Parser {
         case ir::DType::Float16: t.mutable_data<uint16_t>()[k] = ir::f32_to_f16(to_f32(v)); break;
         case ir::DType::Int64: t.mutable_data<int64_t>()[k] = to_int<int64_t>(v); break;
         case ir::DType::Int32: t.mutable_data<int32_t>()[k] = to_int<int32_t>(v); break;
-        case ir::DType::Int8: t.mutable_data<int8_t>()[k] = to_int<int8_t>(v); break;
-        case ir::DType::UInt8: case ir::DType::Bool: t.mutable_data<uint8_t>()[k] = to_int<uint8_t>(v); break;
+        case ir::DType::Int8: case ir::DType::Int4: t.mutable_data<int8_t>()[k] = to_int<int8_t>(v); break;
+        case ir::DType::UInt8: case ir::DType::UInt4: case ir::DType::Bool: t.mutable_data<uint8_t>()[k] = to_int<uint8_t>(v); break;
         default: fail("dtype not supported in IR text tensors");
       }
       eat(',');

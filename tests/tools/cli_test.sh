@@ -239,6 +239,32 @@ case_quantize_where_int8_pays() {
   expect_err "unknown mode 'int3'"
 }
 
+# --quantize int4-weights: the products keep 4-bit weights (MatMulNBits) and compare says how far the
+# outputs moved from the float32 references; bad settings are usage errors naming what is wrong.
+# (K = 70 ends in a partial block; the exact arithmetic is checked in tests/python/check_nbits_ort.py.)
+case_quantize_int4_weights() {
+  local q="$HERE/../models/quant/matmul_bias_relu"
+  run_onnxc optimize "$q/model.onnx" -o q4.onnx --quantize int4-weights
+  expect_rc 0
+  run_onnxc inspect q4.onnx
+  expect_out 'MatMulNBits +1'
+  run_onnxc compare "$q/model.onnx" "$q" --quantize int4-weights --rtol 0.5 --atol 2
+  expect_rc 0
+  expect_out 'quantize int4-weights moved the outputs from the references by [0-9.]+% \(relative L2 norm'
+  local moved
+  moved=$(sed -nE 's/.*references by ([0-9.]+)%.*/\1/p' out)
+  awk -v m="$moved" 'BEGIN { exit !(m > 0.1 && m < 20) }' || fail "int4 weights moved the outputs by $moved%"
+  run_onnxc compare "$q/model.onnx" "$q" --quantize int4-weights:block=16:symmetric --rtol 0.5 --atol 3
+  expect_rc 0
+  run_onnxc compile "$q/model.onnx" -o bad --quantize int4-weights:block=24
+  expect_rc 2
+  expect_err "block '24' is not a power of two from 16 to 256"
+  expect_absent bad
+  run_onnxc compile "$q/model.onnx" -o bad --quantize int4-weights:sym
+  expect_rc 2
+  expect_err "unknown setting 'sym'"
+}
+
 case_inspect() {
   run_onnxc inspect "$ADD/model.onnx"
   expect_rc 0
@@ -347,7 +373,7 @@ case_fusions() {
   local dec="$HERE/../models/decoder_prelayer_causal/model.onnx"
   run_onnxc inspect --fusions "$dec"
   expect_rc 0
-  expect_out '^fusions +4 fired, 0 near misses \(attention 2, gelu 2, layer_norm 0, rms_norm 0, rotary 0\)'
+  expect_out '^fusions +4 fired, 0 near misses \(attention 2, dequantize_matmul 0, gelu 2, layer_norm 0, rms_norm 0, rotary 0\)'
   expect_out '^fused +sdpa +6 nodes +/layers.0/attn/MatMul_2'
   expect_out '^ +gelu_erf +5 nodes +/layers.0/mlp/mlp.1/Mul_1'
   run_onnxc inspect --fusions --json "$dec"
@@ -361,7 +387,7 @@ case_fusions() {
   # Usage errors: exit 2, the message, and the hint to --help.
   run_onnxc inspect --fusions --no-fuse gelu,bogus "$dec"
   expect_rc 2
-  expect_err "unknown fusion 'bogus' \(known: attention, layer_norm, rms_norm, gelu, rotary\)"
+  expect_err "unknown fusion 'bogus' \(known: attention, layer_norm, rms_norm, gelu, rotary, dequantize_matmul\)"
   run_onnxc compile "$dec" -o lib --no-fuse bogus
   expect_rc 2
   expect_err "--no-fuse: unknown fusion 'bogus'"

@@ -110,7 +110,12 @@ enum onnxc_dtype {
   ONNXC_DTYPE_FLOAT8E4M3FNUZ = 18,
   ONNXC_DTYPE_FLOAT8E5M2 = 19,
   ONNXC_DTYPE_FLOAT8E5M2FNUZ = 20,
-  ONNXC_DTYPE_FLOAT8E8M0 = 24
+  ONNXC_DTYPE_FLOAT8E8M0 = 24,
+  /* The sub-byte integers, held unpacked: one element per byte, signed ones sign-extended. */
+  ONNXC_DTYPE_UINT4 = 21,
+  ONNXC_DTYPE_INT4 = 22,
+  ONNXC_DTYPE_UINT2 = 25,
+  ONNXC_DTYPE_INT2 = 26
 };
 
 /* Bytes per element of an ONNX dtype; 0 for a dtype the runtime does not handle. */

@@ -1,0 +1,142 @@
+// com.microsoft.MatMulNBits (ONNX Runtime's block-quantized weight product, also what
+// passes/fuse_dequantize_matmul.cpp and `--quantize int4-weights` write): Y = A · W with
+//   W[k, n] = (code[n, k] - zero[n, k / block]) · scale[n, k / block]
+// codes 4 or 8 bits, packed along k. The weight is never expanded to floats: the kernel sums
+// A · code over each block in registers and applies the block's scale and zero point once,
+//   Y[m, n] = Σ_b scale[n, b] · (Σ_{k in b} A[m, k]·code[n, k] - zero[n, b] · Σ_{k in b} A[m, k]).
+// Loops and layout: schedule/gemm_nbits.cpp.
+#include "codegen/lower/lower.h"
+#include "codegen/lower/lower_util.h"
+#include "codegen/schedule/gemm_nbits.h"
+#include "ir/error.h"
+
+namespace onnxc::codegen {
+namespace {
+
+using namespace Halide;
+
+// The weight's description from the node's attributes, with every input's layout checked.
+NBitsWeight check_inputs(const LowerContext& ctx) {
+  const ir::Node& node = ctx.node;
+  NBitsWeight w;
+  w.bits = static_cast<int>(node.attr_int("bits", 4));
+  w.block = node.attr_int("block_size", 0);
+  w.k = node.attr_int("K", 0);
+  w.n = node.attr_int("N", 0);
+  user_check(w.bits == 4 || w.bits == 8) << node.describe() << ": bits " << w.bits << " is not supported (4 or 8)";
+  user_check(w.block >= 16 && (w.block & (w.block - 1)) == 0)
+      << node.describe() << ": block_size " << w.block << " must be a power of two of at least 16";
+  user_check(w.k > 0 && w.n > 0) << node.describe() << ": attributes K and N must be positive";
+  user_check(!ctx.target.has_gpu_feature()) << node.describe() << ": MatMulNBits is compiled for CPU targets only";
+  const HTensor& a = ctx.in.at(0);
+  user_check(a.dtype == ir::DType::Float32)
+      << node.describe() << ": A must be float32 (a " << ir::dtype_name(a.dtype) << " A is not supported)";
+  const ir::Tensor* b = ctx.const_in.data(1);
+  user_check(b && b->dtype() == ir::DType::UInt8 && b->numel() == w.n * w.k_blocks() * w.blob())
+      << node.describe() << ": B must be a constant uint8 [N, k_blocks, blob_size] = [" << w.n << ", " << w.k_blocks()
+      << ", " << w.blob() << "]";
+  const ir::Tensor* s = ctx.const_in.data(2);
+  user_check(s && (s->dtype() == ir::DType::Float32 || s->dtype() == ir::DType::Float16) &&
+             s->numel() == w.n * w.k_blocks())
+      << node.describe() << ": scales must be a constant float [N · k_blocks] = [" << w.n * w.k_blocks() << "]";
+  if (has_input(ctx, 3)) {
+    const ir::Tensor* z = ctx.const_in.data(3);
+    user_check(z && z->dtype() == ir::DType::UInt8 && z->numel() == w.n * ((w.k_blocks() * w.bits + 7) / 8))
+        << node.describe() << ": zero_points must be a constant packed uint8 [N · ceil(k_blocks · bits / 8)] (float "
+        << "zero points are not supported)";
+  }
+  user_check(!has_input(ctx, 4)) << node.describe() << ": g_idx (act-order) is not supported";
+  if (has_input(ctx, 5))
+    user_check(ctx.in[5].dtype == ir::DType::Float32 && ctx.in[5].rank() == 1)
+        << node.describe() << ": bias must be float32 [N]";
+  return w;
+}
+
+std::vector<HTensor> lower_matmul_nbits(LowerContext& ctx) {
+  const NBitsWeight w = check_inputs(ctx);
+  const HTensor& a = ctx.in.at(0);
+  NBitsFuncs g;
+  g.block = nbits_block(describe(ctx.target));
+  const int width = g.block.width;
+  HTensor codes = ctx.add_constant("nbits_codes", pack_nbits_codes(*ctx.const_in.data(1), w, width));
+  HTensor scales = ctx.add_constant("nbits_scales", pack_nbits_scales(*ctx.const_in.data(2), w, width));
+  std::optional<HTensor> zeros;
+  if (has_input(ctx, 3))
+    zeros = ctx.add_constant("nbits_zero_points", pack_nbits_zero_points(*ctx.const_in.data(3), w, width));
+
+  // A as rows (m) of K: leading dims flattened, row-major.
+  const int rank = a.rank();
+  Expr m_ext = 1;
+  for (int i = 0; i + 1 < rank; ++i) m_ext = m_ext * a.shape[i];
+  g.m_extent = Halide::Internal::simplify(m_ext);
+  if (const int64_t* c = Halide::Internal::as_const_int(g.m_extent)) g.m_static = *c;
+  auto a_at = [&](const Expr& k, const Expr& m) {
+    Index idx(rank);
+    idx[rank - 1] = min(k, Expr(static_cast<int>(w.k) - 1));
+    Expr rest = clamp(m, 0, m_ext - 1);  // rows past M belong to a partial register block
+    for (int i = rank - 2; i >= 0; --i) {
+      idx[i] = i == 0 ? rest : rest % a.shape[i];
+      if (i > 0) rest = rest / a.shape[i];
+    }
+    Expr v = a.at(idx);
+    return w.k % w.block == 0 ? v : select(k < static_cast<int>(w.k), v, 0.0f);  // the last block's padding
+  };
+
+  Var i("i"), p("p"), b("b"), m("m"), n("n");
+  const int block = static_cast<int>(w.block), blob = static_cast<int>(w.blob());
+  RDom r(0, block, "r");
+  g.asum = Func("nbits_asum");
+  g.asum(b, m) = 0.0f;
+  g.asum(b, m) += a_at(b * block + r, m);
+
+  g.j = RDom(0, blob, "j");
+  Expr byte = codes.at({p, b * blob + g.j, i});
+  g.dot = Func("nbits_dot");
+  g.dot(i, p, b, m) = 0.0f;
+  if (w.bits == 4) {
+    Expr k0 = b * block + 2 * g.j;
+    g.dot(i, p, b, m) += a_at(k0, m) * cast<float>(byte & 15) + a_at(k0 + 1, m) * cast<float>(byte >> 4);
+  } else {
+    g.dot(i, p, b, m) += a_at(b * block + g.j, m) * cast<float>(byte);
+  }
+
+  g.kb = RDom(0, static_cast<int>(w.k_blocks()), "kb");
+  Expr zero = zeros ? cast<float>(zeros->at({p, g.kb, i})) : Expr(static_cast<float>(w.default_zero_point()));
+  g.acc = Func("nbits_acc");
+  g.acc(i, p, m) = 0.0f;
+  g.acc(i, p, m) += scales.at({p, g.kb, i}) * (g.dot(i, p, g.kb, m) - zero * g.asum(g.kb, m));
+  ctx.reassociable.insert(ctx.reassociable.end(), {g.asum, g.dot, g.acc});
+
+  // The product as (n, m), then in the output's own dims.
+  Func y("matmul_nbits");
+  Expr value = g.acc(n % width, n / width, m);
+  if (has_input(ctx, 5)) value = value + ctx.in[5].at({n});
+  y(n, m) = value;
+  const auto& shape = ctx.out_shape.at(0);
+  if (rank == 2) {
+    ctx.schedule = [g](Func output, const Target& t) { schedule_nbits_gemm(g, output, t); };
+    ctx.kclass = KernelClass::MatMul;
+    return {HTensor{y, shape, ir::DType::Float32}};
+  }
+  // [.., N] with leading dims: rows flattened row-major, the product computed whole first.
+  HTensor out = define("matmul_nbits_out", shape, ir::DType::Float32, [&](const Index& o) {
+    Expr row = 0;
+    for (int d = 0; d + 1 < rank; ++d) row = row * shape[d] + o[d];
+    return y(o[rank - 1], row);
+  });
+  ctx.schedule = [g, y](Func output, const Target& t) {
+    Func prod = y;
+    prod.compute_root();
+    for (int d = 0; d < output.dimensions(); ++d) output.output_buffer().dim(d).set_min(0);  // whole panels
+    schedule_nbits_gemm(g, prod, t, /*is_output=*/false);
+    Var x = output.args()[0];
+    output.vectorize(x, t.natural_vector_size<float>(), TailStrategy::GuardWithIf);
+  };
+  ctx.kclass = KernelClass::MatMul;
+  return {out};
+}
+
+const Registrar kMatMulNBits("com.microsoft", "MatMulNBits", KernelClass::MatMul, lower_matmul_nbits);
+
+}  // namespace
+}  // namespace onnxc::codegen

@@ -1,0 +1,142 @@
+// The block-quantized weight GEMM: layouts and loops (see gemm_nbits.h).
+#include "codegen/schedule/gemm_nbits.h"
+
+#include <cstring>
+
+#include "ir/error.h"
+
+namespace onnxc::codegen {
+
+using namespace Halide;
+
+NBitsBlock nbits_block(const TargetDesc& d) {
+  // Four column vectors: a decode step (one row) then has four independent accumulators for the
+  // FMA units while one packed byte load serves two k steps. Rows fill what the accumulator budget
+  // leaves after one vector of unpacked codes per column vector (AVX-512: 64 columns × 5 rows in
+  // 20 zmm; AVX2: 32 × 2 in 8 ymm; NEON: 16 × 5 in 20 q registers).
+  const int lanes = std::max(1, d.f32_lanes());
+  const int vecs = 4;
+  return {vecs * lanes, std::max(1, (d.accumulator_budget() - vecs) / vecs)};
+}
+
+namespace {
+
+int64_t panels_of(const NBitsWeight& w, int width) { return (w.n + width - 1) / width; }
+
+// Per-block values of column n, block b, from a [N·k_blocks] (or [N, k_blocks]) tensor, as floats.
+float param_at(const ir::Tensor& t, int64_t i) {
+  if (t.dtype() == ir::DType::Float16) return ir::f16_to_f32(t.data<uint16_t>()[i]);
+  return t.data<float>()[i];
+}
+
+}  // namespace
+
+ir::Tensor pack_nbits_codes(const ir::Tensor& b, const NBitsWeight& w, int width) {
+  const int64_t bytes = w.k_blocks() * w.blob(), panels = panels_of(w, width);
+  internal_check(b.nbytes() == static_cast<size_t>(w.n * bytes)) << "MatMulNBits codes of the wrong size";
+  ir::Tensor out(ir::DType::UInt8, {panels, bytes, width});  // zero-filled: padded columns
+  const auto* src = static_cast<const uint8_t*>(b.raw());
+  auto* dst = static_cast<uint8_t*>(out.mutable_raw());
+  for (int64_t n = 0; n < w.n; ++n) {
+    const int64_t p = n / width, i = n % width;
+    for (int64_t j = 0; j < bytes; ++j) dst[(p * bytes + j) * width + i] = src[n * bytes + j];
+  }
+  return out;
+}
+
+ir::Tensor pack_nbits_scales(const ir::Tensor& scales, const NBitsWeight& w, int width) {
+  const int64_t kb = w.k_blocks(), panels = panels_of(w, width);
+  internal_check(scales.numel() == w.n * kb) << "MatMulNBits scales of the wrong size";
+  ir::Tensor out(ir::DType::Float32, {panels, kb, width});  // zero scale in padded columns
+  auto* dst = out.mutable_data<float>();
+  for (int64_t n = 0; n < w.n; ++n)
+    for (int64_t b = 0; b < kb; ++b) dst[((n / width) * kb + b) * width + n % width] = param_at(scales, n * kb + b);
+  return out;
+}
+
+ir::Tensor pack_nbits_zero_points(const ir::Tensor& zp, const NBitsWeight& w, int width) {
+  // Packed like the codes: per column ceil(k_blocks·bits/8) bytes, low bits first.
+  const int64_t kb = w.k_blocks(), panels = panels_of(w, width);
+  const int64_t row_bytes = (kb * w.bits + 7) / 8;
+  internal_check(zp.nbytes() == static_cast<size_t>(w.n * row_bytes)) << "MatMulNBits zero points of the wrong size";
+  ir::Tensor out(ir::DType::UInt8, {panels, kb, width});
+  const auto* src = static_cast<const uint8_t*>(zp.raw());
+  auto* dst = static_cast<uint8_t*>(out.mutable_raw());
+  const int per_byte = 8 / w.bits;
+  const unsigned mask = (1u << w.bits) - 1;
+  for (int64_t n = 0; n < w.n; ++n)
+    for (int64_t b = 0; b < kb; ++b) {
+      unsigned v = (src[n * row_bytes + b / per_byte] >> ((b % per_byte) * w.bits)) & mask;
+      dst[((n / width) * kb + b) * width + n % width] = static_cast<uint8_t>(v);
+    }
+  return out;
+}
+
+// Loop nest of `out` (outermost first):
+//   parallel task over (a group of row blocks, column panel)
+//     for each row block of `rows` rows (1 when M == 1: a decode step):
+//       acc (width × rows) = 0
+//       for each k block b:
+//         dot (width × rows, in registers) = 0
+//         for each packed byte j of the block: unpack a vector of codes per column vector, then
+//           one FMA per row and code (two codes a byte for 4 bits)
+//         acc += scale · (dot - zero · asum(b))
+//       out = acc (+ epilogue)
+// So every packed byte of the panel is loaded once per row block and unpacked into registers only;
+// a decode step streams the weights once. A task's row blocks reuse the panel from cache.
+void schedule_nbits_gemm(NBitsFuncs g, Func out, const Target& t, bool is_output) {
+  std::vector<Var> args = out.args();
+  internal_check(args.size() == 2) << "the n-bit GEMM output must be (n, m)";
+  Var n = args[0], m = args[1];
+  const int vec = t.natural_vector_size<float>();
+  const int width = g.block.width, rows = g.block.rows;
+  // Tensors start at index 0; saying so lets the simplifier see whole panels (dense vector loads).
+  if (is_output)
+    for (int d = 0; d < out.dimensions(); ++d) out.output_buffer().dim(d).set_min(0);
+
+  Expr one_row = g.m_extent == 1;
+  Expr block_rows = g.m_static ? Expr(*g.m_static == 1 ? 1 : rows) : select(one_row, 1, rows);
+  Var no("nb_no"), ni("nb_ni"), mo("nb_mo"), mi("nb_mi"), mb("nb_mb"), nv("nb_nv");
+  out.split(n, no, ni, width, TailStrategy::GuardWithIf)
+      .split(m, mo, mi, block_rows, TailStrategy::GuardWithIf)
+      .split(mo, mb, mo, std::max(1, 64 / rows), TailStrategy::GuardWithIf)
+      .reorder(ni, mi, mo, no, mb)
+      .split(ni, nv, ni, vec)
+      .vectorize(ni)
+      .unroll(nv)
+      .unroll(mi);
+  Var task("nb_task");
+  out.fuse(no, mb, task).parallel(task);
+  if (!g.m_static) out.specialize(one_row);
+
+  // acc(i, p, m): one panel's columns × the block's rows, updated once per k block.
+  std::vector<Var> a = g.acc.args();
+  g.acc.compute_at(out, mo)
+      .bound_extent(a[0], width)
+      .bound_extent(a[1], 1)
+      .bound_extent(a[2], block_rows)
+      .vectorize(a[0], vec)
+      .unroll(a[0])
+      .unroll(a[2]);
+  g.acc.update().reorder(a[0], a[2], a[1], g.kb.x).vectorize(a[0], vec).unroll(a[0]).unroll(a[2]);
+
+  // dot(i, p, b, m): the register block, summed over one k block's bytes.
+  std::vector<Var> d = g.dot.args();
+  g.dot.compute_at(g.acc, g.kb.x)
+      .bound_extent(d[0], width)
+      .bound_extent(d[1], 1)
+      .bound_extent(d[2], 1)
+      .bound_extent(d[3], block_rows)
+      .store_in(MemoryType::Register)
+      .vectorize(d[0], vec)
+      .unroll(d[0])
+      .unroll(d[3]);
+  g.dot.update().reorder(d[0], d[3], d[1], d[2], g.j.x).vectorize(d[0], vec).unroll(d[0]).unroll(d[3]);
+
+  // Block sums of A: M·K additions, once per kernel run.
+  std::vector<Var> s = g.asum.args();
+  g.asum.compute_root().parallel(s[1]);
+  g.asum.update().parallel(s[1]);
+}
+
+}  // namespace onnxc::codegen

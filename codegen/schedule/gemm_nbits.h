@@ -1,0 +1,62 @@
+// The block-quantized (4- and 8-bit) weight GEMM: codes are unpacked and scaled in registers, never
+// stored as floats. lower/quant_nbits.cpp builds the Funcs; this file owns the weight layout, the
+// register block and the loops.
+#pragma once
+
+#include <Halide.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "codegen/schedule/target_desc.h"
+#include "ir/tensor.h"
+
+namespace onnxc::codegen {
+
+// The quantized weight, as ONNX Runtime's MatMulNBits holds it: W^T is N×K, cut along K into
+// k_blocks = ceil(K / block) blocks, each with a scale and a zero point per column n; codes are
+// unsigned, `bits` wide, packed low bits first along k; w[k, n] = (code - zero_point) · scale.
+struct NBitsWeight {
+  int bits = 4;
+  int64_t block = 32;
+  int64_t k = 0, n = 0;
+  int64_t k_blocks() const { return (k + block - 1) / block; }
+  int64_t blob() const { return block * bits / 8; }  // bytes per block of one column
+  int default_zero_point() const { return 1 << (bits - 1); }
+};
+
+// The register block for target `d`: `width` columns (four vectors of float lanes) by `rows` rows
+// of A. A k step unpacks one vector of codes per column vector and feeds it to every row, so more
+// rows amortize the unpacking (prefill); one row (decode) is a specialization.
+struct NBitsBlock {
+  int width;  // columns per panel and per register block
+  int rows;   // rows per register block when M > 1
+};
+NBitsBlock nbits_block(const TargetDesc& d);
+
+// Packed layouts, each a column panel of `width` columns stored k-major, so one step of the block
+// reads `width` consecutive bytes (codes) or values (per-block parameters):
+//   codes  [panels, k_blocks·blob, width] u8:  codes[p, j, i] = byte j of column p·width + i (as in B)
+//   scales [panels, k_blocks, width]     f32
+//   zero points (when given) [panels, k_blocks, width] u8, unpacked
+// Columns past N hold code 0 and scale 0.
+ir::Tensor pack_nbits_codes(const ir::Tensor& b, const NBitsWeight& w, int width);
+ir::Tensor pack_nbits_scales(const ir::Tensor& scales, const NBitsWeight& w, int width);
+ir::Tensor pack_nbits_zero_points(const ir::Tensor& zp, const NBitsWeight& w, int width);
+
+// What the lowering built. acc(i, p, m) = Σ_b scale·(dot(i, p, b, m) - zero·asum(b, m)) over the
+// k blocks b (RDom `kb`); dot(i, p, b, m) sums A·code over block b (RDom `j`, one packed byte a
+// step); asum(b, m) sums block b of row m of A.
+struct NBitsFuncs {
+  Halide::Func acc, dot, asum;
+  Halide::RDom kb, j;
+  NBitsBlock block;
+  Halide::Expr m_extent;            // M: the rows of A
+  std::optional<int64_t> m_static;  // M when the model fixes it
+};
+
+// Schedules relative to `out` (n, m): the kernel's result or an elementwise epilogue over it
+// (`is_output`), or a Func the kernel computes whole before its output.
+void schedule_nbits_gemm(NBitsFuncs g, Halide::Func out, const Halide::Target& target, bool is_output = true);
+
+}  // namespace onnxc::codegen
