@@ -46,9 +46,10 @@ NBitsWeight check_inputs(const LowerContext& ctx) {
         << "zero points are not supported)";
   }
   user_check(!has_input(ctx, 4)) << node.describe() << ": g_idx (act-order) is not supported";
-  if (has_input(ctx, 5))
+  if (has_input(ctx, 5)) {
     user_check(ctx.in[5].dtype == ir::DType::Float32 && ctx.in[5].rank() == 1)
         << node.describe() << ": bias must be float32 [N]";
+  }
   return w;
 }
 
