@@ -1,5 +1,5 @@
-/* The NVIDIA driver a CUDA library needs, found before the first kernel runs: a clear error at
- * session creation instead of Halide's "CUDA API not found" at the first step. */
+/* The NVIDIA driver a CUDA library needs, found before the first kernel runs: a clear error when
+ * the library is opened instead of Halide's "CUDA API not found" at the first step. */
 #pragma once
 
 #include "onnxc/runtime.h"

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <stddef.h>
 
+#include "cuda_driver.h"
 #include "error.h"
 #include "model.h"
 #include "step_kinds.h"
@@ -36,7 +37,10 @@ onnxc_status onnxc_model_open(const char *path, onnxc_model **out) {
     dlclose(library);
     return onnxc_fail(ONNXC_ERR_LOAD_FAILED, "'%s': %s() returned NULL", path, ONNXC_MODEL_ENTRY_SYMBOL);
   }
-  onnxc_status st = onnxc_model_create(desc, onnxc_step_kinds, library, out);
+  /* A CUDA library needs the NVIDIA driver: say so here, not at the first kernel. (A descriptor handed
+   * in by the program, onnxc_model_from_desc, is not probed: without a driver its first run fails.) */
+  onnxc_status st = desc->uses_cuda ? onnxc_cuda_driver_ready(desc->name) : ONNXC_OK;
+  if (st == ONNXC_OK) st = onnxc_model_create(desc, onnxc_step_kinds, library, out);
   if (st != ONNXC_OK) {
     dlclose(library);
     return onnxc_fail(st, "'%s': %s", path, onnxc_last_error());

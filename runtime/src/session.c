@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "cache_api.h"
-#include "cuda_driver.h"
 #include "execute.h"
 #include "kv_cache.h"
 #include "handles.h"
@@ -98,10 +97,6 @@ static onnxc_status create(onnxc_model *model, const onnxc_session_options *opti
   if (options) opts = *options;
   if (opts.num_threads < 0) {
     return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "onnxc_session_create: num_threads is %d; use 0 for all cores", opts.num_threads);
-  }
-  if (model->desc->uses_cuda) {
-    onnxc_status st = onnxc_cuda_driver_ready(model->desc->name);
-    if (st != ONNXC_OK) return st;
   }
   if (opts.max_cached_plans == 0) opts.max_cached_plans = DEFAULT_CACHED_PLANS;
   if (opts.max_cached_plans > MAX_CACHED_PLANS) opts.max_cached_plans = MAX_CACHED_PLANS;

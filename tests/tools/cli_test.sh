@@ -208,7 +208,7 @@ case_compile_cross_missing_tools() {
 }
 
 # A CUDA library on a machine without the NVIDIA driver: compiled and linked (CI has no GPU), then
-# refused when a session is made, with a message naming the model and what is missing, never a
+# refused when the library is opened, with a message naming the model and what is missing, never a
 # crash or a Halide error from inside the first kernel. Where a driver is installed, bench/gpu/check.sh
 # is the test instead.
 case_cuda_without_driver() {
