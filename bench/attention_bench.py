@@ -8,7 +8,8 @@ and ONNX Runtime on the same model in the same run.
       [--onnxc build/tools/onnxc] [--no-ort] [--direct]
 
 --direct benches a model holding one opset-23 Attention node instead (no fusion pass needed).
-Needs bench/ort/node_modules for the ONNX Runtime column: (cd bench/ort && npm ci --ignore-scripts).
+The ONNX Runtime column runs bench/peers/bench_peer.py under the interpreter bench/peers/python.sh
+finds (bench/peers/install.sh makes it, from PyPI); without one the column is left out, saying so.
 """
 import argparse
 import os
@@ -23,6 +24,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
+# Written with explicit IR versions: a newer onnx package stamps its own (IR 14 in onnx 1.23), which
+# ONNX Runtime 1.31 refuses to read.
 def plain_model(seq, heads, dim):
     shape = [1, heads, seq, dim]
     ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n in ("q", "k", "v")]
@@ -36,7 +39,7 @@ def plain_model(seq, heads, dim):
     ]
     init = [helper.make_tensor("eight", TensorProto.FLOAT, [], [8.0])]
     g = helper.make_graph(nodes, "sdpa", ins, [out], init)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
 def direct_model(seq, heads, dim):
@@ -45,7 +48,8 @@ def direct_model(seq, heads, dim):
     out = helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)
     node = helper.make_node("Attention", ["q", "k", "v"], ["y"], scale=0.125)
     g = helper.make_graph([node], "sdpa_op", ins, [out])
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)])
+    # IR 10 is the oldest that allows opset 23 and the newest ONNX Runtime 1.31 reads.
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)], ir_version=10)
 
 
 def run_tsv(cmd):
@@ -68,8 +72,15 @@ def main():
     ap.add_argument("--no-unfused", action="store_true", help="skip the unfused column (slow at 8192)")
     ap.add_argument("--direct", action="store_true")
     a = ap.parse_args()
-    ort = os.path.join(HERE, "ort", "bench_ort.mjs")
-    have_ort = not a.no_ort and os.path.isdir(os.path.join(HERE, "ort", "node_modules", "onnxruntime-node"))
+    peer = os.path.join(HERE, "peers", "bench_peer.py")
+    peer_python = None
+    if not a.no_ort:
+        r = subprocess.run(["bash", os.path.join(HERE, "peers", "python.sh")], capture_output=True, text=True)
+        if r.returncode == 0:
+            peer_python = r.stdout.strip()
+        else:
+            print(f"ONNX Runtime column SKIPPED: {r.stderr.strip()}")
+    have_ort = peer_python is not None
     common = ["--threads", str(a.threads), "--runs", str(a.runs), "--warmup", "1", "--tsv"]
     print(f"softmax(Q·Kᵀ/8)·V, batch 1, {a.heads} heads of {a.dim}, {a.threads} thread(s), "
           f"median of {a.runs} runs; peak RSS of the timed runs")
@@ -92,7 +103,7 @@ def main():
                     else:
                         res, err = run_tsv([a.onnxc, "bench", os.path.join(out, "libsdpa.so")] + common)
                 else:
-                    res, err = run_tsv(["node", ort, path] + common)
+                    res, err = run_tsv([peer_python, peer, path, "--engine", "ort"] + common)
                 cells.append(f"{res[0]:>16.1f} {res[1]:>16.1f}" if res else f"{'error: ' + err[:25]:>33}")
             print(f"{seq:>6} " + " ".join(cells), flush=True)
 

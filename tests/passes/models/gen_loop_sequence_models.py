@@ -6,7 +6,7 @@ check of passes/loop_sequence_to_scan.cpp through ONNX Runtime (the IR evaluator
     /usr/bin/python3 tests/passes/models/gen_loop_sequence_models.py OUT_DIR
     for d in OUT_DIR/*/; do
       build/tools/onnxc optimize $d/model.onnx -o $d/opt.onnx
-      node bench/ort/check_ort.mjs $d/model.onnx $d && node bench/ort/check_ort.mjs $d/opt.onnx $d
+      P=$(bench/peers/python.sh); $P bench/peers/check_ort.py $d/model.onnx $d && $P bench/peers/check_ort.py $d/opt.onnx $d
     done
 
 Each model: x_t = x_(t-1) + 1 (x_0 an input of shape [batch, 3]) for n iterations, the list holds
