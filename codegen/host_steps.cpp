@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string_view>
 
 #include "ir/error.h"
 #include "onnxc/model_abi.h"
@@ -309,32 +310,57 @@ ir::DType element_dtype(const ir::Type& t) {
   return e->dtype;
 }
 
-bool is_host_op(const ir::Node& n) {
-  if (n.domain() == "onnxc" && (n.op_type() == "CacheAppend" || n.op_type() == "CacheScatter")) return true;
-  if (!n.domain().empty() && n.domain() != "ai.onnx") return false;
-  const std::string& op = n.op_type();
-  return op == "NonZero" || op == "Compress" || op == "Unique" || op == "NonMaxSuppression" || op == "TfIdfVectorizer" ||
-         op == "StringNormalizer" || op == "StringConcat" || op == "StringSplit" || op == "RegexFullMatch" || is_string_cast(n) || is_reduce_by_data(n) || is_value_op(n);
+namespace {
+
+// The one table of host ops: each row says which nodes it takes (domain and op type, `applies` for
+// the ops that run on the host only in some forms) and builds their arguments. is_host_op and
+// host_step_args both read it, so a new host op is one row here plus its builder above.
+struct HostOpRule {
+  const char* domain;  // "" for ai.onnx
+  const char* op;      // nullptr: any op type `applies` accepts
+  bool (*applies)(const ir::Node&);  // nullptr: every node of that op type
+  Args (*build)(const ir::Node&);
+};
+
+// SequenceConstruct is a value op of several steps, built by codegen/partition_values.h.
+Args build_value_op(const ir::Node& n) {
+  std::optional<Args> a = value_op(n);
+  internal_check(a.has_value()) << n.describe() << " is built by codegen/partition_values.h, not as one host step";
+  return *a;
 }
 
+const HostOpRule kHostOps[] = {
+    {"onnxc", "CacheAppend", nullptr, cache_append},
+    {"onnxc", "CacheScatter", nullptr, cache_scatter},
+    {"", "NonZero", nullptr, nonzero},
+    {"", "Compress", nullptr, compress},
+    {"", "Unique", nullptr, unique},
+    {"", "NonMaxSuppression", nullptr, nms},
+    {"", "TfIdfVectorizer", nullptr, tfidf},
+    {"", "StringNormalizer", nullptr, string_normalizer},
+    {"", "StringConcat", nullptr, string_concat},
+    {"", "StringSplit", nullptr, string_split},
+    {"", "RegexFullMatch", nullptr, regex_full_match},
+    {"", nullptr, is_string_cast, string_cast},
+    {"", nullptr, is_reduce_by_data, reduce_by_data},
+    {"", nullptr, is_value_op, build_value_op},
+};
+
+const HostOpRule* find_rule(const ir::Node& n) {
+  std::string_view domain = n.domain() == "ai.onnx" ? std::string_view() : std::string_view(n.domain());
+  for (const HostOpRule& r : kHostOps)
+    if (domain == r.domain && (!r.op || n.op_type() == r.op) && (!r.applies || r.applies(n))) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+bool is_host_op(const ir::Node& n) { return find_rule(n) != nullptr; }
+
 HostStepArgs host_step_args(const ir::Node& n) {
-  const std::string& op = n.op_type();
-  if (n.domain() == "onnxc" && op == "CacheAppend") return cache_append(n);
-  if (n.domain() == "onnxc" && op == "CacheScatter") return cache_scatter(n);
-  if (op == "NonZero") return nonzero(n);
-  if (op == "Compress") return compress(n);
-  if (op == "Unique") return unique(n);
-  if (op == "NonMaxSuppression") return nms(n);
-  if (op == "TfIdfVectorizer") return tfidf(n);
-  if (op == "StringNormalizer") return string_normalizer(n);
-  if (op == "StringConcat") return string_concat(n);
-  if (op == "StringSplit") return string_split(n);
-  if (op == "RegexFullMatch") return regex_full_match(n);
-  if (is_string_cast(n)) return string_cast(n);
-  if (is_reduce_by_data(n)) return reduce_by_data(n);
-  if (auto a = value_op(n)) return *a;
-  internal_error << n.describe() << " is not a host op";
-  return {};
+  const HostOpRule* r = find_rule(n);
+  internal_check(r) << n.describe() << " is not a host op";
+  return r->build(n);
 }
 
 }  // namespace onnxc::codegen

@@ -7,6 +7,8 @@
 // node to the host op's fixed argument list
 // (enum onnxc_host_op in runtime/include/onnxc/model_abi.h): inputs, with defaults for absent optional
 // ones; outputs, with shapes for absent ones; int64 attributes; and which output dims it binds.
+// One table in host_steps.cpp (kHostOps) says which nodes run on the host and builds their arguments;
+// adding a host op is a row there, its builder, and its C file in runtime/src.
 #pragma once
 
 #include <optional>

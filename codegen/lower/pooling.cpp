@@ -113,14 +113,7 @@ Expr pool_at(const LowerContext& ctx, const HTensor& x, const Window& w, Pool ki
 HTensor global_pool(LowerContext& ctx, const HTensor& x, Pool kind, const std::vector<Expr>& shape) {
   ctx.schedule = [](Halide::Func out, const Halide::Target& t) {
     if (t.has_gpu_feature()) return schedule_output(out, KernelClass::Elementwise, t);
-    std::vector<Halide::Var> a = out.args();
-    Halide::Var rows = a[0];
-    for (size_t i = 1; i < a.size(); ++i) {
-      Halide::Var next("pool_rows" + std::to_string(i));
-      out.fuse(rows, a[i], next);
-      rows = next;
-    }
-    out.parallel(rows, 64, Halide::TailStrategy::GuardWithIf);
+    out.parallel(fuse_vars(out, out.args()), 64, Halide::TailStrategy::GuardWithIf);
   };
   Halide::Type ty = halide_type(x.dtype), at = kind == Pool::Max ? ty : accumulator_type(ty);
   std::vector<Halide::Range> ranges;

@@ -71,18 +71,6 @@ ir::Tensor pack_panels(const ir::Tensor& b, bool transposed, int width) {
 
 namespace {
 
-// Fuses `vars` (innermost first) into one Var named `name`; returns it (or the single var).
-Var fuse_all(Func f, const std::vector<Var>& vars, const std::string& name) {
-  if (vars.empty()) return Var();
-  Var fused = vars[0];
-  for (size_t i = 1; i < vars.size(); ++i) {
-    Var next(name + "_" + std::to_string(i));
-    f.fuse(fused, vars[i], next);
-    fused = next;
-  }
-  return fused;
-}
-
 // True when output dims are acc's (n, m, batch..), so acc can be computed tile by tile inside it.
 // An elementwise epilogue keeps them; one that reorders dims of the same rank is not detected.
 bool tiles_like_acc(const GemmFuncs& g, const Func& out) {
@@ -140,7 +128,7 @@ void schedule_blocked_cpu(GemmFuncs g, Func out, const Target& t) {
   // loop on its own only while the body is small: a GELU's erf was not, on AVX2.
   Var nv("gemm_nv");
   out.reorder(order).split(ni, nv, ni, vec).vectorize(ni).unroll(nv).unroll(mi);
-  Var task = fuse_all(out, task_vars, "gemm_task");
+  Var task = fuse_vars(out, task_vars);
   out.parallel(task);
   if (!g.m_static) out.specialize(one_row);  // a copy of the loop nest above, for M == 1
 
@@ -182,7 +170,7 @@ void schedule_plain_cpu(GemmFuncs g, Func out, const Target& t) {
   out.split(m, mo, mi, 8, TailStrategy::GuardWithIf).vectorize(n, vec, TailStrategy::GuardWithIf);
   std::vector<Var> task_vars = {mo};
   task_vars.insert(task_vars.end(), args.begin() + 2, args.end());
-  Var task = fuse_all(out, task_vars, "gemm_task");
+  Var task = fuse_vars(out, task_vars);
   out.parallel(task);
   g.acc.compute_at(out, task).vectorize(an, vec, TailStrategy::RoundUp);
   g.acc.update().reorder(an, am, g.k.x).vectorize(an, vec, TailStrategy::RoundUp);

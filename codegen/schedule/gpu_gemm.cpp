@@ -25,19 +25,6 @@ GpuGemmTile gpu_gemm_tile(const TargetDesc& d) {
   return GpuGemmTile{};
 }
 
-namespace {
-
-Var fuse_vars(Func f, const std::vector<Var>& vars, const std::string& name) {
-  Var fused = vars[0];
-  for (size_t i = 1; i < vars.size(); ++i) {
-    Var next(name + "_" + std::to_string(i));
-    f.fuse(fused, vars[i], next);
-    fused = next;
-  }
-  return fused;
-}
-
-}  // namespace
 
 void schedule_gemm_gpu(GemmFuncs g, Func out, const Halide::Target& t) {
   Var an = g.acc.args()[0], am = g.acc.args()[1];
@@ -66,7 +53,7 @@ void schedule_gemm_gpu(GemmFuncs g, Func out, const Halide::Target& t) {
       .unroll(mi);
   if (vec) out.vectorize(ni);
   std::vector<Var> batch(args.begin() + 2, args.end());
-  if (!batch.empty()) out.gpu_blocks(fuse_vars(out, batch, "gemm_batch"));
+  if (!batch.empty()) out.gpu_blocks(fuse_vars(out, batch));
   for (size_t i = 2; i < g.acc.args().size(); ++i) g.acc.bound_extent(g.acc.args()[i], 1);
   g.acc.compute_at(out, tn)
       .bound_extent(an, tile.thread_cols)

@@ -33,15 +33,6 @@ bool single_sum(const Func& f) {
   return self && self->name == f.name();
 }
 
-Var fuse_from(Func f, const std::vector<Var>& vars, size_t from) {
-  Var fused = vars[from];
-  for (size_t i = from + 1; i < vars.size(); ++i) {
-    Var next(fused.name() + "_" + vars[i].name());
-    f.fuse(fused, vars[i], next);
-    fused = next;
-  }
-  return fused;
-}
 
 }  // namespace
 
@@ -50,7 +41,7 @@ bool schedule_rowwise_gpu(Func out, const std::vector<Func>& stats, int reduced_
   if (reduced_inner != 1 || vars.size() < 2 || stats.empty()) return false;
   for (const Func& s : stats)
     if (s.dimensions() != out.dimensions() && s.dimensions() != out.dimensions() - 1) return false;
-  Var row = fuse_from(out, vars, 1);
+  Var row = fuse_vars(out, vars, 1);
   Var xo("row_xo"), tx("row_tx");
   out.split(vars[0], xo, tx, kRowThreads, TailStrategy::GuardWithIf).reorder(tx, xo, row).gpu_blocks(row).gpu_threads(tx);
   for (Func s : stats) {

@@ -12,16 +12,6 @@ namespace {
 
 std::vector<Var> pure_vars(const Func& f) { return f.args(); }
 
-// Fuses vars[from..] of f (innermost first) into one loop var; returns it (or vars[from] alone).
-Var fuse_outer(Func f, const std::vector<Var>& vars, size_t from) {
-  Var fused = vars[from];
-  for (size_t i = from + 1; i < vars.size(); ++i) {
-    Var next(fused.name() + "_" + vars[i].name());
-    f.fuse(fused, vars[i], next);
-    fused = next;
-  }
-  return fused;
-}
 
 // Below this many output elements a kernel runs on the calling thread: waking the thread pool for
 // each of a model's dozens of small kernels costs more than it saves (4x slower end to end on the
@@ -61,7 +51,7 @@ void cpu_elementwise(Func f, const Halide::Target& t, const Halide::Expr& large)
   int w = vector_width(f, t);
   if (w > 1) f.vectorize(vars[0], w, TailStrategy::GuardWithIf);
   if (vars.size() >= 2) {
-    Var outer = fuse_outer(f, vars, 1);
+    Var outer = fuse_vars(f, vars, 1);
     parallel_with_grain(f, outer, inner_elements(f, 1), large);
   }
 }
@@ -79,12 +69,7 @@ void gpu_tile_func(Func f, int stage = -1) {
     s.gpu_tile(vars[0], bx, tx, 128, TailStrategy::GuardWithIf);
     return;
   }
-  Var y = vars[1];
-  for (size_t i = 2; i < vars.size(); ++i) {
-    Var next(y.name() + "_" + vars[i].name());
-    s.fuse(y, vars[i], next);
-    y = next;
-  }
+  Var y = fuse_vars(s, vars, 1);
   s.gpu_tile(vars[0], y, bx, by, tx, ty, 32, 8, TailStrategy::GuardWithIf);
 }
 
@@ -159,7 +144,7 @@ void schedule_rowwise(Func out, const std::vector<Func>& stats, int reduced_inne
   if (reduced_inner > 0 && static_cast<size_t>(reduced_inner) < vars.size() && !stats.empty()) {
     int w = vector_width(out, t);
     if (w > 1) out.vectorize(vars[0], w, TailStrategy::GuardWithIf);
-    Var rows = fuse_outer(out, vars, reduced_inner);
+    Var rows = fuse_vars(out, vars, reduced_inner);
     Var row = parallel_with_grain(out, rows, inner_elements(out, static_cast<size_t>(reduced_inner)), large);
     for (Func s : stats) {
       s.compute_at(out, row);
@@ -197,15 +182,21 @@ void schedule_reduction(Func acc, bool vectorize_inner, const Halide::Expr& larg
     if (w > 1) st.vectorize(vars[0], w, TailStrategy::GuardWithIf);
     size_t from = w > 1 ? 1 : 0;
     if (vars.size() > from) {
-      Var fused = vars[from];
-      for (size_t i = from + 1; i < vars.size(); ++i) {
-        Var next(fused.name() + "_" + vars[i].name());
-        st.fuse(fused, vars[i], next);
-        fused = next;
-      }
+      Var fused = fuse_vars(st, vars, from);  // before specialize, which copies the schedule so far
       st.specialize(large).parallel(fused);
     }
   }
+}
+
+Var fuse_vars(Halide::Stage s, const std::vector<Var>& vars, size_t from) {
+  if (from >= vars.size()) return Var();
+  Var fused = vars[from];
+  for (size_t i = from + 1; i < vars.size(); ++i) {
+    Var next(fused.name() + "_" + vars[i].name());
+    s.fuse(fused, vars[i], next);
+    fused = next;
+  }
+  return fused;
 }
 
 }  // namespace onnxc::codegen

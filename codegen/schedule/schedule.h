@@ -41,4 +41,8 @@ int vector_width(const Halide::Func& f, const Halide::Target& t);
 // True for targets whose kernels run on a GPU (CUDA).
 bool is_gpu(const Halide::Target& t);
 
+// Fuses the loop vars vars[from..] of one stage (innermost first) into one var and returns it
+// (vars[from] itself when it is the only one; an undefined Var when there is none).
+Halide::Var fuse_vars(Halide::Stage s, const std::vector<Halide::Var>& vars, size_t from = 0);
+
 }  // namespace onnxc::codegen
