@@ -1,7 +1,8 @@
 /* Host ops: steps the runtime runs itself, in plain C (data-dependent output sizes, strings, sequences).
  * This is all an op sees of the runtime: its arguments as dense tensors, and a narrow context (bind its
  * data dims, check an output's dims, read a value argument, its own per-step state, another step's args).
- * Adding an op: one file defining its onnxc_host_op_info and one entry in host_ops.c's table. */
+ * Adding an op: its number in model_abi.h, one file defining its onnxc_host_op_info, and one entry in
+ * host_ops.c's table (which alone names the entries). */
 #ifndef ONNXC_RUNTIME_HOST_OP_H
 #define ONNXC_RUNTIME_HOST_OP_H
 
@@ -105,13 +106,5 @@ bool onnxc_host_is_float(int32_t dtype);
 bool onnxc_host_comparable(int32_t dtype);
 /* Strict ordering of two elements of `dtype` (NaN after every number, NaNs equal); -1, 0, 1. */
 int onnxc_host_compare(int32_t dtype, const void *a, const void *b);
-
-/* Table entries defined beside their ops (host_*.c). */
-extern const onnxc_host_op_info onnxc_host_nonzero, onnxc_host_compress, onnxc_host_nms, onnxc_host_unique,
-    onnxc_host_reduce_sum, onnxc_host_reduce, onnxc_host_tfidf, onnxc_host_value_size, onnxc_host_string_normalizer,
-    onnxc_host_string_cast, onnxc_host_string_concat, onnxc_host_string_split, onnxc_host_regex_full_match, onnxc_host_scan_slice, onnxc_host_scan_append,
-    onnxc_host_scan_collect, onnxc_host_value_copy, onnxc_host_value_empty, onnxc_host_seq_insert,
-    onnxc_host_seq_at, onnxc_host_seq_erase, onnxc_host_seq_length, onnxc_host_opt_wrap, onnxc_host_opt_has,
-    onnxc_host_opt_get, onnxc_host_cache_append, onnxc_host_cache_scatter;
 
 #endif
