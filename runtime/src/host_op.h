@@ -58,6 +58,14 @@ struct onnxc_host_call {
   int64_t scalar[ONNXC_HOST_MAX_SCALARS];
 };
 
+/* What kv_cache.c needs of a KV cache step to keep its present between runs (onnxc_session_keep_cache):
+ * which step args are past and present, which is the sequence axis (a constant scalar), and whether
+ * present is shaped like past (the model's own length is then the capacity). */
+typedef struct onnxc_host_cache_args {
+  int32_t past, present, axis;
+  bool own_capacity;
+} onnxc_host_cache_args;
+
 struct onnxc_host_op_info {
   const char *name; /* the ONNX op */
   int32_t n_inputs, n_outputs, n_scalars;
@@ -72,6 +80,7 @@ struct onnxc_host_op_info {
   size_t state_bytes;
   void (*reset_state)(void *state);
   void (*free_state)(void *state);
+  const onnxc_host_cache_args *cache; /* KV cache steps (CacheAppend, CacheScatter) only; else NULL */
 };
 
 /* host_ops.c: the one table; NULL for an op id this runtime does not know. */
@@ -92,7 +101,7 @@ typedef struct onnxc_host_strings {
 } onnxc_host_strings;
 void onnxc_host_free_strings(void *state);
 /* The state fields of an op entry that writes strings. */
-#define ONNXC_HOST_STRINGS_STATE sizeof(onnxc_host_strings), NULL, onnxc_host_free_strings
+#define ONNXC_HOST_STRINGS_STATE .state_bytes = sizeof(onnxc_host_strings), .free_state = onnxc_host_free_strings
 /* Writes n strings (src[i], len[i] bytes each) as the step's block (c->state is an onnxc_host_strings)
  * and points out[i] at them. */
 onnxc_status onnxc_host_store_strings(onnxc_host_call *c, const char *const *src, const size_t *len, uint64_t n,

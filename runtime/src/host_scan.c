@@ -51,7 +51,8 @@ static onnxc_status run_scan_slice(onnxc_host_call *c) {
   return ONNXC_OK;
 }
 
-const onnxc_host_op_info onnxc_host_scan_slice = {"ScanSlice", 2, 1, 2, 0, false, check_scan_slice, run_scan_slice, 0, NULL, NULL};
+const onnxc_host_op_info onnxc_host_scan_slice = {.name = "ScanSlice", .n_inputs = 2, .n_outputs = 1, .n_scalars = 2,
+    .n_binds = 0, .check = check_scan_slice, .run = run_scan_slice};
 
 /* ---- SCAN_APPEND {X} ---- */
 
@@ -100,8 +101,9 @@ static onnxc_status run_scan_append(onnxc_host_call *c) {
   return ONNXC_OK;
 }
 
-const onnxc_host_op_info onnxc_host_scan_append = {"ScanAppend", 1, 0, 0, 0, false, check_any, run_scan_append,
-                                                   sizeof(scan_items), reset_scan_items, free_scan_items};
+const onnxc_host_op_info onnxc_host_scan_append = {.name = "ScanAppend", .n_inputs = 1, .n_outputs = 0, .n_scalars = 0,
+    .n_binds = 0, .check = check_any, .run = run_scan_append, .state_bytes = sizeof(scan_items),
+    .reset_state = reset_scan_items, .free_state = free_scan_items};
 
 /* ---- SCAN_COLLECT {Y, append step, axis, reverse} ---- */
 
@@ -131,4 +133,5 @@ static onnxc_status run_scan_collect(onnxc_host_call *c) {
   return ONNXC_OK;
 }
 
-const onnxc_host_op_info onnxc_host_scan_collect = {"ScanCollect", 0, 1, 3, 1, false, check_any, run_scan_collect, 0, NULL, NULL};
+const onnxc_host_op_info onnxc_host_scan_collect = {.name = "ScanCollect", .n_inputs = 0, .n_outputs = 1,
+    .n_scalars = 3, .n_binds = 1, .check = check_any, .run = run_scan_collect};
