@@ -13,6 +13,7 @@
 #include "dtype.h"
 #include "error.h"
 #include "onnxc/model_abi.h"
+#include "shape_expr.h"
 #include "value_store.h"
 
 #define ONNXC_HOST_MAX_TENSORS 8
@@ -58,6 +59,17 @@ struct onnxc_host_call {
   int64_t scalar[ONNXC_HOST_MAX_SCALARS];
 };
 
+/* What an op's check_step sees at load: the descriptor, the step, and the descriptor's expressions
+ * (checked already), for constant scalars. */
+typedef struct onnxc_host_check {
+  const onnxc_model_desc *desc;
+  const onnxc_expr_table *exprs;
+  uint32_t step;
+} onnxc_host_check;
+
+/* host_util.c: the value of the step's argument i when it is a constant scalar; false otherwise. */
+bool onnxc_host_const_arg(const onnxc_host_check *c, int32_t i, int64_t *value);
+
 /* What kv_cache.c needs of a KV cache step to keep its present between runs (onnxc_session_keep_cache):
  * which step args are past and present, which is the sequence axis (a constant scalar), and whether
  * present is shaped like past (the model's own length is then the capacity). */
@@ -74,6 +86,9 @@ struct onnxc_host_op_info {
   /* Load-time check of dtypes and ranks (dims are checked at run time). tensors: the step's tensor
    * args. Writes why into why[cap] and returns false when the descriptor is wrong for the op. */
   bool (*check)(const onnxc_model_desc *d, const int32_t *tensors, char *why, size_t cap);
+  /* Optional load-time check of what `check` cannot see: constant scalars, other steps (the steps before
+   * this one are valid). Writes why and returns false like check. NULL: none. */
+  bool (*check_step)(const onnxc_host_check *c, char *why, size_t cap);
   onnxc_status (*run)(onnxc_host_call *c);
   /* Per-step state: state_bytes zeroed bytes per step running the op; reset before each run and
    * free_state (what the state owns) with the session. Either may be NULL. */

@@ -174,7 +174,14 @@ TEST(LoopSteps, DescriptorChecks) {
   EXPECT_EQ(load_error(b), "model 'loop': step 0 goes to step 5 across the edge of the loop body at steps 3..9");
   b = loop_model();  // a collect that names a kernel step as its append step
   b.set_args(10, {T_SCAN, scalar_const(b, 6), scalar_const(b, 0), scalar_const(b, 0)});
-  EXPECT_EQ(load_error(b), "model 'loop': step 10 (ScanCollect) must name an earlier ScanAppend step as a constant");
+  EXPECT_EQ(load_error(b), "model 'loop': step 10 (ScanCollect): its append step must be an earlier ScanAppend step, named by a constant");
+  b = loop_model();  // reverse is a flag
+  b.set_args(10, {T_SCAN, scalar_const(b, 7), scalar_const(b, 0), scalar_const(b, 2)});
+  EXPECT_EQ(load_error(b),
+            "model 'loop': step 10 (ScanCollect): the axis must be a constant in [0, 1] and the reverse flag a constant 0 or 1");
+  b = loop_model();  // the scan output has the appended value's rank plus one
+  b.set_args(10, {T_Y, scalar_const(b, 7), scalar_const(b, 0), scalar_const(b, 0)});
+  EXPECT_EQ(load_error(b), "model 'loop': step 10 (ScanCollect): Y must have the appended X's dtype and one dim more");
   b = loop_model();
   b.d.uses_cuda = 1;
   EXPECT_THAT(load_error(b, ONNXC_ERR_UNSUPPORTED), HasSubstr("not supported in CUDA libraries"));
