@@ -41,7 +41,7 @@ static onnxc_status get_cache(onnxc_session *s, size_t index, onnxc_tensor *out,
   if (!c) return onnxc_fail(ONNXC_ERR_NOT_FOUND, "output '%s' is not kept in a KV cache", m->desc->tensors[m->outputs[index].tensor].name);
   if (!c->filled) return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "the cache of output '%s' is empty: no run has filled it", m->desc->tensors[c->present].name);
   *out = (onnxc_tensor){m->desc->tensors[c->present].dtype, c->rank, c->dims, c->data};
-  *capacity = c->scatter ? c->dims[c->axis] : s->cache_capacity;
+  *capacity = c->own_capacity ? c->dims[c->axis] : s->cache_capacity;
   return ONNXC_OK;
 }
 

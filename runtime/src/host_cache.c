@@ -132,8 +132,12 @@ static onnxc_status run_cache_scatter(onnxc_host_call *c) {
   return ONNXC_OK;
 }
 
-const onnxc_host_op_info onnxc_host_cache_scatter = {"CacheScatter", 3, 1, 2, 0, false, check_cache_scatter,
-                                                     run_cache_scatter, 0, NULL, NULL};
+/* {past, update, write_indices, present, axis, circular} */
+static const onnxc_host_cache_args kScatterCache = {.past = 0, .present = 3, .axis = 4, .own_capacity = true};
+const onnxc_host_op_info onnxc_host_cache_scatter = {.name = "CacheScatter", .n_inputs = 3, .n_outputs = 1,
+    .n_scalars = 2, .n_binds = 0, .check = check_cache_scatter, .run = run_cache_scatter, .cache = &kScatterCache};
 
-const onnxc_host_op_info onnxc_host_cache_append = {"CacheAppend", 2, 1, 2, 0, false, check_cache_append,
-                                                    run_cache_append, 0, NULL, NULL};
+/* {past, new, present, axis, heads} */
+static const onnxc_host_cache_args kAppendCache = {.past = 0, .present = 2, .axis = 3, .own_capacity = false};
+const onnxc_host_op_info onnxc_host_cache_append = {.name = "CacheAppend", .n_inputs = 2, .n_outputs = 1,
+    .n_scalars = 2, .n_binds = 0, .check = check_cache_append, .run = run_cache_append, .cache = &kAppendCache};

@@ -1,7 +1,8 @@
 /* Host ops: steps the runtime runs itself, in plain C (data-dependent output sizes, strings, sequences).
  * This is all an op sees of the runtime: its arguments as dense tensors, and a narrow context (bind its
  * data dims, check an output's dims, read a value argument, its own per-step state, another step's args).
- * Adding an op: one file defining its onnxc_host_op_info and one entry in host_ops.c's table. */
+ * Adding an op: its number in model_abi.h, one file defining its onnxc_host_op_info, and one entry in
+ * host_ops.c's table (which alone names the entries). */
 #ifndef ONNXC_RUNTIME_HOST_OP_H
 #define ONNXC_RUNTIME_HOST_OP_H
 
@@ -12,6 +13,7 @@
 #include "dtype.h"
 #include "error.h"
 #include "onnxc/model_abi.h"
+#include "shape_expr.h"
 #include "value_store.h"
 
 #define ONNXC_HOST_MAX_TENSORS 8
@@ -57,6 +59,25 @@ struct onnxc_host_call {
   int64_t scalar[ONNXC_HOST_MAX_SCALARS];
 };
 
+/* What an op's check_step sees at load: the descriptor, the step, and the descriptor's expressions
+ * (checked already), for constant scalars. */
+typedef struct onnxc_host_check {
+  const onnxc_model_desc *desc;
+  const onnxc_expr_table *exprs;
+  uint32_t step;
+} onnxc_host_check;
+
+/* host_util.c: the value of the step's argument i when it is a constant scalar; false otherwise. */
+bool onnxc_host_const_arg(const onnxc_host_check *c, int32_t i, int64_t *value);
+
+/* What kv_cache.c needs of a KV cache step to keep its present between runs (onnxc_session_keep_cache):
+ * which step args are past and present, which is the sequence axis (a constant scalar), and whether
+ * present is shaped like past (the model's own length is then the capacity). */
+typedef struct onnxc_host_cache_args {
+  int32_t past, present, axis;
+  bool own_capacity;
+} onnxc_host_cache_args;
+
 struct onnxc_host_op_info {
   const char *name; /* the ONNX op */
   int32_t n_inputs, n_outputs, n_scalars;
@@ -65,12 +86,16 @@ struct onnxc_host_op_info {
   /* Load-time check of dtypes and ranks (dims are checked at run time). tensors: the step's tensor
    * args. Writes why into why[cap] and returns false when the descriptor is wrong for the op. */
   bool (*check)(const onnxc_model_desc *d, const int32_t *tensors, char *why, size_t cap);
+  /* Optional load-time check of what `check` cannot see: constant scalars, other steps (the steps before
+   * this one are valid). Writes why and returns false like check. NULL: none. */
+  bool (*check_step)(const onnxc_host_check *c, char *why, size_t cap);
   onnxc_status (*run)(onnxc_host_call *c);
   /* Per-step state: state_bytes zeroed bytes per step running the op; reset before each run and
    * free_state (what the state owns) with the session. Either may be NULL. */
   size_t state_bytes;
   void (*reset_state)(void *state);
   void (*free_state)(void *state);
+  const onnxc_host_cache_args *cache; /* KV cache steps (CacheAppend, CacheScatter) only; else NULL */
 };
 
 /* host_ops.c: the one table; NULL for an op id this runtime does not know. */
@@ -91,7 +116,7 @@ typedef struct onnxc_host_strings {
 } onnxc_host_strings;
 void onnxc_host_free_strings(void *state);
 /* The state fields of an op entry that writes strings. */
-#define ONNXC_HOST_STRINGS_STATE sizeof(onnxc_host_strings), NULL, onnxc_host_free_strings
+#define ONNXC_HOST_STRINGS_STATE .state_bytes = sizeof(onnxc_host_strings), .free_state = onnxc_host_free_strings
 /* Writes n strings (src[i], len[i] bytes each) as the step's block (c->state is an onnxc_host_strings)
  * and points out[i] at them. */
 onnxc_status onnxc_host_store_strings(onnxc_host_call *c, const char *const *src, const size_t *len, uint64_t n,
@@ -105,13 +130,5 @@ bool onnxc_host_is_float(int32_t dtype);
 bool onnxc_host_comparable(int32_t dtype);
 /* Strict ordering of two elements of `dtype` (NaN after every number, NaNs equal); -1, 0, 1. */
 int onnxc_host_compare(int32_t dtype, const void *a, const void *b);
-
-/* Table entries defined beside their ops (host_*.c). */
-extern const onnxc_host_op_info onnxc_host_nonzero, onnxc_host_compress, onnxc_host_nms, onnxc_host_unique,
-    onnxc_host_reduce_sum, onnxc_host_reduce, onnxc_host_tfidf, onnxc_host_value_size, onnxc_host_string_normalizer,
-    onnxc_host_string_cast, onnxc_host_string_concat, onnxc_host_string_split, onnxc_host_regex_full_match, onnxc_host_scan_slice, onnxc_host_scan_append,
-    onnxc_host_scan_collect, onnxc_host_value_copy, onnxc_host_value_empty, onnxc_host_seq_insert,
-    onnxc_host_seq_at, onnxc_host_seq_erase, onnxc_host_seq_length, onnxc_host_opt_wrap, onnxc_host_opt_has,
-    onnxc_host_opt_get, onnxc_host_cache_append, onnxc_host_cache_scatter;
 
 #endif

@@ -198,5 +198,7 @@ static onnxc_status run_reduce(onnxc_host_call *c) {
 }
 
 /* Binds one symbol per output dim (n_binds -1: the output's rank). */
-const onnxc_host_op_info onnxc_host_reduce_sum = {"ReduceSum", 2, 1, 2, -1, false, check_reduce_sum, run_reduce_sum, 0, NULL, NULL};
-const onnxc_host_op_info onnxc_host_reduce = {"Reduce", 2, 1, 3, -1, false, check_reduce_sum, run_reduce, 0, NULL, NULL};
+const onnxc_host_op_info onnxc_host_reduce_sum = {.name = "ReduceSum", .n_inputs = 2, .n_outputs = 1, .n_scalars = 2,
+    .n_binds = -1, .check = check_reduce_sum, .run = run_reduce_sum};
+const onnxc_host_op_info onnxc_host_reduce = {.name = "Reduce", .n_inputs = 2, .n_outputs = 1, .n_scalars = 3,
+    .n_binds = -1, .check = check_reduce_sum, .run = run_reduce};

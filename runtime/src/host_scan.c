@@ -29,6 +29,16 @@ static bool check_scan_slice(const onnxc_model_desc *d, const int32_t *t, char *
   return true;
 }
 
+static bool is_flag(int64_t v) { return v == 0 || v == 1; }
+
+static bool check_scan_slice_step(const onnxc_host_check *c, char *why, size_t cap) {
+  int32_t rank = c->desc->tensors[c->desc->steps[c->step].args[0]].rank;
+  int64_t axis, reverse;
+  if (!onnxc_host_const_arg(c, 3, &axis) || axis < 0 || axis >= rank || !onnxc_host_const_arg(c, 4, &reverse) || !is_flag(reverse))
+    return snprintf(why, cap, "the axis must be a constant in [0, %d) and the reverse flag a constant 0 or 1", rank), false;
+  return true;
+}
+
 static onnxc_status run_scan_slice(onnxc_host_call *c) {
   const onnxc_host_tensor *x = &c->t[0], *y = &c->t[2];
   int32_t axis = (int32_t)c->scalar[0];
@@ -51,7 +61,8 @@ static onnxc_status run_scan_slice(onnxc_host_call *c) {
   return ONNXC_OK;
 }
 
-const onnxc_host_op_info onnxc_host_scan_slice = {"ScanSlice", 2, 1, 2, 0, false, check_scan_slice, run_scan_slice, 0, NULL, NULL};
+const onnxc_host_op_info onnxc_host_scan_slice = {.name = "ScanSlice", .n_inputs = 2, .n_outputs = 1, .n_scalars = 2,
+    .n_binds = 0, .check = check_scan_slice, .check_step = check_scan_slice_step, .run = run_scan_slice};
 
 /* ---- SCAN_APPEND {X} ---- */
 
@@ -100,10 +111,24 @@ static onnxc_status run_scan_append(onnxc_host_call *c) {
   return ONNXC_OK;
 }
 
-const onnxc_host_op_info onnxc_host_scan_append = {"ScanAppend", 1, 0, 0, 0, false, check_any, run_scan_append,
-                                                   sizeof(scan_items), reset_scan_items, free_scan_items};
+const onnxc_host_op_info onnxc_host_scan_append = {.name = "ScanAppend", .n_inputs = 1, .n_outputs = 0, .n_scalars = 0,
+    .n_binds = 0, .check = check_any, .run = run_scan_append, .state_bytes = sizeof(scan_items),
+    .reset_state = reset_scan_items, .free_state = free_scan_items};
 
 /* ---- SCAN_COLLECT {Y, append step, axis, reverse} ---- */
+
+static bool check_scan_collect_step(const onnxc_host_check *c, char *why, size_t cap) {
+  const onnxc_model_desc *d = c->desc;
+  int64_t a, axis, reverse;
+  bool append = onnxc_host_const_arg(c, 1, &a) && a >= 0 && a < (int64_t)c->step && d->steps[a].kind == ONNXC_STEP_HOST &&
+                d->steps[a].kernel == ONNXC_HOST_SCAN_APPEND;
+  if (!append) return snprintf(why, cap, "its append step must be an earlier ScanAppend step, named by a constant"), false;
+  const onnxc_tensor_desc *x = &d->tensors[d->steps[a].args[0]], *y = &d->tensors[d->steps[c->step].args[0]];
+  if (x->dtype != y->dtype || y->rank != x->rank + 1) return snprintf(why, cap, "Y must have the appended X's dtype and one dim more"), false;
+  if (!onnxc_host_const_arg(c, 2, &axis) || axis < 0 || axis > x->rank || !onnxc_host_const_arg(c, 3, &reverse) || !is_flag(reverse))
+    return snprintf(why, cap, "the axis must be a constant in [0, %d] and the reverse flag a constant 0 or 1", x->rank), false;
+  return true;
+}
 
 static onnxc_status run_scan_collect(onnxc_host_call *c) {
   uint32_t a = (uint32_t)c->scalar[0]; /* checked at load: an earlier SCAN_APPEND step */
@@ -131,4 +156,5 @@ static onnxc_status run_scan_collect(onnxc_host_call *c) {
   return ONNXC_OK;
 }
 
-const onnxc_host_op_info onnxc_host_scan_collect = {"ScanCollect", 0, 1, 3, 1, false, check_any, run_scan_collect, 0, NULL, NULL};
+const onnxc_host_op_info onnxc_host_scan_collect = {.name = "ScanCollect", .n_inputs = 0, .n_outputs = 1,
+    .n_scalars = 3, .n_binds = 1, .check = check_any, .check_step = check_scan_collect_step, .run = run_scan_collect};

@@ -220,6 +220,9 @@ static onnxc_status run_nms(onnxc_host_call *c) {
   return st;
 }
 
-const onnxc_host_op_info onnxc_host_nonzero = {"NonZero", 1, 1, 0, 1, false, check_nonzero, run_nonzero, 0, NULL, NULL};
-const onnxc_host_op_info onnxc_host_compress = {"Compress", 2, 1, 1, 1, false, check_compress, run_compress, 0, NULL, NULL};
-const onnxc_host_op_info onnxc_host_nms = {"NonMaxSuppression", 5, 1, 1, 1, false, check_nms, run_nms, 0, NULL, NULL};
+const onnxc_host_op_info onnxc_host_nonzero = {.name = "NonZero", .n_inputs = 1, .n_outputs = 1, .n_scalars = 0,
+    .n_binds = 1, .check = check_nonzero, .run = run_nonzero};
+const onnxc_host_op_info onnxc_host_compress = {.name = "Compress", .n_inputs = 2, .n_outputs = 1, .n_scalars = 1,
+    .n_binds = 1, .check = check_compress, .run = run_compress};
+const onnxc_host_op_info onnxc_host_nms = {.name = "NonMaxSuppression", .n_inputs = 5, .n_outputs = 1, .n_scalars = 1,
+    .n_binds = 1, .check = check_nms, .run = run_nms};

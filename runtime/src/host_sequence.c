@@ -195,8 +195,10 @@ static onnxc_status run_get(onnxc_host_call *c) {
   return st == ONNXC_OK ? emit_item(c, 1, &store(c, 0)->items[0]) : st;
 }
 
-#define VALUE_OP(entry, name, n_in, n_binds, check, run) \
-  const onnxc_host_op_info entry = {name, n_in, 1, 0, n_binds, true, check, run, 0, NULL, NULL};
+/* Sequence and optional ops: one output, no scalars, arguments read through c->value. */
+#define VALUE_OP(entry, op_name, n_in, binds, check_fn, run_fn)                                                    \
+  const onnxc_host_op_info entry = {.name = op_name, .n_inputs = n_in, .n_outputs = 1, .n_scalars = 0,              \
+                                    .n_binds = binds, .takes_values = true, .check = check_fn, .run = run_fn};
 VALUE_OP(onnxc_host_value_copy, "Identity", 1, 0, check_copy, run_copy)
 VALUE_OP(onnxc_host_value_empty, "SequenceEmpty", 0, 0, check_empty, run_empty)
 VALUE_OP(onnxc_host_seq_insert, "SequenceInsert", 3, 0, check_insert, run_insert)

@@ -118,7 +118,8 @@ static onnxc_status run_normalizer(onnxc_host_call *c) {
   return st;
 }
 
-const onnxc_host_op_info onnxc_host_string_normalizer = {"StringNormalizer", 2, 1, 3, 1, false, check_normalizer, run_normalizer, ONNXC_HOST_STRINGS_STATE};
+const onnxc_host_op_info onnxc_host_string_normalizer = {.name = "StringNormalizer", .n_inputs = 2, .n_outputs = 1,
+    .n_scalars = 3, .n_binds = 1, .check = check_normalizer, .run = run_normalizer, ONNXC_HOST_STRINGS_STATE};
 
 /* ---- Cast between strings and numbers ---- */
 
@@ -248,4 +249,5 @@ static onnxc_status run_cast(onnxc_host_call *c) {
   return st;
 }
 
-const onnxc_host_op_info onnxc_host_string_cast = {"Cast", 1, 1, 0, 0, false, check_cast, run_cast, ONNXC_HOST_STRINGS_STATE};
+const onnxc_host_op_info onnxc_host_string_cast = {.name = "Cast", .n_inputs = 1, .n_outputs = 1, .n_scalars = 0,
+    .n_binds = 0, .check = check_cast, .run = run_cast, ONNXC_HOST_STRINGS_STATE};

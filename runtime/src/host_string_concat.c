@@ -93,5 +93,5 @@ static onnxc_status run_concat(onnxc_host_call *c) {
   return st;
 }
 
-const onnxc_host_op_info onnxc_host_string_concat = {"StringConcat", 2, 1, 0, 0, false, check_concat, run_concat,
-                                                     ONNXC_HOST_STRINGS_STATE};
+const onnxc_host_op_info onnxc_host_string_concat = {.name = "StringConcat", .n_inputs = 2, .n_outputs = 1,
+    .n_scalars = 0, .n_binds = 0, .check = check_concat, .run = run_concat, ONNXC_HOST_STRINGS_STATE};

@@ -178,6 +178,7 @@ static onnxc_status run_regex(onnxc_host_call *c) {
   return ONNXC_OK;
 }
 
-const onnxc_host_op_info onnxc_host_string_split = {"StringSplit", 2, 2, 2, 1, false, check_split, run_split,
-                                                    ONNXC_HOST_STRINGS_STATE};
-const onnxc_host_op_info onnxc_host_regex_full_match = {"RegexFullMatch", 2, 1, 0, 0, false, check_regex, run_regex, 0, NULL, NULL};
+const onnxc_host_op_info onnxc_host_string_split = {.name = "StringSplit", .n_inputs = 2, .n_outputs = 2,
+    .n_scalars = 2, .n_binds = 1, .check = check_split, .run = run_split, ONNXC_HOST_STRINGS_STATE};
+const onnxc_host_op_info onnxc_host_regex_full_match = {.name = "RegexFullMatch", .n_inputs = 2, .n_outputs = 1,
+    .n_scalars = 0, .n_binds = 0, .check = check_regex, .run = run_regex};

@@ -124,4 +124,5 @@ static onnxc_status run_tfidf(onnxc_host_call *c) {
   return ONNXC_OK;
 }
 
-const onnxc_host_op_info onnxc_host_tfidf = {"TfIdfVectorizer", 5, 1, 4, 0, false, check_tfidf, run_tfidf, 0, NULL, NULL};
+const onnxc_host_op_info onnxc_host_tfidf = {.name = "TfIdfVectorizer", .n_inputs = 5, .n_outputs = 1, .n_scalars = 4,
+    .n_binds = 0, .check = check_tfidf, .run = run_tfidf};

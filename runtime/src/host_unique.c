@@ -139,4 +139,5 @@ static onnxc_status run_unique(onnxc_host_call *c) {
   return st;
 }
 
-const onnxc_host_op_info onnxc_host_unique = {"Unique", 1, 4, 2, 1, false, check_unique, run_unique, 0, NULL, NULL};
+const onnxc_host_op_info onnxc_host_unique = {.name = "Unique", .n_inputs = 1, .n_outputs = 4, .n_scalars = 2,
+    .n_binds = 1, .check = check_unique, .run = run_unique};

@@ -67,3 +67,8 @@ onnxc_status onnxc_host_check_dims(const onnxc_host_call *c, int32_t out, const 
   return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, "step %u (%s): output tensor %d ('%s') has dims [%s] but the op produced [%s]",
                     c->step, c->op->name, c->desc->steps[c->step].args[out], onnxc_host_arg_name(c, out), got, exp);
 }
+
+bool onnxc_host_const_arg(const onnxc_host_check *c, int32_t i, int64_t *value) {
+  int32_t a = c->desc->steps[c->step].args[i];
+  return a < 0 && onnxc_expr_is_const(c->exprs, (uint32_t)(-(int64_t)a - 1), value);
+}

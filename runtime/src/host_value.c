@@ -42,4 +42,5 @@ static onnxc_status run_value_size(onnxc_host_call *c) {
   return onnxc_host_bind(c, &v);
 }
 
-const onnxc_host_op_info onnxc_host_value_size = {"ValueSize", 1, 0, 0, 1, false, check_value_size, run_value_size, 0, NULL, NULL};
+const onnxc_host_op_info onnxc_host_value_size = {.name = "ValueSize", .n_inputs = 1, .n_outputs = 0, .n_scalars = 0,
+    .n_binds = 1, .check = check_value_size, .run = run_value_size};

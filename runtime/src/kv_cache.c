@@ -1,14 +1,17 @@
-/* The KV cache a session keeps (onnxc_session_keep_cache): for each CACHE_APPEND or CACHE_SCATTER step
- * whose past is a model input and whose present is a model output (and neither is a view's base), one
- * buffer with `capacity` positions along the step's axis (CACHE_SCATTER: the model's own cache length).
- * present lives there, laid out with that capacity (its strides are not dense), and a run that reads
- * the previous present as its past gets the same buffer with the same strides: the step then finds
- * past's rows in place and writes only the new ones, and the kernels reading the cache were built for
- * its strides (codegen marks them). */
+/* The KV cache a session keeps (onnxc_session_keep_cache): for each host step whose op's table entry
+ * names cache args (CacheAppend, CacheScatter: host_op.h's onnxc_host_cache_args), whose past is a model
+ * input and whose present is a model output (and neither is a view's base), one buffer with `capacity`
+ * positions along the step's axis (own_capacity: the model's own cache length). present lives there,
+ * laid out with that capacity (its strides are not dense), and a run that reads the previous present as
+ * its past gets the same buffer with the same strides: the step then finds past's rows in place and
+ * writes only the new ones, and the kernels reading the cache were built for its strides (codegen marks
+ * them). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "kv_cache.h"
+
+#include "host_op.h"
 
 #include "onnxc/model_abi.h"
 
@@ -44,15 +47,15 @@ uint32_t onnxc_cache_pairs(const onnxc_model *m, onnxc_cache_slot *out) {
   for (uint32_t k = 0; k < d->n_steps; k++) {
     const onnxc_step *step = &d->steps[k];
     if (step->kind != ONNXC_STEP_HOST) continue;
-    bool append = step->kernel == ONNXC_HOST_CACHE_APPEND && step->n_args == 5;
-    bool scatter = step->kernel == ONNXC_HOST_CACHE_SCATTER && step->n_args == 6;
-    if (!append && !scatter) continue;
-    int32_t past = step->args[0], present = step->args[append ? 2 : 3], axis_arg = step->args[append ? 3 : 4];
+    const onnxc_host_op_info *op = onnxc_host_op_lookup(step->kernel);
+    if (!op || !op->cache || step->n_args != op->n_inputs + op->n_outputs + op->n_scalars) continue;
+    const onnxc_host_cache_args *ca = op->cache;
+    int32_t past = step->args[ca->past], present = step->args[ca->present], axis_arg = step->args[ca->axis];
     int32_t in = input_index(m, past), outi = output_index(m, present);
     if (in < 0 || outi < 0 || viewed(m, past) || viewed(m, present) || m->root[present] != present || axis_arg >= 0) continue;
     int64_t axis = 0;
     if (onnxc_expr_eval(&m->exprs, (uint32_t)(-(int64_t)axis_arg - 1), NULL, &axis) != ONNXC_EXPR_RESULT_OK) continue;
-    if (out) out[n] = (onnxc_cache_slot){k, past, present, in, outi, (int32_t)axis, scatter, NULL, 0, {0}, d->tensors[present].rank, false, false};
+    if (out) out[n] = (onnxc_cache_slot){k, past, present, in, outi, (int32_t)axis, ca->own_capacity, NULL, 0, {0}, d->tensors[present].rank, false, false};
     n++;
   }
   return n;
@@ -89,7 +92,7 @@ onnxc_status onnxc_cache_place(onnxc_session *s) {
     onnxc_cache_slot *c = &s->cache[i];
     const int64_t *dims = &s->run_dims[m->dim_offset[c->present]];
     /* A scatter cache's length is the model's own (present is shaped like past): dense, no capacity. */
-    int64_t capacity = c->scatter ? dims[c->axis] : s->cache_capacity;
+    int64_t capacity = c->own_capacity ? dims[c->axis] : s->cache_capacity;
     if (dims[c->axis] > capacity) {
       return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "output '%s' needs %lld positions but the session keeps a cache of %lld (onnxc_session_keep_cache)",
                         m->desc->tensors[c->present].name, (long long)dims[c->axis], (long long)s->cache_capacity);

@@ -1,5 +1,5 @@
 /* Load-time checks of loops: every LOOP pairs with the NEXT just before its exit, loop ranges nest, no
- * forward jump enters or leaves a body, and the scan host ops' constant scalars are in range. With these
+ * forward jump enters or leaves a body (the scan host ops check their own scalars: host_scan.c). With these
  * the only backward move is a NEXT to its own LOOP, whose count the runtime keeps, so a library cannot
  * make the runtime loop more often than the trip counts and conditions it reads from data ask. */
 #include <string.h>
@@ -14,7 +14,7 @@ static bool is_arena_int64(const onnxc_model_desc *d, int32_t t) {
   return t >= 0 && d->tensors[t].dtype == 7 && onnxc_is_arena_kind(d->tensors[t].kind);
 }
 
-onnxc_status onnxc_check_loop_step(const onnxc_model_desc *d, const char *m, uint32_t k) {
+onnxc_status onnxc_check_loop_step(const onnxc_model_desc *d, const onnxc_expr_table *exprs, const char *m, uint32_t k) {
   const onnxc_step *s = &d->steps[k];
   bool head = s->kind == ONNXC_STEP_LOOP;
   const char *kind = head ? "loop" : "next";
@@ -40,33 +40,7 @@ static bool in_body(const onnxc_model_desc *d, uint32_t h, int64_t j) {
   return j > (int64_t)h && j < d->steps[h].kernel;
 }
 
-/* The constant value of scalar arg i of step k (its expression must be a constant). */
-static bool const_arg(const onnxc_model_desc *d, const onnxc_expr_table *table, uint32_t k, int32_t i, int64_t *v) {
-  int32_t a = d->steps[k].args[i];
-  return a < 0 && onnxc_expr_is_const(table, (uint32_t)(-(int64_t)a - 1), v);
-}
-
-static onnxc_status check_scan_ops(const onnxc_model_desc *d, const onnxc_expr_table *table, const char *m, uint32_t k) {
-  const onnxc_step *s = &d->steps[k];
-  int64_t a, axis, reverse;
-  if (s->kernel == ONNXC_HOST_SCAN_SLICE) {
-    int32_t rank = d->tensors[s->args[0]].rank;
-    if (!const_arg(d, table, k, 3, &axis) || axis < 0 || axis >= rank || !const_arg(d, table, k, 4, &reverse) || (reverse != 0 && reverse != 1))
-      FAIL("model '%s': step %u (ScanSlice) needs a constant axis in [0, %d) and a constant reverse flag 0 or 1", m, k, rank);
-  }
-  if (s->kernel != ONNXC_HOST_SCAN_COLLECT) return ONNXC_OK;
-  bool append = const_arg(d, table, k, 1, &a) && a >= 0 && a < (int64_t)k && d->steps[a].kind == ONNXC_STEP_HOST &&
-                d->steps[a].kernel == ONNXC_HOST_SCAN_APPEND;
-  if (!append) FAIL("model '%s': step %u (ScanCollect) must name an earlier ScanAppend step as a constant", m, k);
-  const onnxc_tensor_desc *x = &d->tensors[d->steps[a].args[0]], *y = &d->tensors[s->args[0]];
-  if (x->dtype != y->dtype || y->rank != x->rank + 1) FAIL("model '%s': step %u (ScanCollect) must write X's dtype with one more dim", m, k);
-  if (!const_arg(d, table, k, 2, &axis) || axis < 0 || axis > x->rank || !const_arg(d, table, k, 3, &reverse) || (reverse != 0 && reverse != 1))
-    FAIL("model '%s': step %u (ScanCollect) needs a constant axis in [0, %d] and a constant reverse flag 0 or 1", m, k, x->rank);
-  return ONNXC_OK;
-}
-
-onnxc_status onnxc_check_loop_structure(const onnxc_model_desc *d, const onnxc_step_kind_info *kinds,
-                                        const onnxc_expr_table *table, const char *m) {
+onnxc_status onnxc_check_loop_structure(const onnxc_model_desc *d, const onnxc_step_kind_info *kinds, const char *m) {
   for (uint32_t h = 0; h < d->n_steps; h++) {
     if (!(kinds[d->steps[h].kind].traits & ONNXC_STEP_REPEATS)) continue;
     for (uint32_t k = 0; k < d->n_steps; k++) {
@@ -78,11 +52,6 @@ onnxc_status onnxc_check_loop_structure(const onnxc_model_desc *d, const onnxc_s
       if (in_body(d, h, k) != in_body(d, h, last))
         FAIL("model '%s': step %u goes to step %d across the edge of the loop body at steps %u..%d", m, k, s->kernel, h, d->steps[h].kernel - 1);
     }
-  }
-  for (uint32_t k = 0; k < d->n_steps; k++) {
-    if (d->steps[k].kind != ONNXC_STEP_HOST) continue;
-    onnxc_status st = check_scan_ops(d, table, m, k);
-    if (st != ONNXC_OK) return st;
   }
   return ONNXC_OK;
 }

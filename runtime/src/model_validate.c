@@ -137,7 +137,8 @@ static onnxc_status check_inputs_listed(const onnxc_model_desc *d, const char *m
 
 /* Every step: a known kind, args in range (sequences and optionals only where the kind takes them), then
  * the kind's own checks. */
-static onnxc_status check_steps(const onnxc_model_desc *d, const onnxc_step_kind_info *kinds, const char *m) {
+static onnxc_status check_steps(const onnxc_model_desc *d, const onnxc_step_kind_info *kinds, const onnxc_expr_table *exprs,
+                                const char *m) {
   if (d->n_kernels > 0 && !d->kernels) FAIL("model '%s': %u kernels but the kernel table is NULL", m, d->n_kernels);
   for (uint32_t k = 0; k < d->n_kernels; k++) {
     if (!d->kernels[k].name || !d->kernels[k].fn) FAIL("model '%s': kernel %u has no name or no function", m, k);
@@ -155,7 +156,7 @@ static onnxc_status check_steps(const onnxc_model_desc *d, const onnxc_step_kind
       bool values = kinds[s->kind].takes_values && kinds[s->kind].takes_values(d, k);
       if (a >= 0 && d->tensors[a].value != ONNXC_VALUE_TENSOR && !values) FAIL("model '%s': step %u arg %d is " ONNXC_TENSOR_FMT ", a sequence or optional, which only value host ops take", m, k, i, (int32_t)a, tname(d, (int32_t)a));
     }
-    onnxc_status st = kinds[s->kind].validate(d, m, k);
+    onnxc_status st = kinds[s->kind].validate(d, exprs, m, k);
     if (st != ONNXC_OK) return st;
     if (d->step_info) {
       int32_t f = d->step_info[k].flops;
@@ -308,8 +309,8 @@ onnxc_status onnxc_validate_desc(const onnxc_model_desc *d, const onnxc_step_kin
   if (st == ONNXC_OK) st = check_io(d, m, "input", d->n_inputs, d->inputs);
   if (st == ONNXC_OK) st = check_io(d, m, "output", d->n_outputs, d->outputs);
   if (st == ONNXC_OK) st = check_inputs_listed(d, m);
-  if (st == ONNXC_OK) st = check_steps(d, kinds, m);
-  if (st == ONNXC_OK) st = onnxc_check_loop_structure(d, kinds, &table, m);
+  if (st == ONNXC_OK) st = check_steps(d, kinds, &table, m);
+  if (st == ONNXC_OK) st = onnxc_check_loop_structure(d, kinds, m);
   if (st == ONNXC_OK) st = check_symbols_bound(d, kinds, &table, m);
   if (st == ONNXC_OK) st = check_known_in_time(d, kinds, &table, m);
   if (st == ONNXC_OK && d->uses_cuda && (!d->copy_to_host || !d->device_free)) {

@@ -31,7 +31,7 @@ typedef struct onnxc_cache_slot {
   int32_t past, present;  /* tensor ids */
   int32_t input, output;  /* their input and output indices */
   int32_t axis;
-  bool scatter;           /* CACHE_SCATTER: present is shaped like past (the model's own capacity) */
+  bool own_capacity;      /* present is shaped like past: the model's own length is the capacity (CACHE_SCATTER) */
   uint8_t *data;          /* capacity positions along axis; NULL until the first run */
   uint64_t bytes;
   int64_t dims[8];        /* present's dims after the last run (filled) */

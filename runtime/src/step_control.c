@@ -5,7 +5,7 @@
 
 /* A control step: a forward target (past the step, at most the end), BRANCH's one bool condition tensor,
  * no binds, a host library. */
-onnxc_status onnxc_validate_control(const onnxc_model_desc *d, const char *m, uint32_t k) {
+onnxc_status onnxc_validate_control(const onnxc_model_desc *d, const onnxc_expr_table *exprs, const char *m, uint32_t k) {
   const onnxc_step *s = &d->steps[k];
   const char *kind = s->kind == ONNXC_STEP_BRANCH ? "branch" : "jump";
   if (d->uses_cuda) return onnxc_fail(ONNXC_ERR_UNSUPPORTED, "model '%s': step %u is a %s, but control steps are not supported in CUDA libraries", m, k, kind);

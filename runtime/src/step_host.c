@@ -219,7 +219,7 @@ static const char *tname(const onnxc_model_desc *d, int32_t t) { return d->tenso
 /* A host step: a known op, its fixed argument list (tensors, then scalars), its binds, outputs the arena
  * can hold (not inputs, weights or views; distinct from each other and from its inputs), and the
  * dtypes and ranks the op reads. */
-onnxc_status onnxc_validate_host(const onnxc_model_desc *d, const char *m, uint32_t k) {
+onnxc_status onnxc_validate_host(const onnxc_model_desc *d, const onnxc_expr_table *exprs, const char *m, uint32_t k) {
   const onnxc_step *s = &d->steps[k];
   const onnxc_host_op_info *op = onnxc_host_op_lookup(s->kernel);
   if (!op) return onnxc_fail(ONNXC_ERR_UNSUPPORTED, "model '%s': step %u runs host op %d, which this runtime does not know", m, k, s->kernel);
@@ -243,6 +243,8 @@ onnxc_status onnxc_validate_host(const onnxc_model_desc *d, const char *m, uint3
   }
   char why[160];
   if (!op->check(d, s->args, why, sizeof why)) FAIL("model '%s': step %u (%s): %s", m, k, op->name, why);
+  onnxc_host_check whole = {d, exprs, k};
+  if (op->check_step && !op->check_step(&whole, why, sizeof why)) FAIL("model '%s': step %u (%s): %s", m, k, op->name, why);
   return ONNXC_OK;
 }
 

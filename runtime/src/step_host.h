@@ -7,7 +7,7 @@
 
 #include "session_state.h"
 
-onnxc_status onnxc_validate_host(const onnxc_model_desc *d, const char *m, uint32_t k);
+onnxc_status onnxc_validate_host(const onnxc_model_desc *d, const onnxc_expr_table *exprs, const char *m, uint32_t k);
 onnxc_status onnxc_run_host(onnxc_session *s, const onnxc_plan *p, uint32_t k, int64_t prev, uint32_t *next);
 const char *onnxc_host_label(const onnxc_model_desc *d, uint32_t k);
 int32_t onnxc_host_first_output(const onnxc_model_desc *d, uint32_t k);

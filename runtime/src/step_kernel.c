@@ -6,7 +6,7 @@
 
 #define FAIL(...) return onnxc_fail(ONNXC_ERR_LOAD_FAILED, __VA_ARGS__)
 
-onnxc_status onnxc_validate_kernel(const onnxc_model_desc *d, const char *m, uint32_t k) {
+onnxc_status onnxc_validate_kernel(const onnxc_model_desc *d, const onnxc_expr_table *exprs, const char *m, uint32_t k) {
   const onnxc_step *s = &d->steps[k];
   if (s->kernel < 0 || (uint32_t)s->kernel >= d->n_kernels) FAIL("model '%s': step %u calls kernel %d, out of range (%u kernels)", m, k, s->kernel, d->n_kernels);
   if (s->n_binds != 0) FAIL("model '%s': kernel step %u binds %d symbols; only host steps bind", m, k, s->n_binds);

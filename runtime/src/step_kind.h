@@ -9,6 +9,7 @@
 
 #include "onnxc/model_abi.h"
 #include "onnxc/runtime.h"
+#include "shape_expr.h"
 
 struct onnxc_plan;
 
@@ -26,8 +27,9 @@ enum onnxc_step_trait {
 typedef struct onnxc_step_kind_info {
   const char *name;
   uint32_t traits; /* enum onnxc_step_trait */
-  /* Load time: the step's own fields, after its arg ids were checked in range. m: the model's name. */
-  onnxc_status (*validate)(const onnxc_model_desc *d, const char *m, uint32_t k);
+  /* Load time: the step's own fields, after its arg ids and the expressions were checked in range.
+   * exprs: the descriptor's expressions (constant scalars); m: the model's name. */
+  onnxc_status (*validate)(const onnxc_model_desc *d, const onnxc_expr_table *exprs, const char *m, uint32_t k);
   /* Runs step k of plan p, entered from step `prev` (-1: the start); *next is k + 1 on entry. */
   onnxc_status (*run)(onnxc_session *s, const struct onnxc_plan *p, uint32_t k, int64_t prev, uint32_t *next);
   /* What the step runs, for messages and the profiler ("matmul_3", "NonZero"). */

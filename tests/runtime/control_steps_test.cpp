@@ -27,31 +27,27 @@ int negate(void **args) {  // {x, y}: y = -x
   return 0;
 }
 
-enum { E_N };
-const char *const kSymbols[] = {"n"};
-const uint32_t kExprStart[] = {0, 2};
-const int64_t kExprCode[] = {ONNXC_EXPR_SYM, 0};
-const int32_t kDimsN[] = {E_N};
 enum { T_COND, T_X, T_A, T_B, T_Y };
+constexpr int32_t kFloat = ONNXC_DTYPE_FLOAT, kBool = ONNXC_DTYPE_BOOL;
 
 // y = cond ? (x + 1) + 1 : (-x) + 1: each range has an intermediate of its own (a, b) that the arena may
 // place at the same offset, and both ranges write y.
 DescBuilder if_model() {
-  static const onnxc_tensor_desc tensors[] = {{"cond", 9, ONNXC_TENSOR_INPUT, 0, nullptr, -1, 0, 0, ONNXC_VALUE_TENSOR},
-                                              {"x", 1, ONNXC_TENSOR_INPUT, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
-                                              {"a", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
-                                              {"b", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
-                                              {"y", 1, ONNXC_TENSOR_OUTPUT, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR}};
-  static const onnxc_kernel_desc kernels[] = {{"add_one", add_one}, {"negate", negate}};
-  static const int32_t inputs[] = {T_COND, T_X}, outputs[] = {T_Y};
-  static const int32_t cond[] = {T_COND}, xa[] = {T_X, T_A}, ay[] = {T_A, T_Y}, xb[] = {T_X, T_B}, by[] = {T_B, T_Y};
-  static const onnxc_step steps[] = {{4, 1, cond, ONNXC_STEP_BRANCH, 0, nullptr},  // false: to step 4
-                                     {0, 2, xa, ONNXC_STEP_KERNEL, 0, nullptr},
-                                     {0, 2, ay, ONNXC_STEP_KERNEL, 0, nullptr},
-                                     {6, 0, nullptr, ONNXC_STEP_JUMP, 0, nullptr},    // past the else-range
-                                     {1, 2, xb, ONNXC_STEP_KERNEL, 0, nullptr},
-                                     {0, 2, by, ONNXC_STEP_KERNEL, 0, nullptr}};
-  return hand_written({"if", kSymbols, kExprStart, kExprCode, tensors, inputs, outputs, kernels, steps});
+  DescBuilder b("if");
+  int32_t n = b.symbol("n");
+  b.input("cond", kBool, {});  // T_COND, then the rest in enum order
+  b.input("x", kFloat, {n});
+  b.intermediate("a", kFloat, {n});
+  b.intermediate("b", kFloat, {n});
+  b.output("y", kFloat, {n});
+  int32_t add_one_k = b.kernel("add_one", add_one), negate_k = b.kernel("negate", negate);
+  b.branch(4, T_COND);  // false: to step 4
+  b.call(add_one_k, {T_X, T_A});
+  b.call(add_one_k, {T_A, T_Y});
+  b.jump(6);  // past the else-range
+  b.call(negate_k, {T_X, T_B});
+  b.call(add_one_k, {T_B, T_Y});
+  return b;
 }
 
 struct Loaded : LoadedDesc {
@@ -107,15 +103,9 @@ TEST(ControlSteps, DescriptorChecks) {
 // A host step that binds a symbol inside a range a branch may skip would leave it unbound after the If.
 TEST(ControlSteps, NoSymbolBoundInsideASkippableRange) {
   DescBuilder b = if_model();
-  int32_t e_count = b.add_expr({ONNXC_EXPR_SYM, 1});
-  static const char *const symbols[] = {"n", "count"};
-  b.d.symbols = symbols;
-  b.d.n_symbols = 2;
-  b.tensors.push_back({"nz", 7, ONNXC_TENSOR_INTERMEDIATE, 0, nullptr, -1, 0, 0, ONNXC_VALUE_TENSOR});
-  b.set_dims(5, {b.add_expr({ONNXC_EXPR_CONST, 1}), e_count});
-  b.steps[1] = onnxc_step{ONNXC_HOST_NONZERO, 0, nullptr, ONNXC_STEP_HOST, 0, nullptr};
-  b.set_args(1, {T_X, 5});
-  b.set_binds(1, {1});
+  int32_t count = b.symbol("count");
+  int32_t nz = b.intermediate("nz", ONNXC_DTYPE_INT64, {b.constant(1), count});
+  b.set_step(1, ONNXC_STEP_HOST, ONNXC_HOST_NONZERO, {T_X, nz}, {1});
   EXPECT_EQ(load_error(b), "model 'if': step 1 binds symbol 'count' inside a range a control step may skip");
 }
 

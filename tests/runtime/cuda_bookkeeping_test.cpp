@@ -10,6 +10,7 @@
 #include <map>
 #include <vector>
 
+#include "desc_builder.h"
 #include "onnxc/runtime.h"
 
 namespace {
@@ -74,46 +75,23 @@ int fake_device_free(void *, void *buffer) {
 
 // x [n] -> a = 2x (step 0) -> y = 2 * av (step 1, av a view of a). Outputs: y and ao (another view of a).
 enum { X, A, AV, Y, AO };
-const char *const symbols[] = {"n"};
-const uint32_t expr_start[] = {0, 2};
-const int64_t expr_code[] = {ONNXC_EXPR_SYM, 0};
-const int32_t dims_n[] = {0};
-const onnxc_tensor_desc tensors[] = {
-    {"x", 1, ONNXC_TENSOR_INPUT, 1, dims_n, -1, 0, 0, ONNXC_VALUE_TENSOR},
-    {"a", 1, ONNXC_TENSOR_INTERMEDIATE, 1, dims_n, -1, 0, 0, ONNXC_VALUE_TENSOR},
-    {"av", 1, ONNXC_TENSOR_VIEW, 1, dims_n, A, 0, 0, ONNXC_VALUE_TENSOR},
-    {"y", 1, ONNXC_TENSOR_OUTPUT, 1, dims_n, -1, 0, 0, ONNXC_VALUE_TENSOR},
-    {"ao", 1, ONNXC_TENSOR_VIEW, 1, dims_n, A, 0, 0, ONNXC_VALUE_TENSOR},
-};
-const int32_t inputs[] = {X}, outputs[] = {Y, AO};
-const onnxc_kernel_desc kernels[] = {{"fake_double", fake_double}};
-const int32_t args0[] = {X, A}, args1[] = {AV, Y};
-const onnxc_step steps[] = {{0, 2, args0, ONNXC_STEP_KERNEL, 0, nullptr}, {0, 2, args1, ONNXC_STEP_KERNEL, 0, nullptr}};
-
-onnxc_model_desc cuda_desc() {
-  onnxc_model_desc d{};
-  d.abi_version = ONNXC_ABI_VERSION;
-  d.name = "fake_cuda";
-  d.target = "host-cuda";
-  d.n_symbols = 1;
-  d.symbols = symbols;
-  d.n_exprs = 1;
-  d.expr_start = expr_start;
-  d.expr_code = expr_code;
-  d.n_tensors = 5;
-  d.tensors = tensors;
-  d.n_inputs = 1;
-  d.inputs = inputs;
-  d.n_outputs = 2;
-  d.outputs = outputs;
-  d.n_kernels = 1;
-  d.kernels = kernels;
-  d.n_steps = 2;
-  d.steps = steps;
-  d.uses_cuda = 1;
-  d.copy_to_host = fake_copy_to_host;
-  d.device_free = fake_device_free;
-  return d;
+DescBuilder cuda_model() {
+  DescBuilder b("fake_cuda");
+  b.d.target = "host-cuda";
+  b.d.uses_cuda = 1;
+  b.d.copy_to_host = fake_copy_to_host;
+  b.d.device_free = fake_device_free;
+  int32_t n = b.symbol("n");
+  b.input("x", ONNXC_DTYPE_FLOAT, {n});  // X, then the rest in enum order
+  b.intermediate("a", ONNXC_DTYPE_FLOAT, {n});
+  b.view("av", ONNXC_DTYPE_FLOAT, {n}, A);
+  b.output("y", ONNXC_DTYPE_FLOAT, {n});
+  b.view("ao", ONNXC_DTYPE_FLOAT, {n}, A);
+  b.outputs.push_back(AO);
+  int32_t twice = b.kernel("fake_double", fake_double);
+  b.call(twice, {X, A});
+  b.call(twice, {AV, Y});
+  return b;
 }
 
 void run(onnxc_session *s, int64_t n) {
@@ -133,9 +111,9 @@ void run(onnxc_session *s, int64_t n) {
 
 TEST(CudaBookkeeping, DeviceStateFollowsRootsAcrossRunsAndShapes) {
   dev = FakeDevice();
-  onnxc_model_desc d = cuda_desc();
+  DescBuilder b = cuda_model();
   onnxc_model *model = nullptr;
-  ASSERT_EQ(onnxc_model_from_desc(&d, &model), ONNXC_OK) << onnxc_last_error();
+  ASSERT_EQ(onnxc_model_from_desc(b.get(), &model), ONNXC_OK) << onnxc_last_error();
   onnxc_session *s = nullptr;
   ASSERT_EQ(onnxc_session_create(model, nullptr, &s), ONNXC_OK);
 

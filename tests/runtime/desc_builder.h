@@ -1,7 +1,6 @@
 // Hand-written model descriptors for the runtime's tests: one builder (DescBuilder) that either copies
-// a descriptor (to corrupt or vary one field) or builds one fluently (symbol, tensor, host step...), a
-// descriptor over a test's static arrays (HandPlan), the message of one that must fail to load, and a
-// model with one session loaded from a descriptor.
+// a descriptor (to corrupt or vary one field) or builds one fluently (symbol, tensor, kernel, step...),
+// the message of one that must fail to load, and a model with one session loaded from a descriptor.
 #ifndef ONNXC_TESTS_RUNTIME_DESC_BUILDER_H
 #define ONNXC_TESTS_RUNTIME_DESC_BUILDER_H
 
@@ -25,6 +24,12 @@ struct DescBuilder {
     d.producer = "test";
     expr_start = {0};
   }
+  // Moved, not copied: tensors and steps point into arrays the builder owns.
+  DescBuilder(DescBuilder &&) = default;
+  DescBuilder &operator=(DescBuilder &&) = default;
+  DescBuilder(const DescBuilder &) = delete;
+  DescBuilder &operator=(const DescBuilder &) = delete;
+
   explicit DescBuilder(const onnxc_model_desc &src) : d(src) {
     expr_start.assign(src.expr_start, src.expr_start + src.n_exprs + 1);
     expr_code.assign(src.expr_code, src.expr_code + src.expr_start[src.n_exprs]);
@@ -96,6 +101,15 @@ struct DescBuilder {
   int32_t output(const char *name, int32_t dtype, const std::vector<int32_t> &dims) {
     return tensor(name, dtype, ONNXC_TENSOR_OUTPUT, dims);
   }
+  int32_t intermediate(const char *name, int32_t dtype, const std::vector<int32_t> &dims) {
+    return tensor(name, dtype, ONNXC_TENSOR_INTERMEDIATE, dims);
+  }
+  // A view of tensor `of` (its bytes, other dims).
+  int32_t view(const char *name, int32_t dtype, const std::vector<int32_t> &dims, int32_t of) {
+    int32_t id = tensor(name, dtype, ONNXC_TENSOR_VIEW, dims);
+    tensors[id].view_of = of;
+    return id;
+  }
   // `bytes` bytes of the weights blob from `offset` (the blob: set d.weights and d.weights_size).
   int32_t weight(const char *name, int32_t dtype, const std::vector<int32_t> &dims, uint64_t offset, uint64_t bytes) {
     int32_t id = tensor(name, dtype, ONNXC_TENSOR_WEIGHT, dims);
@@ -103,14 +117,40 @@ struct DescBuilder {
     tensors[id].weight_bytes = bytes;
     return id;
   }
-  // A host step running `op` over `args` (tensor ids, then scalar() args), binding `binds`.
-  int32_t host(int32_t op, const std::vector<int32_t> &args, const std::vector<int32_t> &binds = {}) {
-    steps.push_back(onnxc_step{op, 0, nullptr, ONNXC_STEP_HOST, 0, nullptr});
+  // A kernel: a plain function standing for a Halide argv entry point.
+  int32_t kernel(const char *name, int (*fn)(void **args)) {
+    kernels.push_back(onnxc_kernel_desc{name, fn});
+    return static_cast<int32_t>(kernels.size() - 1);
+  }
+
+  // Steps. `field` is the step's `kernel` field: a kernel id, a host op or a target step, by kind.
+  int32_t step(int32_t kind, int32_t field, const std::vector<int32_t> &args = {}, const std::vector<int32_t> &binds = {}) {
+    steps.emplace_back();
     int32_t k = static_cast<int32_t>(steps.size() - 1);
-    set_args(k, args);
-    set_binds(k, binds);
+    set_step(k, kind, field, args, binds);
     return k;
   }
+  // Replaces step k whole.
+  void set_step(int32_t k, int32_t kind, int32_t field, const std::vector<int32_t> &args = {},
+                const std::vector<int32_t> &binds = {}) {
+    steps[k] = onnxc_step{field, 0, nullptr, kind, 0, nullptr};
+    set_args(k, args);
+    set_binds(k, binds);
+  }
+  // Kernel `kernel` over `args` (tensor ids, then scalar() args).
+  int32_t call(int32_t kernel, const std::vector<int32_t> &args) { return step(ONNXC_STEP_KERNEL, kernel, args); }
+  // A host step running `op` over `args` (tensor ids, then scalar() args), binding `binds`.
+  int32_t host(int32_t op, const std::vector<int32_t> &args, const std::vector<int32_t> &binds = {}) {
+    return step(ONNXC_STEP_HOST, op, args, binds);
+  }
+  // When bool tensor `cond` is false, go on at step `target`.
+  int32_t branch(int32_t target, int32_t cond) { return step(ONNXC_STEP_BRANCH, target, {cond}); }
+  int32_t jump(int32_t target) { return step(ONNXC_STEP_JUMP, target); }
+  // A loop head over {iter, trip, cond}, leaving for step `exit`; its body ends with next(this step).
+  int32_t loop(int32_t exit, int32_t iter, int32_t trip, int32_t cond) {
+    return step(ONNXC_STEP_LOOP, exit, {iter, trip, cond});
+  }
+  int32_t next(int32_t head) { return step(ONNXC_STEP_NEXT, head); }
 
   // The descriptor over the current vectors (valid while the builder lives and is not changed).
   const onnxc_model_desc *get() {
@@ -146,53 +186,6 @@ struct DescBuilder {
   }
   std::deque<std::vector<int32_t>> arrays;  // deque: pointers into earlier arrays stay valid
 };
-
-// A list field of a descriptor: a static array and its length (or nothing).
-template <typename T>
-struct StaticList {
-  const T *items = nullptr;
-  uint32_t count = 0;
-  StaticList() = default;
-  template <size_t N>
-  StaticList(const T (&a)[N]) : items(a), count(static_cast<uint32_t>(N)) {}  // NOLINT: implicit by design
-};
-
-// A plan written by hand for a test: the arrays a descriptor points at, counted by their sizes.
-struct HandPlan {
-  const char *name;
-  StaticList<const char *const> symbols;
-  StaticList<uint32_t> expr_start;  // n_exprs + 1 entries
-  const int64_t *expr_code;
-  StaticList<onnxc_tensor_desc> tensors;
-  StaticList<int32_t> inputs, outputs;
-  StaticList<onnxc_kernel_desc> kernels;
-  StaticList<onnxc_step> steps;
-};
-
-// A descriptor for `p` (ABI version, target "host", producer "test"), as a builder tests may edit.
-inline DescBuilder hand_written(const HandPlan &p) {
-  onnxc_model_desc d{};
-  d.abi_version = ONNXC_ABI_VERSION;
-  d.name = p.name;
-  d.target = "host";
-  d.producer = "test";
-  d.n_symbols = p.symbols.count;
-  d.symbols = p.symbols.items;
-  d.n_exprs = p.expr_start.count ? p.expr_start.count - 1 : 0;
-  d.expr_start = p.expr_start.items;
-  d.expr_code = p.expr_code;
-  d.n_tensors = p.tensors.count;
-  d.tensors = p.tensors.items;
-  d.n_inputs = p.inputs.count;
-  d.inputs = p.inputs.items;
-  d.n_outputs = p.outputs.count;
-  d.outputs = p.outputs.items;
-  d.n_kernels = p.kernels.count;
-  d.kernels = p.kernels.items;
-  d.n_steps = p.steps.count;
-  d.steps = p.steps.items;
-  return DescBuilder(d);
-}
 
 // The message of a descriptor that must fail to load with `want` (and leave no model behind).
 inline std::string load_error(const onnxc_model_desc *d, onnxc_status want = ONNXC_ERR_LOAD_FAILED) {

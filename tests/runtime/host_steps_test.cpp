@@ -16,19 +16,27 @@ namespace {
 using ::testing::HasSubstr;
 
 enum { E_N, E_COUNT, E_ONE, E_MINUS1, E_ZERO, E_COUNT2, E_TWO };
-const char *const kSymbols[] = {"n", "count", "count2"};
-const uint32_t kExprStart[] = {0, 2, 4, 6, 8, 10, 12, 14};
-const int64_t kExprCode[] = {ONNXC_EXPR_SYM, 0, ONNXC_EXPR_SYM,   1, ONNXC_EXPR_CONST, 1, ONNXC_EXPR_CONST, -1,
-                             ONNXC_EXPR_CONST, 0, ONNXC_EXPR_SYM, 2, ONNXC_EXPR_CONST, 2};
-const int32_t kDimsN[] = {E_N}, kDimsOneCount[] = {E_ONE, E_COUNT}, kDimsCount[] = {E_COUNT};
+constexpr int32_t kFloat = ONNXC_DTYPE_FLOAT, kInt64 = ONNXC_DTYPE_INT64;
+
+// A descriptor with symbols n, count, count2 and the expressions E_* (in that order), no tensors yet.
+DescBuilder with_exprs(const char *name) {
+  DescBuilder b(name);
+  b.symbol("n");
+  b.symbol("count");
+  b.constant(1);
+  b.constant(-1);
+  b.constant(0);
+  b.symbol("count2");
+  b.constant(2);
+  return b;
+}
 
 // x[n] float -> NonZero -> y[1, count] int64: the smallest model with a symbol bound from data.
 DescBuilder nonzero_model() {
-  static const onnxc_tensor_desc tensors[] = {{"x", 1, ONNXC_TENSOR_INPUT, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
-                                              {"y", 7, ONNXC_TENSOR_OUTPUT, 2, kDimsOneCount, -1, 0, 0, ONNXC_VALUE_TENSOR}};
-  static const int32_t inputs[] = {0}, outputs[] = {1}, args[] = {0, 1}, binds[] = {1};
-  static const onnxc_step steps[] = {{ONNXC_HOST_NONZERO, 2, args, ONNXC_STEP_HOST, 1, binds}};
-  return hand_written({"nonzero", kSymbols, kExprStart, kExprCode, tensors, inputs, outputs, {}, steps});
+  DescBuilder b = with_exprs("nonzero");
+  int32_t x = b.input("x", kFloat, {E_N}), y = b.output("y", kInt64, {E_ONE, E_COUNT});
+  b.host(ONNXC_HOST_NONZERO, {x, y}, {1});
+  return b;
 }
 
 std::vector<int64_t> run_i64(onnxc_session *s, const std::vector<float> &x, size_t output, std::vector<int64_t> *dims) {
@@ -67,15 +75,12 @@ TEST(HostSteps, NonZeroBindsItsCountPerRun) {
 }
 
 TEST(HostSteps, UniqueInFirstOccurrenceOrderWithEveryOutput) {
-  DescBuilder b = nonzero_model();
-  b.tensors = {{"x", 1, ONNXC_TENSOR_INPUT, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
-               {"y", 1, ONNXC_TENSOR_OUTPUT, 1, kDimsCount, -1, 0, 0, ONNXC_VALUE_TENSOR},
-               {"indices", 7, ONNXC_TENSOR_OUTPUT, 1, kDimsCount, -1, 0, 0, ONNXC_VALUE_TENSOR},
-               {"inverse", 7, ONNXC_TENSOR_OUTPUT, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
-               {"counts", 7, ONNXC_TENSOR_OUTPUT, 1, kDimsCount, -1, 0, 0, ONNXC_VALUE_TENSOR}};
-  b.outputs = {1, 2, 3, 4};
-  b.steps[0].kernel = ONNXC_HOST_UNIQUE;
-  b.set_args(0, {0, 1, 2, 3, 4, -(E_MINUS1 + 1), -(E_ZERO + 1)});  // flattened, not sorted
+  DescBuilder b = with_exprs("unique");
+  int32_t x = b.input("x", kFloat, {E_N}), values = b.output("y", kFloat, {E_COUNT});
+  int32_t indices = b.output("indices", kInt64, {E_COUNT}), inverse = b.output("inverse", kInt64, {E_N});
+  int32_t counts = b.output("counts", kInt64, {E_COUNT});
+  b.host(ONNXC_HOST_UNIQUE, {x, values, indices, inverse, counts, DescBuilder::scalar(E_MINUS1), DescBuilder::scalar(E_ZERO)},
+         {1});  // flattened, not sorted
   Loaded m(b.get());
   ASSERT_NE(m.session, nullptr);
   std::vector<int64_t> dims;
@@ -139,8 +144,7 @@ TEST(HostSteps, DescriptorChecks) {
 TEST(HostSteps, NothingIsUsedBeforeTheStepThatSizesIt) {
   // Step 0 reads y, which step 1 sizes: refused at load.
   DescBuilder b = nonzero_model();
-  static const int32_t dims_z[] = {E_TWO, E_COUNT2};
-  b.tensors.push_back({"z", 7, ONNXC_TENSOR_OUTPUT, 2, dims_z, -1, 0, 0, ONNXC_VALUE_TENSOR});
+  b.output("z", kInt64, {E_TWO, E_COUNT2});
   b.tensors[1].kind = ONNXC_TENSOR_INTERMEDIATE;
   b.outputs = {2};
   b.steps.push_back(b.steps[0]);

@@ -43,50 +43,49 @@ int keep_going(void **args) {  // {iter, stop, cond}: cond = iter + 1 < stop
   return 0;
 }
 
-enum { E_N, E_COUNT, E_C7, E_C0 };
-const char *const kSymbols[] = {"n", "count"};
-const uint32_t kExprStart[] = {0, 2, 4, 6, 8};
-const int64_t kExprCode[] = {ONNXC_EXPR_SYM, 0, ONNXC_EXPR_SYM, 1, ONNXC_EXPR_CONST, 7, ONNXC_EXPR_CONST, 0};
-const int32_t kDimsN[] = {E_N}, kDimsScan[] = {E_COUNT, E_N};
 enum { T_TRIP, T_STOP, T_X, T_XP1, T_ITER, T_COND, T_ACC, T_TMP, T_NEXT, T_Y, T_SCAN };
 enum { K_ADD, K_ADD_ONE, K_COPY, K_POSITIVE, K_KEEP_GOING };
-constexpr int32_t kScalar7 = -(E_C7 + 1), kScalar0 = -(E_C0 + 1);
+constexpr int32_t kFloat = ONNXC_DTYPE_FLOAT, kInt64 = ONNXC_DTYPE_INT64, kBool = ONNXC_DTYPE_BOOL;
+
+// A scalar argument that passes the constant v.
+int32_t scalar_const(DescBuilder &b, int64_t v) { return DescBuilder::scalar(b.constant(v)); }
 
 // acc = x; xp1 = x + 1; loop (at most trip times, while iter + 1 < stop, entered when stop > 0):
 // acc = (acc + xp1) + 1, each new acc a scan row. y = acc. xp1 is read only at the start of the body,
 // so only the loop's liveness keeps later body tensors (tmp, next) out of its bytes.
 DescBuilder loop_model() {
-  static const onnxc_tensor_desc tensors[] = {{"trip", 7, ONNXC_TENSOR_INPUT, 0, nullptr, -1, 0, 0, ONNXC_VALUE_TENSOR},
-                                              {"stop", 7, ONNXC_TENSOR_INPUT, 0, nullptr, -1, 0, 0, ONNXC_VALUE_TENSOR},
-                                              {"x", 1, ONNXC_TENSOR_INPUT, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
-                                              {"xp1", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
-                                              {"iter", 7, ONNXC_TENSOR_INTERMEDIATE, 0, nullptr, -1, 0, 0, ONNXC_VALUE_TENSOR},
-                                              {"cond", 9, ONNXC_TENSOR_INTERMEDIATE, 0, nullptr, -1, 0, 0, ONNXC_VALUE_TENSOR},
-                                              {"acc", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
-                                              {"tmp", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
-                                              {"next", 1, ONNXC_TENSOR_INTERMEDIATE, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
-                                              {"y", 1, ONNXC_TENSOR_OUTPUT, 1, kDimsN, -1, 0, 0, ONNXC_VALUE_TENSOR},
-                                              {"scan", 1, ONNXC_TENSOR_OUTPUT, 2, kDimsScan, -1, 0, 0, ONNXC_VALUE_TENSOR}};
-  static const onnxc_kernel_desc kernels[] = {
-      {"add", add}, {"add_one", add_one}, {"copy", copy}, {"positive", positive}, {"keep_going", keep_going}};
-  static const int32_t inputs[] = {T_TRIP, T_STOP, T_X}, outputs[] = {T_Y, T_SCAN};
-  static const int32_t a0[] = {T_STOP, T_COND}, a1[] = {T_X, T_XP1}, a2[] = {T_X, T_ACC}, a3[] = {T_ITER, T_TRIP, T_COND},
-                       a4[] = {T_ACC, T_XP1, T_TMP}, a5[] = {T_TMP, T_NEXT}, a6[] = {T_ITER, T_STOP, T_COND},
-                       a7[] = {T_NEXT}, a8[] = {T_NEXT, T_ACC}, a10[] = {T_SCAN, kScalar7, kScalar0, kScalar0},
-                       a11[] = {T_ACC, T_Y}, b10[] = {1};
-  static const onnxc_step steps[] = {{K_POSITIVE, 2, a0, ONNXC_STEP_KERNEL, 0, nullptr},
-                                     {K_ADD_ONE, 2, a1, ONNXC_STEP_KERNEL, 0, nullptr},
-                                     {K_COPY, 2, a2, ONNXC_STEP_KERNEL, 0, nullptr},
-                                     {10, 3, a3, ONNXC_STEP_LOOP, 0, nullptr},  // done: to step 10
-                                     {K_ADD, 3, a4, ONNXC_STEP_KERNEL, 0, nullptr},
-                                     {K_ADD_ONE, 2, a5, ONNXC_STEP_KERNEL, 0, nullptr},
-                                     {K_KEEP_GOING, 3, a6, ONNXC_STEP_KERNEL, 0, nullptr},
-                                     {ONNXC_HOST_SCAN_APPEND, 1, a7, ONNXC_STEP_HOST, 0, nullptr},
-                                     {K_COPY, 2, a8, ONNXC_STEP_KERNEL, 0, nullptr},
-                                     {3, 0, nullptr, ONNXC_STEP_NEXT, 0, nullptr},
-                                     {ONNXC_HOST_SCAN_COLLECT, 4, a10, ONNXC_STEP_HOST, 1, b10},
-                                     {K_COPY, 2, a11, ONNXC_STEP_KERNEL, 0, nullptr}};
-  return hand_written({"loop", kSymbols, kExprStart, kExprCode, tensors, inputs, outputs, kernels, steps});
+  DescBuilder b("loop");
+  int32_t n = b.symbol("n"), count = b.symbol("count");
+  b.input("trip", kInt64, {});  // T_TRIP, then the rest in enum order
+  b.input("stop", kInt64, {});
+  b.input("x", kFloat, {n});
+  b.intermediate("xp1", kFloat, {n});
+  b.intermediate("iter", kInt64, {});
+  b.intermediate("cond", kBool, {});
+  b.intermediate("acc", kFloat, {n});
+  b.intermediate("tmp", kFloat, {n});
+  b.intermediate("next", kFloat, {n});
+  b.output("y", kFloat, {n});
+  b.output("scan", kFloat, {count, n});
+  b.kernel("add", add);  // K_ADD, then the rest in enum order
+  b.kernel("add_one", add_one);
+  b.kernel("copy", copy);
+  b.kernel("positive", positive);
+  b.kernel("keep_going", keep_going);
+  b.call(K_POSITIVE, {T_STOP, T_COND});
+  b.call(K_ADD_ONE, {T_X, T_XP1});
+  b.call(K_COPY, {T_X, T_ACC});
+  int32_t head = b.loop(10, T_ITER, T_TRIP, T_COND);  // done: to step 10
+  b.call(K_ADD, {T_ACC, T_XP1, T_TMP});
+  b.call(K_ADD_ONE, {T_TMP, T_NEXT});
+  b.call(K_KEEP_GOING, {T_ITER, T_STOP, T_COND});
+  b.host(ONNXC_HOST_SCAN_APPEND, {T_NEXT});
+  b.call(K_COPY, {T_NEXT, T_ACC});
+  b.next(head);
+  b.host(ONNXC_HOST_SCAN_COLLECT, {T_SCAN, scalar_const(b, 7), scalar_const(b, 0), scalar_const(b, 0)},
+         {1});  // collects what step 7 appended
+  b.call(K_COPY, {T_ACC, T_Y});
+  return b;
 }
 
 struct Result {
@@ -156,7 +155,7 @@ TEST(LoopSteps, DescriptorChecks) {
   b.steps[9].kernel = 2;  // back to a kernel step: a loop only the model's data could not end
   EXPECT_EQ(load_error(b), "model 'loop': loop step 3 exits to step 10, but step 9 is not its next step");
   b = loop_model();  // a second way back to the same loop
-  b.steps[11] = onnxc_step{3, 0, nullptr, ONNXC_STEP_NEXT, 0, nullptr};
+  b.set_step(11, ONNXC_STEP_NEXT, 3);
   EXPECT_EQ(load_error(b), "model 'loop': next step 11 goes back to step 3, which is not a loop step whose exit is step 12");
   b = loop_model();
   b.steps[3].kernel = 9;  // the step before the exit must be the loop's NEXT
@@ -171,11 +170,18 @@ TEST(LoopSteps, DescriptorChecks) {
   b.set_args(3, {T_ITER, T_TRIP, T_X});
   EXPECT_EQ(load_error(b), "model 'loop': loop step 3's condition must be a bool tensor");
   b = loop_model();  // a jump from before the loop into its body
-  b.steps[0] = onnxc_step{5, 0, nullptr, ONNXC_STEP_JUMP, 0, nullptr};
+  b.set_step(0, ONNXC_STEP_JUMP, 5);
   EXPECT_EQ(load_error(b), "model 'loop': step 0 goes to step 5 across the edge of the loop body at steps 3..9");
   b = loop_model();  // a collect that names a kernel step as its append step
-  b.set_args(10, {T_SCAN, -(b.add_expr({ONNXC_EXPR_CONST, 6}) + 1), kScalar0, kScalar0});
-  EXPECT_EQ(load_error(b), "model 'loop': step 10 (ScanCollect) must name an earlier ScanAppend step as a constant");
+  b.set_args(10, {T_SCAN, scalar_const(b, 6), scalar_const(b, 0), scalar_const(b, 0)});
+  EXPECT_EQ(load_error(b), "model 'loop': step 10 (ScanCollect): its append step must be an earlier ScanAppend step, named by a constant");
+  b = loop_model();  // reverse is a flag
+  b.set_args(10, {T_SCAN, scalar_const(b, 7), scalar_const(b, 0), scalar_const(b, 2)});
+  EXPECT_EQ(load_error(b),
+            "model 'loop': step 10 (ScanCollect): the axis must be a constant in [0, 1] and the reverse flag a constant 0 or 1");
+  b = loop_model();  // the scan output has the appended value's rank plus one
+  b.set_args(10, {T_Y, scalar_const(b, 7), scalar_const(b, 0), scalar_const(b, 0)});
+  EXPECT_EQ(load_error(b), "model 'loop': step 10 (ScanCollect): Y must have the appended X's dtype and one dim more");
   b = loop_model();
   b.d.uses_cuda = 1;
   EXPECT_THAT(load_error(b, ONNXC_ERR_UNSUPPORTED), HasSubstr("not supported in CUDA libraries"));
@@ -185,9 +191,8 @@ TEST(LoopSteps, DescriptorChecks) {
 TEST(LoopSteps, NoSymbolBoundInsideABody) {
   DescBuilder b = loop_model();
   b.steps[8] = b.steps[10];  // the collect moves into the body, right after its append
-  b.set_args(8, {T_SCAN, -(b.add_expr({ONNXC_EXPR_CONST, 7}) + 1), kScalar0, kScalar0});
-  b.steps[10] = onnxc_step{K_COPY, 0, nullptr, ONNXC_STEP_KERNEL, 0, nullptr};
-  b.set_args(10, {T_NEXT, T_ACC});
+  b.set_args(8, {T_SCAN, scalar_const(b, 7), scalar_const(b, 0), scalar_const(b, 0)});
+  b.set_step(10, ONNXC_STEP_KERNEL, K_COPY, {T_NEXT, T_ACC});
   EXPECT_EQ(load_error(b), "model 'loop': step 8 binds symbol 'count' inside a range a control step may skip");
 }
 

@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "desc_builder.h"
 #include "memory_plan.h"
 #include "lifetimes.h"
 #include "step_kinds.h"
@@ -134,31 +135,23 @@ TEST(MemoryPlan, RandomPlansAreValidAndBeatNoReuse) {
 // output view ov of the intermediate d (step 3).
 TEST(Lifetimes, ViewsExtendTheirBaseAndOutputsLiveToTheEnd) {
   enum { IN, A, B, AV, C, D, OV, OUT, N };
-  const int32_t no_dims[1] = {0};
-  std::vector<onnxc_tensor_desc> t(N);
-  auto tensor = [&](int i, int32_t kind, int32_t view_of) {
-    t[i] = {"t", 1, kind, 0, no_dims, view_of, 0, 0, ONNXC_VALUE_TENSOR};
-  };
-  tensor(IN, ONNXC_TENSOR_INPUT, -1);
-  tensor(A, ONNXC_TENSOR_INTERMEDIATE, -1);
-  tensor(B, ONNXC_TENSOR_INTERMEDIATE, -1);
-  tensor(AV, ONNXC_TENSOR_VIEW, A);
-  tensor(C, ONNXC_TENSOR_INTERMEDIATE, -1);
-  tensor(D, ONNXC_TENSOR_INTERMEDIATE, -1);
-  tensor(OV, ONNXC_TENSOR_VIEW, D);
-  tensor(OUT, ONNXC_TENSOR_OUTPUT, -1);
-  const int32_t a0[] = {IN, A}, a1[] = {A, B}, a2[] = {AV, C}, a3[] = {C, B, D}, a4[] = {D, OUT};
-  const onnxc_step steps[] = {{0, 2, a0, ONNXC_STEP_KERNEL, 0, nullptr}, {0, 2, a1, ONNXC_STEP_KERNEL, 0, nullptr},
-                              {0, 2, a2, ONNXC_STEP_KERNEL, 0, nullptr}, {0, 3, a3, ONNXC_STEP_KERNEL, 0, nullptr},
-                              {0, 2, a4, ONNXC_STEP_KERNEL, 0, nullptr}};
-  const int32_t outputs[] = {OV, OUT};
-  onnxc_model_desc d{};
-  d.n_tensors = N;
-  d.tensors = t.data();
-  d.n_outputs = 2;
-  d.outputs = outputs;
-  d.n_steps = 5;
-  d.steps = steps;
+  DescBuilder b("lifetimes");
+  constexpr int32_t f = ONNXC_DTYPE_FLOAT;
+  b.input("in", f, {});  // IN, then the rest in enum order
+  b.intermediate("a", f, {});
+  b.intermediate("b", f, {});
+  b.view("av", f, {}, A);
+  b.intermediate("c", f, {});
+  b.intermediate("d", f, {});
+  b.view("ov", f, {}, D);
+  b.output("out", f, {});
+  b.outputs = {OV, OUT};
+  b.call(0, {IN, A});
+  b.call(0, {A, B});
+  b.call(0, {AV, C});
+  b.call(0, {C, B, D});
+  b.call(0, {D, OUT});
+  const onnxc_model_desc &d = *b.get();
   std::vector<int32_t> root = {IN, A, B, A, C, D, D, OUT}, first(N), last(N);
   onnxc_compute_lifetimes(&d, onnxc_step_kinds, root.data(), first.data(), last.data());
 
