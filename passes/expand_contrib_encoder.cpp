@@ -35,10 +35,7 @@ void expand_skip_layer_norm(ir::Node& n) {
   check_unused(n, 1, "mean");
   check_unused(n, 2, "inv_std_var");
   Builder b{&n, *n.graph()};
-  // unique_name reserves nothing: the first sum's name is taken before the last one's is made.
-  ir::Value* sum = n.input(4) ? b.op("Add", {n.input(0), n.input(1)}, "skip_sum") : nullptr;
-  std::string sum_name = n.output(3) ? name_of(n, 3) : b.g.unique_name("skip_sum");
-  sum = b.named("Add", {sum ? sum : n.input(0), sum ? n.input(4) : n.input(1)}, {sum_name})->output(0);
+  ir::Value* sum = skip_sum(b, n, 4);
   std::vector<ir::Value*> in = {sum, n.input(2)};
   if (n.input(3)) in.push_back(n.input(3));
   ir::Node* ln = b.named("LayerNormalization", in, {name_of(n, 0)});

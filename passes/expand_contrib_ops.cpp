@@ -47,10 +47,7 @@ void expand_skip_simplified_layer_norm(ir::Node& n) {
   check_unused(n, 1, "mean");
   check_unused(n, 2, "inv_std_var");
   Builder b{&n, *n.graph()};
-  // unique_name reserves nothing: the first sum's name is taken before the last one's is made.
-  ir::Value* sum = n.input(3) ? b.op("Add", {n.input(0), n.input(1)}, "skip_sum") : nullptr;
-  std::string sum_name = n.output(3) ? name_of(n, 3) : b.g.unique_name("skip_sum");
-  sum = b.named("Add", {sum ? sum : n.input(0), sum ? n.input(3) : n.input(1)}, {sum_name})->output(0);
+  ir::Value* sum = skip_sum(b, n, 3);
   take_over(n, 0, rms_norm(b, n, sum, n.input(2)));
   take_over(n, 3, sum);
 }

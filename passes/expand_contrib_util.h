@@ -69,6 +69,16 @@ inline std::optional<int64_t> static_dim(const ir::Value* v, int64_t axis) {
   return (*s)[static_cast<size_t>(axis)].as_const();
 }
 
+// (x + skip) + bias of a Skip(Simplified)LayerNormalization whose bias is input `bias_input`,
+// under the name of its sum output (output 3) when it has one; ORT adds in that order.
+inline ir::Value* skip_sum(Builder& b, ir::Node& n, size_t bias_input) {
+  ir::Value* bias = n.inputs().size() > bias_input ? n.input(bias_input) : nullptr;
+  // unique_name reserves nothing: the first sum's name is taken before the last one's is made.
+  ir::Value* sum = bias ? b.op("Add", {n.input(0), n.input(1)}, "skip_sum") : nullptr;
+  std::string sum_name = n.outputs().size() > 3 && n.output(3) ? n.output(3)->name() : b.g.unique_name("skip_sum");
+  return b.named("Add", {sum ? sum : n.input(0), sum ? bias : n.input(1)}, {sum_name})->output(0);
+}
+
 // The encoder ops (expand_contrib_encoder.cpp): com.microsoft SkipLayerNormalization, BiasGelu,
 // FastGelu, Gelu, QuickGelu, Attention and MultiHeadAttention.
 bool is_encoder_op(const ir::Node& n);

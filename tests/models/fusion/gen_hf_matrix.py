@@ -322,7 +322,7 @@ EXPORTERS = {"ts": dict(dynamo=False, opset_version=17), "dynamo": dict(dynamo=T
 FP16 = ("llama", "bert")
 # opset 23 (dynamo=True, opset_version=23): the exporter writes Attention, RMSNormalization and
 # RotaryEmbedding itself where it can.
-OP23 = ("llama", "bert", "gemma2", "bloom", "t5", "phi3")
+OP23 = ("llama", "bert", "gemma2", "bloom", "t5", "phi3", "mt5", "whisper", "wav2vec2", "sam_vision", "detr", "gemma3")
 TOL = {"dynamo_fp16": "2e-2,2e-2"}
 DATA_SHAPES = [(2, 7), (1, 5)]
 TRACE_SHAPE = (2, 6)
