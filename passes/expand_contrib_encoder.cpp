@@ -12,8 +12,8 @@
 //
 // The mask is ORT's (PrepareMask): 0 where a key is kept and mask_filter_value (-10000 unless given)
 // where it is masked, added to the scaled scores; `unidirectional` adds mask_filter_value again to
-// the keys after each query's position (past + row). Both are built from the graph as an additive
-// attn_mask of the input's type, so the scores keep ORT's values and the Attention node sees one
+// the keys after each query's position (past + row); attention_bias is added after them. All are
+// built from the graph as an additive attn_mask of the input's type, so the scores keep ORT's values and the Attention node sees one
 // additive mask, the form it fuses and runs on its one kernel.
 #include "ir/error.h"
 #include "passes/expand_contrib_util.h"
@@ -68,7 +68,10 @@ void expand_quick_gelu(ir::Node& n) {
 ir::Value* ort_mask(Builder& b, const ir::Node& n, size_t mask_input, ir::Value* q, ir::Value* k, ir::Value* past,
                     bool causal) {
   ir::Value* mask = n.inputs().size() > mask_input ? n.input(mask_input) : nullptr;
-  if (!mask && !causal) return nullptr;
+  // attention_bias [b|1, heads|1, s, t], added after the mask: a kept key's bias is added to 0 (exact),
+  // a masked key's score stays masked.
+  ir::Value* bias = n.inputs().size() > 5 ? n.input(5) : nullptr;
+  if (!mask && !causal) return bias;
   ir::Value* filter = f32_like(b, n.attr_float("mask_filter_value", -10000.0f), q, "mask_filter");
   ir::Value* zero = f32_like(b, 0.0f, q, "mask_zero");
   ir::Value* axes0 = b.constant(i64_tensor({0}), "axes0");
@@ -132,7 +135,7 @@ ir::Value* ort_mask(Builder& b, const ir::Node& n, size_t mask_input, ir::Value*
     ir::Value* c = b.op("Where", {future, filter, zero}, "causal_mask");
     additive = additive ? b.op("Add", {additive, c}, "ort_mask") : c;
   }
-  return additive;
+  return bias ? b.op("Add", {additive, bias}, "ort_mask_bias") : additive;
 }
 
 void reject(const ir::Node& n, size_t i, const char* what) {
@@ -157,7 +160,6 @@ void expand_packed_attention(ir::Node& n) {
   user_check(n.attr_int("do_rotary", 0) == 0) << n.describe() << ": do_rotary is not supported";
   user_check(n.attr_int("past_present_share_buffer", 0) == 0)
       << n.describe() << ": past_present_share_buffer is not supported";
-  reject(n, kAttnBias, "attention_bias (relative_position_bias)");
   reject(n, kPastLen, "past_sequence_length");
   user_check(rank_of(n, kInput, "input") == 3) << n.describe() << ": input must be 3-D [batch, seq, hidden]";
   Builder b{&n, *n.graph()};
@@ -210,7 +212,6 @@ enum Mha { kQuery, kKey, kValue, kMhaBias, kPadMask, kMhaAttnBias, kPastKey, kPa
 void expand_multi_head_attention(ir::Node& n) {
   int64_t heads = n.attr_int("num_heads", 0);
   user_check(heads > 0) << n.describe() << ": num_heads must be positive";
-  reject(n, kMhaAttnBias, "attention_bias");
   reject(n, kMhaPastLen, "past_sequence_length");
   reject(n, kCacheIndir, "cache_indirection");
   user_check(rank_of(n, kQuery, "query") == 3) << n.describe() << ": query must be 3-D [batch, seq, hidden]";

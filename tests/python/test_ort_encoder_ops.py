@@ -92,12 +92,10 @@ def test_skip_layer_norm_sum_output(tmp_path):
     np.testing.assert_allclose(y, (ref_sum - mu) / np.sqrt(var + 1e-5) * g + beta, rtol=1e-5, atol=1e-5)
 
 
-def test_multi_head_attention_rejects_attention_bias(tmp_path):
-    node = h.make_node("MultiHeadAttention", ["q", "k", "v", "", "", "bias"], ["y"], domain="com.microsoft",
-                       num_heads=2)
-    with pytest.raises(onnxc.CompileError, match="MultiHeadAttention.*attention_bias is not supported"):
-        session(tmp_path, "mha_bad", node, [("q", T.FLOAT, [1, 2, 8]), ("k", T.FLOAT, [1, 2, 8]),
-                                            ("v", T.FLOAT, [1, 2, 8]), ("bias", T.FLOAT, [1, 2, 2, 2])], ["y"])
+def test_multi_head_attention_rejects_packed_kv(tmp_path):
+    node = h.make_node("MultiHeadAttention", ["q", "kv"], ["y"], domain="com.microsoft", num_heads=2)
+    with pytest.raises(onnxc.CompileError, match="MultiHeadAttention.*key and value must be given"):
+        session(tmp_path, "mha_bad", node, [("q", T.FLOAT, [1, 2, 8]), ("kv", T.FLOAT, [1, 2, 2, 2, 4])], ["y"])
 
 
 def test_attention_rejects_megatron_mask(tmp_path):

@@ -139,6 +139,20 @@ def main():
             ("v", T.FLOAT, ["batch", "kv", HID]), ("mask", T.INT32, ["batch"])], ["y"],
            [{"q": randn(B, S, HID), "k": randn(B, 7, HID), "v": randn(B, 7, HID),
              "mask": np.array([7, 4], np.int32)}])
+    # attention_bias (relative positions, ALiBi) added after the mask, on both ops.
+    single("ortc_mha_attention_bias",
+           h.make_node("MultiHeadAttention", ["q", "k", "v", "", "mask", "attn_bias"], ["y"], domain="com.microsoft",
+                       num_heads=HEADS),
+           [("q", T.FLOAT, ["batch", "seq", HID]), ("k", T.FLOAT, ["batch", "seq", HID]),
+            ("v", T.FLOAT, ["batch", "seq", HID]), ("mask", T.INT32, ["batch", "seq"]),
+            ("attn_bias", T.FLOAT, [1, HEADS, "seq", "seq"])], ["y"],
+           [{"q": randn(B, S, HID), "k": randn(B, S, HID), "v": randn(B, S, HID),
+             "mask": lengths_mask(B, S, [S, S - 2]), "attn_bias": randn(1, HEADS, S, S)}])
+    single("ortc_attention_bias_causal",
+           h.make_node("Attention", ["x", "w", "b", "", "", "attn_bias"], ["y"], domain="com.microsoft",
+                       num_heads=HEADS, unidirectional=1),
+           [x_in, ("attn_bias", T.FLOAT, ["batch", HEADS, "seq", "seq"])], ["y"],
+           [{"x": randn(B, S, HID), "attn_bias": randn(B, HEADS, S, S)}], inits=[("w", w), ("b", bias)])
     x = ("x", T.FLOAT, ["batch", "seq", HID])
     single("ortc_gelus",
            h.make_node("FastGelu", ["x"], ["y"], domain="com.microsoft"), [x], ["y"],
