@@ -10,69 +10,23 @@
 //          |  RotaryEmbedding at positions past + 0..s-1   (do_rotary)
 //        Attention(q, k, v, mask: key <= seqlens_k[b], past_k, past_v; is_causal, q/kv heads)
 //
+// and the encoder ops of ORT's transformer optimizer (SkipLayerNormalization, BiasGelu, FastGelu,
+// Gelu, QuickGelu, Attention, MultiHeadAttention: expand_contrib_encoder.cpp).
+//
 // So GroupQueryAttention runs on the one fused attention kernel (kv heads broadcast by h / n_rep),
 // and its present key/value are Attention's: past and new rows concatenated.
 #include "passes/expand_contrib_ops.h"
 
 #include "ir/error.h"
+#include "ir/infer/infer.h"
 #include "passes/canonicalize.h"
+#include "passes/expand_contrib_util.h"
 #include "passes/rewrite.h"
 
 namespace onnxc::passes {
 namespace {
 
-bool is_ms(const ir::Node& n) { return n.domain() == "com.microsoft"; }
-
-// Builds nodes just before `at`, each output named after `hint`.
-struct Builder {
-  ir::Node* at;
-  ir::Graph& g;
-  ir::Value* op(const std::string& type, const std::vector<ir::Value*>& in, const std::string& hint) {
-    return g.insert_node_before(at, type, in, {g.unique_name(hint)})->output(0);
-  }
-  ir::Node* node(const std::string& type, const std::vector<ir::Value*>& in, size_t outputs, const std::string& hint) {
-    std::vector<std::string> names;
-    for (size_t i = 0; i < outputs; ++i) names.push_back(g.unique_name(hint + "_" + std::to_string(i)));
-    return g.insert_node_before(at, type, in, names);
-  }
-  ir::Node* named(const std::string& type, const std::vector<ir::Value*>& in, const std::vector<std::string>& names) {
-    return g.insert_node_before(at, type, in, names);
-  }
-  ir::Value* constant(ir::Tensor t, const std::string& hint) { return g.add_initializer(g.unique_name(hint), std::move(t)); }
-  // Dims [start, end) of v's shape, an int64 [end - start].
-  ir::Value* dims(ir::Value* v, int64_t start, int64_t end, const std::string& hint) {
-    ir::Node* s = g.insert_node_before(at, "Shape", {v}, {g.unique_name(hint)});
-    s->set_attr_int("start", start);
-    s->set_attr_int("end", end);
-    return s->output(0);
-  }
-};
-
-// Moves every use of output i of contrib node n to `to`, which was built under that output's name
-// (the newest value owns a name, so graph outputs keep theirs: callers bind them by name).
-void take_over(ir::Node& n, size_t i, ir::Value* to) {
-  if (n.output(i) && to) replace_all_uses_everywhere(n.output(i), to);
-}
-
-// Output i's name, for the node that takes it over ("" when the output is omitted).
-std::string name_of(const ir::Node& n, size_t i) { return n.output(i) ? n.output(i)->name() : ""; }
-
-void check_unused(const ir::Node& n, size_t i, const char* what) {
-  user_check(!n.output(i) || !is_used(*n.output(i)))
-      << n.describe() << ": output " << i << " (" << what << ") is used; onnxc computes only the normalized output";
-}
-
-int64_t rank_of(const ir::Node& n, size_t i, const char* what) {
-  const ir::Shape* s = shape_of(n.input(i));
-  user_check(s) << n.describe() << ": the rank of " << what << " must be known (declare the input's shape)";
-  return static_cast<int64_t>(s->size());
-}
-
-std::optional<int64_t> static_dim(const ir::Value* v, int64_t axis) {
-  const ir::Shape* s = shape_of(v);
-  if (!s || axis < 0 || axis >= static_cast<int64_t>(s->size())) return std::nullopt;
-  return (*s)[static_cast<size_t>(axis)].as_const();
-}
+using namespace contrib;  // NOLINT: the helpers shared with expand_contrib_encoder.cpp
 
 // RMSNormalization(x, scale) with the attributes of a (Skip)SimplifiedLayerNormalization node.
 ir::Value* rms_norm(Builder& b, const ir::Node& n, ir::Value* x, ir::Value* scale) {
@@ -93,9 +47,7 @@ void expand_skip_simplified_layer_norm(ir::Node& n) {
   check_unused(n, 1, "mean");
   check_unused(n, 2, "inv_std_var");
   Builder b{&n, *n.graph()};
-  std::string sum_name = n.output(3) ? name_of(n, 3) : b.g.unique_name("skip_sum");
-  ir::Value* sum = n.input(3) ? b.op("Add", {n.input(0), n.input(1)}, "skip_sum") : nullptr;
-  sum = b.named("Add", {sum ? sum : n.input(0), sum ? n.input(3) : n.input(1)}, {sum_name})->output(0);
+  ir::Value* sum = skip_sum(b, n, 3);
   take_over(n, 0, rms_norm(b, n, sum, n.input(2)));
   take_over(n, 3, sum);
 }
@@ -203,6 +155,22 @@ void expand_group_query_attention(ir::Node& n) {
   for (size_t i = 0; i < 3; ++i) take_over(n, i, a->output(i));
 }
 
+bool reads_ranks(const ir::Node& n) {
+  const std::string& op = n.op_type();
+  return op == "Attention" || op == "MultiHeadAttention" || op == "GroupQueryAttention" || op == "RotaryEmbedding";
+}
+
+void expand(ir::Node& n) {
+  const std::string& op = n.op_type();
+  if (is_encoder_op(n)) expand_encoder_op(n);
+  else if (op == "SimplifiedLayerNormalization") expand_simplified_layer_norm(n);
+  else if (op == "SkipSimplifiedLayerNormalization") expand_skip_simplified_layer_norm(n);
+  else if (op == "RotaryEmbedding") expand_rotary_embedding(n);
+  else expand_group_query_attention(n);
+  for (ir::Value* o : n.outputs()) user_check(!o || !is_used(*o)) << n.describe() << ": internal: an output kept a use";
+  n.graph()->remove_node(&n);
+}
+
 }  // namespace
 
 bool expand_contrib_ops(ir::Model& m) {
@@ -210,8 +178,8 @@ bool expand_contrib_ops(ir::Model& m) {
   for (ir::Node* n : m.graph->nodes()) {
     const std::string& op = n->op_type();
     bool simplified = op == "SimplifiedLayerNormalization" && (n->domain().empty() || is_ms(*n));
-    if (simplified || (is_ms(*n) && (op == "SkipSimplifiedLayerNormalization" || op == "RotaryEmbedding" ||
-                                     op == "GroupQueryAttention")))
+    if (simplified || is_encoder_op(*n) ||
+        (is_ms(*n) && (op == "SkipSimplifiedLayerNormalization" || op == "RotaryEmbedding" || op == "GroupQueryAttention")))
       found.push_back(n);
   }
   if (found.empty()) return false;
@@ -220,14 +188,17 @@ bool expand_contrib_ops(ir::Model& m) {
     std::string why = raise_opset(m, kCanonicalOpset);
     user_check(why.empty()) << "the model's contrib ops expand to opset " << kCanonicalOpset << " ops, but " << why;
   }
+  // Norms and activations first: they need no shapes. The attention ops read their inputs' ranks,
+  // which ORT's optimizer output leaves unknown behind the contrib ops before them (no inference
+  // rule): in graph order, the shapes are inferred again where an input's is unknown.
+  std::vector<ir::Node*> attention;
   for (ir::Node* n : found) {
-    const std::string& op = n->op_type();
-    if (op == "SimplifiedLayerNormalization") expand_simplified_layer_norm(*n);
-    else if (op == "SkipSimplifiedLayerNormalization") expand_skip_simplified_layer_norm(*n);
-    else if (op == "RotaryEmbedding") expand_rotary_embedding(*n);
-    else expand_group_query_attention(*n);
-    for (ir::Value* o : n->outputs()) user_check(!o || !is_used(*o)) << n->describe() << ": internal: an output kept a use";
-    n->graph()->remove_node(n);
+    if (reads_ranks(*n)) attention.push_back(n);
+    else expand(*n);
+  }
+  for (ir::Node* n : attention) {
+    if (!n->input(0)->shape()) ir::infer_shapes(m);
+    expand(*n);
   }
   return true;
 }

@@ -189,6 +189,102 @@ ARCHS.update({
         image_size=16, patch_size=2, embed_dim=16, depths=[2], num_heads=[2], window_size=4)),
         counts=(2, 6, 0, 2), **IMAGE),
 })
+class Seq2SeqFeatures(torch.nn.Module):
+    """Whisper's whole encoder-decoder: log-mel features in, the decoder's hidden states out."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_features, decoder_input_ids, decoder_attention_mask):
+        return self.model(input_features=input_features, decoder_input_ids=decoder_input_ids,
+                          decoder_attention_mask=decoder_attention_mask, use_cache=False).last_hidden_state
+
+
+class Audio(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_values):
+        return self.model(input_values=input_values).last_hidden_state
+
+
+def enc_dec(cls, cfg_cls, **extra):
+    """A BART-family encoder-decoder (one layer each side) from its config class."""
+    cfg = dict(vocab_size=VOCAB, d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=4,
+               decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
+               pad_token_id=1, decoder_start_token_id=2)
+    return lambda: EncDec(getattr(tf, cls)(getattr(tf, cfg_cls)(**dict(cfg, **extra))))
+
+
+ENC_DEC = dict(inputs=lambda r, b, s: text(r, b, s) + [r.randint(0, VOCAB, size=(b, s + 1)).astype(np.int64)],
+               names=["input_ids", "attention_mask", "decoder_input_ids"],
+               dyn=dict(TEXT["dyn"], decoder_input_ids={0: "batch", 1: "dec_seq"}))
+WHISPER = dict(vocab_size=VOCAB, d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=4,
+               decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=8,
+               max_source_positions=16, max_target_positions=16, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+               decoder_start_token_id=1)
+SAM = dict(hidden_size=32, output_channels=16, num_hidden_layers=2, num_attention_heads=4, num_channels=3,
+           image_size=32, patch_size=4, mlp_dim=64, window_size=4, global_attn_indexes=[1], use_rel_pos=True,
+           initializer_range=0.02)  # SAM's default, 1e-10, makes every patch alike: the output would be constant
+
+
+def with_random(make, suffixes, scale):
+    """make(), then the parameters whose names end in one of `suffixes` drawn from scale·N(0,1): tables a
+    model starts at zero or near it (SAM's positions, DETR's object queries, input projection and attention projections,
+    under which every query attends alike), so the position terms added to the scores or queries are not
+    a zero the compiler could drop, nor the output a constant that hides an error."""
+    def build():
+        model = make()
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                if name.endswith(suffixes):
+                    p.copy_(scale * torch.randn(p.shape))
+        return model
+    return build
+
+
+ARCHS.update({
+    "mt5": dict(make=lambda: EncDec(tf.MT5Model(tf.MT5Config(vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=64,
+                                                             num_layers=1, num_decoder_layers=1, num_heads=4))),
+                counts=(3, 0, 7, 2), **ENC_DEC),  # gated-gelu feed-forward: one Gelu per layer
+    "mbart": dict(make=enc_dec("MBartModel", "MBartConfig"), counts=(3, 9, 0, 2), **ENC_DEC),
+    "marian": dict(make=enc_dec("MarianModel", "MarianConfig"), counts=(3, 5, 0, 2), **ENC_DEC),
+    "whisper": dict(make=lambda: Seq2SeqFeatures(tf.WhisperModel(tf.WhisperConfig(**WHISPER))), counts=(3, 7, 0, 4),
+                    inputs=lambda r, b, s: [r.standard_normal((b, 8, 32)).astype(np.float32),
+                                            r.randint(0, VOCAB, size=(b, s)).astype(np.int64), pad_mask(b, s)],
+                    names=["input_features", "decoder_input_ids", "decoder_attention_mask"],
+                    dyn={"input_features": {0: "batch"}, "decoder_input_ids": {0: "batch", 1: "dec_seq"},
+                         "decoder_attention_mask": {0: "batch", 1: "dec_seq"}}),
+    "wav2vec2": dict(make=lambda: Audio(tf.Wav2Vec2Model(tf.Wav2Vec2Config(
+        hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, conv_dim=(16, 16),
+        conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=8, num_conv_pos_embedding_groups=4,
+        feat_extract_norm="group", do_stable_layer_norm=False, mask_time_prob=0.0))),
+        counts=(2, 6, 0, 5), inputs=lambda r, b, s: [r.standard_normal((b, 40 * s)).astype(np.float32)],
+        names=["input_values"], dyn={"input_values": {0: "batch", 1: "samples"}}),
+    "sam_vision": dict(make=with_random(lambda: Pixels(tf.SamVisionModel(tf.SamVisionConfig(**SAM))),
+                                         ("pos_embed", "rel_pos_h", "rel_pos_w"), 0.1), counts=(2, 6, 0, 2),
+                       inputs=lambda r, b, s: [r.standard_normal((b, 3, 32, 32)).astype(np.float32)],
+                       names=["pixel_values"], dyn={"pixel_values": {0: "batch"}}),
+    "detr": dict(make=with_random(lambda: Pixels(tf.DetrModel(tf.DetrConfig(
+        use_timm_backbone=False, use_pretrained_backbone=False,
+        backbone_config=tf.ResNetConfig(embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1], layer_type="basic",
+                                        out_features=["stage2"]),
+        d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=4, decoder_attention_heads=4,
+        encoder_ffn_dim=64, decoder_ffn_dim=64, num_queries=5))),
+        ("query_position_embeddings.weight", "input_projection.weight", "_proj.weight"), 0.3),
+        counts=(3, 6, 0, 0),
+        inputs=lambda r, b, s: [r.standard_normal((b, 3, 32, 32)).astype(np.float32)],
+        names=["pixel_values"], dyn={"pixel_values": {0: "batch"}}),
+    "gemma": dict(make=causal_lm("GemmaModel", "GemmaConfig", head_dim=8), counts=(2, 0, 5, 2), **TEXT),
+    "gemma3": dict(make=causal_lm("Gemma3TextModel", "Gemma3TextConfig", head_dim=8, sliding_window=4,
+                                  query_pre_attn_scalar=8, final_logit_softcapping=None,
+                                  layer_types=["sliding_attention", "full_attention"]),
+                   counts=(2, 0, 13, 2), **TEXT),
+})
+
+
 class WithPast(torch.nn.Module):
     """A decoder run on a key/value cache of `past` positions (DynamicCache built from the inputs):
     the new tokens' hidden states and the updated cache (present keys and values per layer)."""
@@ -217,7 +313,8 @@ ARCHS["llama_past"] = dict(
     dyn=dict({"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total"}},
              **{f"past_{n}": {0: "batch", 2: "past"} for n in KV}),
     out_dyn={f"present_{n}": {0: "batch", 2: "total"} for n in KV})
-ROTARY = {a: 4 for a in ("llama", "llama_past", "qwen2", "mistral", "gemma2", "gpt_neox", "falcon", "qwen3", "phi3")}
+ROTARY = {a: 4 for a in ("llama", "llama_past", "qwen2", "mistral", "gemma2", "gpt_neox", "falcon", "qwen3", "phi3",
+                         "gemma", "gemma3")}
 EXPORTERS = {"ts": dict(dynamo=False, opset_version=17), "dynamo": dict(dynamo=True),
              "dynamo_fp16": dict(dynamo=True), "dynamo_op23": dict(dynamo=True, opset_version=23)}
 # fp16 exports (the model in half precision, model.half()): the reference is the fp32 model's output
@@ -225,7 +322,7 @@ EXPORTERS = {"ts": dict(dynamo=False, opset_version=17), "dynamo": dict(dynamo=T
 FP16 = ("llama", "bert")
 # opset 23 (dynamo=True, opset_version=23): the exporter writes Attention, RMSNormalization and
 # RotaryEmbedding itself where it can.
-OP23 = ("llama", "bert", "gemma2", "bloom", "t5", "phi3")
+OP23 = ("llama", "bert", "gemma2", "bloom", "t5", "phi3", "mt5", "whisper", "wav2vec2", "sam_vision", "detr", "gemma3")
 TOL = {"dynamo_fp16": "2e-2,2e-2"}
 DATA_SHAPES = [(2, 7), (1, 5)]
 TRACE_SHAPE = (2, 6)
@@ -245,8 +342,8 @@ def generate(arch, spec, exporter, out_dir, seed):
     trace = tuple(torch.from_numpy(a) for a in spec["inputs"](np.random.RandomState(seed), *TRACE_SHAPE))
     path = os.path.join(mdir, "model.onnx")
     outputs = spec.get("outputs", ["last_hidden_state"])
-    dyn = dict(spec["dyn"], last_hidden_state={0: "batch"} if "pixel_values" in spec["names"]
-               or "input_features" in spec["names"] else {0: "batch", 1: "out_seq"})
+    dyn = dict(spec["dyn"], last_hidden_state={0: "batch"} if spec["names"] in (["pixel_values"], ["input_features"])
+               else {0: "batch", 1: "out_seq"})
     dyn.update(spec.get("out_dyn", {}))
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
