@@ -6,7 +6,8 @@ random weights, saves the checkpoint and exports it to ONNX with a key/value cac
 
 Needs PyPI torch and transformers (`/work/venv` in this project; pinned in bench/peers/requirements-llm.txt).
 Writes under OUT_DIR (never committed: a gitignored folder such as build/llm):
-  hf/              the checkpoint (config.json, safetensors), what ONNX Runtime GenAI's builder reads
+  hf/              the checkpoint (config.json, safetensors) and a word-level tokenizer of the ids,
+                   what ONNX Runtime GenAI's model builder reads
   fp32/model.onnx  torch.onnx.export (TorchScript exporter, opset 17), weights in model.onnx.data;
                    inputs input_ids [batch, seq], attention_mask [batch, total], position_ids
                    [batch, seq], past_key_values.N.key/value [batch, kv_heads, past, head_dim];
@@ -46,6 +47,14 @@ class WithPast(torch.nn.Module):
         return (out.logits, *presents)
 
 
+def save_tokenizer(path, vocab):
+    """A word-level tokenizer over the ids ("t0" .. "tN"): ONNX Runtime GenAI's builder wants one."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    tok = Tokenizer(models.WordLevel({f"t{i}": i for i in range(vocab)}, unk_token="t0"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tf.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="t0", bos_token="t1", eos_token="t2").save_pretrained(path)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
@@ -58,16 +67,18 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--check-tokens", type=int, default=0)
     ap.add_argument("--prompt-len", type=int, default=16)
+    ap.add_argument("--init-std", type=float, default=0.02, help="weights ~ N(0, std) (transformers' initializer_range)")
     o = ap.parse_args()
     torch.manual_seed(o.seed)
     cfg = tf.LlamaConfig(vocab_size=o.vocab, hidden_size=o.hidden, intermediate_size=o.ffn,
                          num_hidden_layers=o.layers, num_attention_heads=o.heads, num_key_value_heads=o.kv_heads,
                          max_position_embeddings=4096, rms_norm_eps=1e-5, tie_word_embeddings=False,
-                         bos_token_id=1, eos_token_id=2)
+                         bos_token_id=1, eos_token_id=2, initializer_range=o.init_std)
     model = tf.LlamaForCausalLM(cfg).eval()
     n_params = sum(p.numel() for p in model.parameters())
     t0 = time.time()
     model.save_pretrained(os.path.join(o.out, "hf"), safe_serialization=True)
+    save_tokenizer(os.path.join(o.out, "hf"), o.vocab)
     print(f"checkpoint: {n_params / 1e6:.0f} M parameters in {time.time() - t0:.0f} s")
 
     hd = o.hidden // o.heads
@@ -100,11 +111,16 @@ def main():
         prompt = torch.randint(3, o.vocab, (1, o.prompt_len), generator=torch.Generator().manual_seed(o.seed + 7))
         with torch.no_grad():
             got = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=o.check_tokens,
-                                 do_sample=False, min_new_tokens=o.check_tokens, eos_token_id=None, pad_token_id=0)
-        new = got[0, o.prompt_len:].tolist()
+                                 do_sample=False, min_new_tokens=o.check_tokens, eos_token_id=None, pad_token_id=0,
+                                 output_scores=True, return_dict_in_generate=True)
+        new = got.sequences[0, o.prompt_len:].tolist()
+        # How far the chosen token's logit is above the next one, per step: a comparison of greedy
+        # tokens across machines needs a margin well above float32 rounding.
+        gaps = [float(s[0].topk(2).values[0] - s[0].topk(2).values[1]) for s in got.scores]
+        print(f"smallest top-1 margin: {min(gaps):.3g}")
         with open(os.path.join(o.out, "torch_tokens.json"), "w") as f:
-            json.dump({"prompt": prompt[0].tolist(), "tokens": new, "torch": torch.__version__,
-                       "transformers": tf.__version__}, f)
+            json.dump({"prompt": prompt[0].tolist(), "tokens": new, "min_margin": min(gaps),
+                       "torch": torch.__version__, "transformers": tf.__version__}, f)
         print(f"torch greedy: {len(new)} tokens")
 
 
