@@ -4,6 +4,7 @@ each decode row also as a fraction of its memory-bandwidth roofline.
 
     llm_bench.py DIR --onnxc build/tools/onnxc --triad build/bench/triad [--threads 2] [--prompt 128]
                  [--new 64] [--rounds 2] [--rows onnxc_fp32,onnxc_int4,ort_fp32,ort_int4,genai_int4]
+                 [--ort-no-spin]
 
 DIR is llm_export.py's folder (fp32/model.onnx, hf/, and genai_int4/ when ONNX Runtime GenAI's
 model builder wrote it). Rows:
@@ -41,9 +42,11 @@ def prompt_ids(n, vocab):
 
 # ---- engines, each run in a child process: print one JSON object ----
 
-def ort_session(model, threads):
+def ort_session(model, threads, spin):
     import onnxruntime as ort
     so = ort.SessionOptions()
+    if not spin:
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -132,7 +135,7 @@ def child(o):
     prompt = prompt_ids(o.prompt, o.vocab)
     # One short generation first (4 tokens, 2 steps), untimed: the first runs of a session allocate.
     if o.child == "ort":
-        sess = ort_session(o.model, o.threads)
+        sess = ort_session(o.model, o.threads, not o.ort_no_spin)
         ort_loop(sess, prompt[:4], 2)
         r = ort_loop(sess, prompt, o.new)
     else:
@@ -178,6 +181,8 @@ def main():
     ap.add_argument("--child", choices=["ort", "genai"])
     ap.add_argument("--model")
     ap.add_argument("--vocab", type=int, default=0)
+    ap.add_argument("--ort-no-spin", action="store_true",
+                    help="ONNX Runtime's worker threads sleep instead of spinning (its better setting on a shared machine)")
     o = ap.parse_args()
     if o.child:
         return child(o)
@@ -213,7 +218,7 @@ def main():
         onnxc_row("onnxc_int4", ["--quantize", "int4-weights"])
         roof_bytes["onnxc_int4"] = weight_bytes(int4_onnx)
     me = [sys.executable, os.path.abspath(__file__), d, "--threads", str(o.threads), "--prompt", str(o.prompt),
-          "--new", str(o.new), "--vocab", str(vocab)]
+          "--new", str(o.new), "--vocab", str(vocab)] + (["--ort-no-spin"] if o.ort_no_spin else [])
     if "ort_fp32" in rows:
         cmds["ort_fp32"] = me + ["--child", "ort", "--model", fp32]
         roof_bytes["ort_fp32"] = weight_bytes(fp32)

@@ -7,7 +7,8 @@
 # and each decode row as a fraction of its roofline. Everything generated goes under DIR (default
 # build/llm, never committed).
 #
-#   bench/llm_bench.sh [--dir DIR] [--rounds R] [--threads N] [--rows LIST] [-- llm_export.py options]
+#   bench/llm_bench.sh [--dir DIR] [--rounds R] [--threads N] [--rows LIST] [--ort-no-spin]
+#                      [-- llm_export.py options]
 #
 # Needs a Python with the pinned packages of bench/peers/requirements.txt and requirements-llm.txt
 # (bench/peers/install.sh --llm; or set LLM_PYTHON): torch and transformers export the model, the
@@ -15,15 +16,16 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
-DIR=$ROOT/build/llm ROUNDS=2 THREADS=2 ROWS=onnxc_fp32,onnxc_int4,ort_fp32,ort_int4,genai_int4
+DIR=$ROOT/build/llm ROUNDS=2 THREADS=2 ROWS=onnxc_fp32,onnxc_int4,ort_fp32,ort_int4,genai_int4 EXTRA=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     --dir) DIR=$2; shift ;;
     --rounds) ROUNDS=$2; shift ;;
     --threads) THREADS=$2; shift ;;
     --rows) ROWS=$2; shift ;;
+    --ort-no-spin) EXTRA+=(--ort-no-spin) ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "llm_bench.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -44,4 +46,4 @@ if [[ ,$ROWS, == *,genai_int4,* && ! -f $DIR/genai_int4/genai_config.json ]]; th
     echo "llm_bench.sh: onnxruntime-genai is not installed: the genai_int4 row is skipped" >&2
   fi
 fi
-"$PY" "$HERE/llm_bench.py" "$DIR" --onnxc "$ONNXC" --triad "$TRIAD" --threads "$THREADS" --rounds "$ROUNDS" --rows "$ROWS"
+"$PY" "$HERE/llm_bench.py" "$DIR" --onnxc "$ONNXC" --triad "$TRIAD" --threads "$THREADS" --rounds "$ROUNDS" --rows "$ROWS" "${EXTRA[@]}"

@@ -3,12 +3,16 @@ point for `onnxc bench`. Same options and the same rule for dynamic dims as `onn
 see equal shapes.
 
   bench_peer.py MODEL [--engine ort|openvino] [--shapes NAME=DIMS,...] [--dims SYM=N,...]
-                [--threads N] [--runs N] [--warmup N] [--bind] [--tsv]
+                [--threads N] [--runs N] [--warmup N] [--bind] [--no-spin] [--tsv]
 
 --bind (ONNX Runtime): runs through I/O binding, as a generation loop does: every input bound once as
 an OrtValue, every output bound to an OrtValue allocated once (its shape from a first run), so a run
 neither converts inputs nor allocates or copies outputs into numpy (what `onnxc bench --keep-cache`
 is timed against: ONNX Runtime's step still writes each present whole from its past).
+
+--no-spin (ONNX Runtime): its worker threads sleep between runs instead of spinning
+(session.intra_op.allow_spinning = 0): on a machine other processes share, spinning threads lose
+their cores, so this is ONNX Runtime's better setting there.
 
 --tsv prints one line: median_ms p10_ms p90_ms peak_rss_bytes 0 (the columns of `onnxc bench --tsv`).
 """
@@ -74,9 +78,11 @@ def model_inputs(model):
     return out
 
 
-def ort_runner(model, threads):
+def ort_runner(model, threads, spin=True):
     import onnxruntime as ort
     so = ort.SessionOptions()
+    if not spin:
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
@@ -104,7 +110,7 @@ def ort_bound_runner(sess, feeds):
     return run
 
 
-def openvino_runner(model, threads):
+def openvino_runner(model, threads, spin=True):
     import openvino as ov
     core = ov.Core()
     # f32 like the other engines: on CPUs with bf16 or AMX units OpenVINO would otherwise compute in bf16.
@@ -132,6 +138,7 @@ def main():
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--bind", action="store_true")
+    ap.add_argument("--no-spin", action="store_true")
     ap.add_argument("--tsv", action="store_true")
     o = ap.parse_args()
     if o.bind and o.engine != "ort":
@@ -142,7 +149,7 @@ def main():
     dims = pairs(o.dims, int)
     try:
         inputs = model_inputs(o.model)
-        version, run, sess = (ort_runner if o.engine == "ort" else openvino_runner)(o.model, o.threads)
+        version, run, sess = (ort_runner if o.engine == "ort" else openvino_runner)(o.model, o.threads, not o.no_spin)
     except Exception as e:  # the engine's own message names what it could not load
         die(f"{o.engine} cannot load {o.model}: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
     feeds, notes = {}, []
