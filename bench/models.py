@@ -12,8 +12,9 @@ architectures at their base sizes:
                   GELU), key padding mask input (bool [batch, seq], True = padded)
   gpt2            GPT-2-small-like pre-LN causal decoder, 12 x 768, 12 heads, no LM head; causal mask
                   built from the run-time sequence length
-  gpt2_step       the same decoder, one decoding step: x [batch, 1, 768] and a past of keys and
-                  values [12, batch, 12, past, 64] each; returns the hidden state and the new past
+  gpt2_step       the same decoder, one decoding step: x [batch, 1, 768] and each layer's past keys
+                  and values past_key_values.N.key/value [batch, 12, past, 64] (the per-layer layout
+                  exporters write); returns the hidden state and present.N.key/value
   vit             ViT-B/16 (torchvision's vit_b_16 layout, rebuilt here: torchvision is not packaged):
                   image [batch, 3, 224, 224] -> 1000 logits
   nn_transformer  nn.Transformer(d_model 512, 8 heads, 6 + 6 layers, 2048), seq-first src and tgt
@@ -88,13 +89,12 @@ class Gpt2(nn.Module):
 
 
 class Gpt2Step(Gpt2):
-    def forward(self, x, past_k, past_v):
-        ks, vs = [], []
+    def forward(self, x, *past):
+        present = []
         for i, blk in enumerate(self.blocks):
-            x, k, v = blk(x, past_k[i], past_v[i])
-            ks.append(k)
-            vs.append(v)
-        return self.ln_f(x), torch.stack(ks), torch.stack(vs)
+            x, k, v = blk(x, past[2 * i], past[2 * i + 1])
+            present += [k, v]
+        return (self.ln_f(x), *present)
 
 
 class VitB16(nn.Module):
@@ -168,11 +168,13 @@ def build(name, path):
     elif name == "gpt2":
         export(Gpt2(), (torch.randn(2, 7, D),), path, ["x"], ["y"], {"x": bs, "y": bs})
     elif name == "gpt2_step":
-        past = {1: "batch", 3: "past"}
-        present = {1: "batch", 3: "past_plus_1"}
-        pk, pv = torch.randn(LAYERS, 2, HEADS, 5, D // HEADS), torch.randn(LAYERS, 2, HEADS, 5, D // HEADS)
-        export(Gpt2Step(), (torch.randn(2, 1, D), pk, pv), path, ["x", "past_k", "past_v"], ["y", "k", "v"],
-               {"x": {0: "batch"}, "past_k": past, "past_v": past, "y": {0: "batch"}, "k": present, "v": present})
+        kv = [f"{i}.{n}" for i in range(LAYERS) for n in ("key", "value")]
+        pasts = tuple(torch.randn(2, HEADS, 5, D // HEADS) for _ in kv)
+        dyn = {"x": {0: "batch"}, "y": {0: "batch"}}
+        dyn.update({f"past_key_values.{n}": {0: "batch", 2: "past"} for n in kv})
+        dyn.update({f"present.{n}": {0: "batch", 2: "past_plus_1"} for n in kv})
+        export(Gpt2Step(), (torch.randn(2, 1, D), *pasts), path, ["x"] + [f"past_key_values.{n}" for n in kv],
+               ["y"] + [f"present.{n}" for n in kv], dyn)
     elif name == "vit":
         export(VitB16(), (torch.randn(2, 3, 224, 224),), path, ["img"], ["logits"],
                {"img": {0: "batch"}, "logits": {0: "batch"}})

@@ -5,7 +5,9 @@
 #
 #   bench/run.sh [--quick] [--large] [--int8] [--cnn] [--target T] [--openvino] [--threads N] [--rounds R] [--runs N] [--cold]
 #     --quick    BERT and GPT-2 at b1 s128 only (for iteration); default: the full table (BERT,
-#                GPT-2, one GPT-2 decoding step with a past of 127, ViT-B/16, nn.Transformer at b1)
+#                GPT-2, one GPT-2 decoding step with a past of 127, ViT-B/16, nn.Transformer at b1).
+#                The step runs as in a generation loop: onnxc bench --keep-cache (the session's KV
+#                cache, past read in place) against ONNX Runtime through I/O binding (bench_peer --bind)
 #     --cnn      the convolutional table instead: ResNet-50, MobileNetV3-large, EfficientNet-B0,
 #                ConvNeXt-Tiny at b1 224x224 and LR-ASPP (one library, dynamic H x W) at 224x288
 #                and 480x640 (with --large also ResNet-50 and MobileNetV3-large at b8)
@@ -23,6 +25,7 @@
 #                median over rounds (default 3)
 #     --runs     timed runs per round (default 10, after 3 warmup runs)
 #     --cold     also time a cold compile (empty kernel cache) of each model (the full table always does)
+#     --only N,… only the rows of these models (e.g. --only gpt2_step), from the table the other options choose
 #   env: ONNXC (default build/tools/onnxc), MODELS (default build/benchmodels), LIBS (where the
 #        compiled libraries go, default MODELS/lib-TARGET: another onnxc builds its own there)
 #
@@ -33,7 +36,7 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
-QUICK=0 LARGE=0 INT8=0 CNN=0 THREADS=2 ROUNDS=3 RUNS=10 COLD=0 TARGET=host OPENVINO=0
+QUICK=0 LARGE=0 INT8=0 CNN=0 THREADS=2 ROUNDS=3 RUNS=10 COLD=0 TARGET=host OPENVINO=0 ONLY=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --quick) QUICK=1 ;;
@@ -46,7 +49,8 @@ while [[ $# -gt 0 ]]; do
     --rounds) ROUNDS=$2; shift ;;
     --runs) RUNS=$2; shift ;;
     --cold) COLD=1 ;;
-    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --only) ONLY=$2; shift ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -98,6 +102,12 @@ if (( LARGE && ! CNN )); then
   )
 fi
 
+if [[ -n $ONLY ]]; then
+  kept=()
+  for row in "${ROWS[@]}"; do [[ ,$ONLY, == *,"${row%%|*}",* ]] && kept+=("$row"); done
+  (( ${#kept[@]} )) || { echo "run.sh: --only $ONLY: no such row in this table" >&2; exit 2; }
+  ROWS=("${kept[@]}")
+fi
 names=$(printf '%s\n' "${ROWS[@]}" | cut -d'|' -f1 | sort -u)
 # NAME_int8 is NAME's model compiled with --quantize dynamic-int8.
 model_of() { echo "${1%_int8}"; }
@@ -159,11 +169,15 @@ for row in "${ROWS[@]}"; do
   lib=$LIBS/$name/lib$name.so
   # shellcheck disable=SC2206
   args=($dims --threads "$THREADS" --runs "$RUNS" --warmup 3 --tsv)
-  o_ms=() r_ms=() v_ms=() o_rss=0 r_rss=0
+  o_ms=() r_ms=() v_ms=() o_rss=0 r_rss=0 o_loop=() r_loop=()
+  # A decoding step is timed as a generation loop runs it: onnxc keeps the KV cache in its session
+  # and reads each past in place (--keep-cache); ONNX Runtime runs through I/O binding, its inputs
+  # and outputs bound once (--bind), and writes each present whole from its past.
+  [[ $name == *_step ]] && o_loop=(--keep-cache) r_loop=(--bind)
   for ((i = 0; i < ROUNDS; i++)); do  # alternate, so both see the same machine state
-    read -r m _ _ rss _ < <("$ONNXC" bench "$lib" "${args[@]}")
+    read -r m _ _ rss _ < <("$ONNXC" bench "$lib" "${args[@]}" "${o_loop[@]}")
     o_ms+=("$m"); (( rss > o_rss )) && o_rss=$rss
-    read -r m _ _ rss _ < <("$PEER_PY" "$HERE/peers/bench_peer.py" "$(ort_model_of "$name")" "${args[@]}")
+    read -r m _ _ rss _ < <("$PEER_PY" "$HERE/peers/bench_peer.py" "$(ort_model_of "$name")" "${args[@]}" "${r_loop[@]}")
     r_ms+=("$m"); (( rss > r_rss )) && r_rss=$rss
     if (( OPENVINO )) && [[ $name != *_int8 ]]; then
       read -r m _ _ _ _ < <("$PEER_PY" "$HERE/peers/bench_peer.py" "$MODELS/$name.onnx" --engine openvino "${args[@]}")

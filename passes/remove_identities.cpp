@@ -2,7 +2,7 @@
 // result `y`; the shared check is that y has x's dtype and shape, the rewrite sends y's uses to x.
 //
 //   y = Mul(x, const 1.0)     y = Cast(x: bool) {to=bool}     y = Reshape(x: [b,s,64], {0,0,64})
-//   y = Dropout(x, ratio = 0, training_mode = true) (mask unused)
+//   y = Dropout(x, ratio = 0, training_mode = true) (mask unused)      y = Concat(x)
 //   z = Softmax(y)      ==>   z = Softmax(x)
 #include "passes/remove_identities.h"
 
@@ -76,6 +76,7 @@ const std::vector<Pattern>& rules() {
         op("Reshape", {x, any()}),
         op("Expand", {x, any()}),
         op("Transpose", {x}).where_node(identity_perm),
+        op("Concat", {x}),  // one input (transformers' DynamicCache exports torch.cat of a lone tensor)
         op("Dropout", {x}).variadic(optional(any())).where_node(dropout_passes_through),
     };
   }();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -62,7 +63,7 @@ double percentile(std::vector<double> v, double q) {
 int bench_main(const std::vector<std::string>& args) {
   std::string model, shapes_arg, dims_arg, profile_json;
   int runs = 50, warmup = 5;
-  bool tsv = false, profile = false;
+  bool tsv = false, profile = false, keep_cache = false;
   Executable::Options eo;
   ArgParser p("bench", "MODEL [--shapes NAME=DIMS,...] [options]",
               "Times MODEL on random inputs: median, p10 and p90 latency of single runs, and peak memory\n"
@@ -79,6 +80,10 @@ int bench_main(const std::vector<std::string>& args) {
                     "median_ms p10_ms p90_ms peak_rss_bytes arena_bytes", &tsv);
   p.flag("profile", 0, "after the timed runs, time every step of --runs more runs and print\n"
                         "a table per kernel: time, share, calls, GFLOP/s, GB/s", &profile);
+  p.flag("keep-cache", 0, "time decoding steps as a generation loop runs them: the session keeps\n"
+                           "each past/present pair the model appends in place (onnxc_session_keep_cache),\n"
+                           "and every run after the first reads its past from that cache, rewound to the\n"
+                           "given length, so a run writes only its new positions (as a loop's next step)", &keep_cache);
   p.option("profile-json", 0, "FILE", "with the profiled runs, write a Chrome trace (chrome://tracing)",
            &profile_json);
   p.epilog("Examples:\n  onnxc bench model.onnx --dims batch=1,seq=128 --threads 2 --runs 100\n"
@@ -136,12 +141,53 @@ int bench_main(const std::vector<std::string>& args) {
   }
   user_check(shapes.empty()) << "--shapes: the model has no input '" << shapes.begin()->first << "'";
 
+  // --keep-cache: the output whose kept cache each past input reads (-1: bound from `inputs`).
+  std::vector<int> cache_of(inputs.size(), -1);
+  bool cache_filled = false;
   auto run_once = [&] {
-    for (size_t i = 0; i < inputs.size(); ++i) r.set_input(i, inputs[i]);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (cache_filled && cache_of[i] >= 0) r.bind_cache(i, static_cast<size_t>(cache_of[i]), inputs[i].dims());
+      else r.set_input(i, inputs[i]);
+    }
     auto t0 = std::chrono::steady_clock::now();
     r.run();
+    cache_filled = keep_cache;
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   };
+  if (keep_cache) {
+    std::vector<std::pair<size_t, size_t>> pairs = r.cache_pairs();
+    user_check(!pairs.empty()) << model << ": --keep-cache: no past/present pair of the model is appended in place "
+                               << "(a graph input concatenated into a graph output; onnxc.CacheAppend)";
+    // The cache holds the longest dim of any present: the past's positions and the new ones.
+    run_once();
+    int64_t capacity = 1;
+    std::vector<bool> is_present(r.outputs().size());
+    for (const auto& [in, out] : pairs) {
+      cache_of[in] = static_cast<int>(out);
+      is_present[out] = true;
+      ir::Tensor present = r.output(out);
+      for (int64_t d : present.dims()) capacity = std::max(capacity, d);
+    }
+    std::vector<ir::Tensor> plain;  // the other outputs of a run without the cache
+    for (size_t o = 0; o < is_present.size(); ++o) plain.push_back(is_present[o] ? ir::Tensor() : r.output(o));
+    r.keep_cache(capacity);
+    cache_filled = false;
+    run_once();  // fills the caches from the random pasts
+    run_once();  // the same step again, its pasts read in place: it must give the same outputs
+    for (size_t o = 0; o < plain.size(); ++o) {
+      if (is_present[o] || plain[o].dtype() == ir::DType::String) continue;
+      ir::Tensor got = r.output(o);
+      double worst = 0, scale = 0;
+      for (int64_t i = 0; i < got.numel(); ++i) {
+        worst = std::max(worst, std::abs(got.get_f64(i) - plain[o].get_f64(i)));
+        scale = std::max(scale, std::abs(plain[o].get_f64(i)));
+      }
+      internal_check(got.dims() == plain[o].dims() && worst <= 1e-6 * scale)
+          << "--keep-cache: output '" << r.outputs()[o].name << "' of a step reading its past from the kept cache differs from "
+          << "the same step without it (largest difference " << worst << ")";
+    }
+    shape_note += " (pasts read in place from the kept cache)";
+  }
   bool peak_reset = reset_peak_rss();
   uint64_t rss_before = proc_status_bytes("VmRSS");
   for (int i = 0; i < warmup; ++i) run_once();

@@ -223,6 +223,20 @@ void ModelRunner::keep_cache(int64_t capacity) {
   if (st != ONNXC_OK) fail(st, "keeping the KV cache");
 }
 
+void ModelRunner::bind_cache(size_t input, size_t output, const std::vector<int64_t>& dims) {
+  onnxc_tensor cache;
+  int64_t capacity = 0;
+  onnxc_status st = onnxc_session_get_cache(session_, output, &cache, &capacity);
+  if (st != ONNXC_OK) fail(st, "reading the KV cache of output " + std::to_string(output));
+  user_check(input < inputs_.size() && static_cast<size_t>(cache.rank) == dims.size())
+      << "input " << input << " cannot read the cache of output '" << outputs_[output].name << "'";
+  bound_[input] = ir::Tensor();
+  onnxc_tensor past = cache;
+  past.dims = dims.data();  // the runtime copies the dims when binding
+  st = onnxc_session_set_input(session_, input, &past);
+  if (st != ONNXC_OK) fail(st, "input '" + inputs_[input].name + "' bound to its cache");
+}
+
 ir::Tensor random_tensor(ir::DType dtype, const std::vector<int64_t>& dims, uint64_t seed) {
   ir::Tensor t(dtype, dims);
   std::mt19937_64 rng(seed);

@@ -61,6 +61,10 @@ class ModelRunner {
   // Keeps those caches in the session with `capacity` positions (onnxc_session_keep_cache): a run
   // whose past input is not set reads the previous present in place.
   void keep_cache(int64_t capacity);
+  // Binds input `input` to the first positions of the cache kept for output `output` (filled by an
+  // earlier run): `dims` is the past's shape, at most the cache's along its axis. The run then finds
+  // that past in place and writes its new positions after it (a generation loop going back to `dims`).
+  void bind_cache(size_t input, size_t output, const std::vector<int64_t>& dims);
 
  private:
   [[noreturn]] void fail(int status, const std::string& what) const;

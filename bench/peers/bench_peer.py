@@ -3,7 +3,16 @@ point for `onnxc bench`. Same options and the same rule for dynamic dims as `onn
 see equal shapes.
 
   bench_peer.py MODEL [--engine ort|openvino] [--shapes NAME=DIMS,...] [--dims SYM=N,...]
-                [--threads N] [--runs N] [--warmup N] [--tsv]
+                [--threads N] [--runs N] [--warmup N] [--bind] [--no-spin] [--tsv]
+
+--bind (ONNX Runtime): runs through I/O binding, as a generation loop does: every input bound once as
+an OrtValue, every output bound to an OrtValue allocated once (its shape from a first run), so a run
+neither converts inputs nor allocates or copies outputs into numpy (what `onnxc bench --keep-cache`
+is timed against: ONNX Runtime's step still writes each present whole from its past).
+
+--no-spin (ONNX Runtime): its worker threads sleep between runs instead of spinning
+(session.intra_op.allow_spinning = 0): on a machine other processes share, spinning threads lose
+their cores, so this is ONNX Runtime's better setting there.
 
 --tsv prints one line: median_ms p10_ms p90_ms peak_rss_bytes 0 (the columns of `onnxc bench --tsv`).
 """
@@ -69,18 +78,39 @@ def model_inputs(model):
     return out
 
 
-def ort_runner(model, threads):
+def ort_runner(model, threads, spin=True):
     import onnxruntime as ort
     so = ort.SessionOptions()
+    if not spin:
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
-    return f"onnxruntime {ort.__version__}", lambda feeds: sess.run(None, feeds)
+    return f"onnxruntime {ort.__version__}", lambda feeds: sess.run(None, feeds), sess
 
 
-def openvino_runner(model, threads):
+def ort_bound_runner(sess, feeds):
+    """A run of `sess` on `feeds` through I/O binding: inputs and outputs bound once to OrtValues."""
+    import onnxruntime as ort
+    outs = sess.run(None, feeds)
+    binding = sess.io_binding()
+    keep = []
+    for name, a in feeds.items():
+        keep.append(ort.OrtValue.ortvalue_from_numpy(a))
+        binding.bind_ortvalue_input(name, keep[-1])
+    for o, a in zip(sess.get_outputs(), outs):
+        keep.append(ort.OrtValue.ortvalue_from_shape_and_type(list(a.shape), a.dtype))
+        binding.bind_ortvalue_output(o.name, keep[-1])
+
+    def run(_):
+        sess.run_with_iobinding(binding)
+    run.keep = keep  # the bound values live as long as the runner
+    return run
+
+
+def openvino_runner(model, threads, spin=True):
     import openvino as ov
     core = ov.Core()
     # f32 like the other engines: on CPUs with bf16 or AMX units OpenVINO would otherwise compute in bf16.
@@ -88,7 +118,7 @@ def openvino_runner(model, threads):
     if threads:
         config["INFERENCE_NUM_THREADS"] = threads
     req = core.compile_model(core.read_model(model), "CPU", config).create_infer_request()
-    return f"openvino {ov.__version__}", lambda feeds: req.infer(feeds)
+    return f"openvino {ov.__version__}", lambda feeds: req.infer(feeds), None
 
 
 def percentile(sorted_ms, q):
@@ -107,15 +137,19 @@ def main():
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--bind", action="store_true")
+    ap.add_argument("--no-spin", action="store_true")
     ap.add_argument("--tsv", action="store_true")
     o = ap.parse_args()
+    if o.bind and o.engine != "ort":
+        die("--bind is for ONNX Runtime")
     if o.runs < 1:
         die("--runs must be >= 1")
     shapes = pairs(o.shapes, dims_of)
     dims = pairs(o.dims, int)
     try:
         inputs = model_inputs(o.model)
-        version, run = (ort_runner if o.engine == "ort" else openvino_runner)(o.model, o.threads)
+        version, run, sess = (ort_runner if o.engine == "ort" else openvino_runner)(o.model, o.threads, not o.no_spin)
     except Exception as e:  # the engine's own message names what it could not load
         die(f"{o.engine} cannot load {o.model}: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
     feeds, notes = {}, []
@@ -135,6 +169,9 @@ def main():
         feeds[name] = random_input(dtype, d, 1234 + i)
     if shapes:
         die(f"--shapes: the model has no input '{next(iter(shapes))}'")
+    if o.bind:
+        run = ort_bound_runner(sess, feeds)
+        notes.append("(I/O binding)")
     for _ in range(o.warmup):
         run(feeds)
     ms = []

@@ -201,9 +201,14 @@ std::vector<HTensor> attention(LowerContext& ctx) {
   s.block_acc = Func("attn_block_acc");
   s.state = Func("attn_state");
   s.y4 = Func("attention");
+  // A decoding step (one query row, known when compiling) gets tiles of one row: a 32-row tile would
+  // compute 31 clamped copies of it.
+  if (const int64_t* sq = Halide::Internal::as_const_int(Q.seq); sq && *sq == 1) s.tq = 1;
   const int tq = s.tq, tk = s.tk;
   const int64_t* dv_static = Halide::Internal::as_const_int(V.head_dim);
   s.head_dim_v = dv_static ? static_cast<int>(*dv_static) : 0;
+  const int64_t* dk_static = Halide::Internal::as_const_int(Q.head_dim);
+  s.head_dim_k = dk_static ? static_cast<int>(*dk_static) : 0;
   // A block's tiles take 12 · tq · dv · block bytes: about 96 KiB, under glibc's mmap threshold
   // (128 KiB), so each block's scratch comes from the heap without page faults (larger blocks were
   // 2x slower from mmap/munmap per block; smaller ones rescale more often).

@@ -34,6 +34,16 @@ int row_block(const AttentionStages& s, int lanes, const TargetDesc& d) {
 
 Var v(const char* name) { return Var(name); }
 
+// A static head size (always, in exported models) lets the accumulator blocks live in registers.
+void unroll_head_dim(Func out4, AttentionStages& s, Halide::Stage acc, Halide::Stage block, int w) {
+  if (s.head_dim_v <= 0 || s.head_dim_v % w != 0 || s.head_dim_v > 8 * w) return;
+  Var d = v("d");
+  for (Func f : {out4, s.state, s.tiles, s.tile_acc, s.block_acc}) f.bound(d, 0, s.head_dim_v);
+  s.tile_acc.unroll(d);
+  acc.unroll(d);
+  block.unroll(d);
+}
+
 void schedule_cpu(Func out4, AttentionStages& s, const Halide::Target& t) {
   Var d = v("d"), q = v("q"), h = v("h"), b = v("b"), qi = v("qi"), qo = v("qo"), j = v("j"), kt = v("kt"), kb = v("kb");
   Var yo("yo"), yi("yi"), task("task"), qio("qio"), qii("qii"), jo("jo"), ji("ji");
@@ -78,13 +88,47 @@ void schedule_cpu(Func out4, AttentionStages& s, const Halide::Target& t) {
   s.weight.compute_at(s.state, rk).vectorize(qi, w);
   s.block_acc.compute_at(s.state, rk).vectorize(d, w, TailStrategy::GuardWithIf);
   Halide::Stage block = s.block_acc.update(0).reorder(d, rt, qi).vectorize(d, w, TailStrategy::GuardWithIf);
-  // A static head size (always, in exported models) lets the accumulator blocks live in registers.
-  if (s.head_dim_v > 0 && s.head_dim_v % w == 0 && s.head_dim_v <= 8 * w) {
-    for (Func f : {out4, s.state, s.tiles, s.tile_acc, s.block_acc}) f.bound(d, 0, s.head_dim_v);
-    s.tile_acc.unroll(d);
-    acc.unroll(d);
-    block.unroll(d);
+  unroll_head_dim(out4, s, acc, block, w);
+}
+
+// One query row (a decoding step, s.tq == 1): nothing is vectorized over query rows, which would
+// compute a vector's width of clamped copies of the row. A key's score sums its dense K row by
+// vectors (lane partial sums, then the lanes; with a static head size of whole vectors), else the
+// scores are vectorized over keys; probs · V and the merges are vectorized over the head dim.
+void schedule_cpu_row(Func out4, AttentionStages& s, const Halide::Target& t) {
+  Var d = v("d"), q = v("q"), h = v("h"), b = v("b"), qi = v("qi"), j = v("j"), kt = v("kt");
+  Var yo("yo"), yi("yi"), task("task"), jo("jo"), ji("ji");
+  int w = std::max(1, t.natural_vector_size(s.state.output_types()[0]));
+  Halide::RVar rk = s.rk.x, rt = s.rt.x, rd = s.rd.x, rj = s.rj.x;
+  out4.split(q, yo, yi, 1).fuse(yo, h, task).fuse(task, b, task).parallel(task);
+  out4.vectorize(d, w, TailStrategy::GuardWithIf);
+  s.q_tile.compute_at(out4, task).vectorize(d, w, TailStrategy::GuardWithIf);
+  s.state.compute_at(out4, task).vectorize(d, w, TailStrategy::GuardWithIf);
+  s.state.update(0).reorder(d, qi, rk).vectorize(d, w, TailStrategy::GuardWithIf);
+  s.tiles.compute_at(s.state, rk).reorder(d, qi, kt).vectorize(d, w, TailStrategy::GuardWithIf);
+  s.scores.compute_at(s.tiles, kt).vectorize(j, w, TailStrategy::GuardWithIf);
+  s.scores_acc.compute_at(s.tiles, kt).bound_extent(j, s.tk).vectorize(j, w);
+  if (s.head_dim_k > 0 && s.head_dim_k % w == 0 && s.tk % kKeyBlock == 0) {
+    // Each key's dot product by whole vectors of its (dense) K row: partial sums per lane over the
+    // head dim, kKeyBlock keys at a time, then the lanes summed per key.
+    Var u("u");
+    Halide::RVar rdo("rdo"), rdi("rdi");
+    Func part = s.scores_acc.update(0).split(rd, rdo, rdi, w).rfactor(rdi, u);
+    part.compute_at(s.tiles, kt).vectorize(u);
+    part.update(0).split(j, jo, ji, kKeyBlock).reorder(u, ji, rdo, jo).vectorize(u).unroll(ji);
+    s.scores_acc.update(0).reorder(j, rdi).vectorize(j, w);
+  } else {
+    // K rows read a head dim apart, a key per lane.
+    s.scores_acc.update(0).split(j, jo, ji, w).reorder(ji, jo, qi, rd).vectorize(ji).unroll(jo);
   }
+  for (Func f : {s.tile_max, s.tile_sum}) f.compute_at(s.tiles, kt);
+  s.probs.compute_at(s.tiles, kt).vectorize(j, w, TailStrategy::GuardWithIf);
+  s.tile_acc.compute_at(s.tiles, kt).vectorize(d, w, TailStrategy::GuardWithIf);
+  Halide::Stage acc = s.tile_acc.update(0).reorder(d, qi, rj).vectorize(d, w, TailStrategy::GuardWithIf);
+  for (Func f : {s.block_max, s.block_sum, s.weight}) f.compute_at(s.state, rk);
+  s.block_acc.compute_at(s.state, rk).vectorize(d, w, TailStrategy::GuardWithIf);
+  Halide::Stage block = s.block_acc.update(0).reorder(d, rt, qi).vectorize(d, w, TailStrategy::GuardWithIf);
+  unroll_head_dim(out4, s, acc, block, w);
 }
 
 }  // namespace
@@ -113,7 +157,8 @@ void schedule_attention(Func output, AttentionStages s, const Halide::Target& t)
     s.y4.compute_root();
     schedule_output(output, KernelClass::Elementwise, t);
   }
-  schedule_cpu(out4, s, t);
+  if (s.tq == 1) schedule_cpu_row(out4, s, t);
+  else schedule_cpu(out4, s, t);
 }
 
 }  // namespace onnxc::codegen

@@ -10,8 +10,7 @@ namespace onnxc::codegen {
 // kt = kb * block + rt; Halide argument order (innermost first) is given per Func. `tiles` keeps
 // one block's key tiles (acc, max, sum); `state` is the running (max, sum, accumulator) per output
 // element, updated once per block of `block` key tiles; `y4` is the [b, h, sq, dv] result
-// (argument order d, q, h, b). `head_dim_v` is the static value head size, or 0 when only known
-// at run time.
+// (argument order d, q, h, b).
 struct AttentionStages {
   Halide::Func q_tile;      // (qi, d, qo, h, b): the scaled query tile, transposed
   Halide::Func scores_acc;  // (qi, j, kt, qo, h, b): Q·Kᵀ accumulation over the head dim
@@ -30,7 +29,7 @@ struct AttentionStages {
   // Head dim (scores), keys of a tile (sums, probs · V), tiles of a block, blocks (state).
   Halide::RDom rd, rj, rt, rk;
   int tq = 32, tk = 64, block = 4;
-  int head_dim_v = 0;
+  int head_dim_v = 0, head_dim_k = 0;  // static head sizes of V and of Q/K (0: known at run time)
 };
 
 // Schedules the stages; `output` is the kernel output Func that reads y4 (y4 itself, or the 3-D

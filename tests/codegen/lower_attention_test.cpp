@@ -441,6 +441,29 @@ TEST(LowerAttention, EveryRunnableIsa) {
   }
 }
 
+// A decoding step: one query row, static, gets tiles of one row (the scores vectorized over keys, not
+// rows): every runnable ISA, head sizes around a register multiple, pasts within one key tile and
+// over several blocks, causal or not, GQA, a float mask, the 3-D form, and K and V given whole.
+TEST(LowerAttention, OneQueryRowDecodeStep) {
+  for (const std::string& target : runnable_targets()) {
+    SCOPED_TRACE(target);
+    for (int d : {40, 64, 80}) {  // AVX-512: 40 sums K rows by keys, 64 and 80 by vectors of the row
+      for (int past : {0, 5, 127, 600}) {
+        Case c;
+        c.hq = 4, c.hkv = 2, c.sq = c.skv = 1, c.past = past, c.dk = c.dv = d, c.causal = past % 2 == 1;
+        EXPECT_TRUE(check(c, false, 2e-5, target)) << "head size " << d << ", past " << past;
+      }
+    }
+    Case whole;  // keys and values already hold the past (the KV cache form): no past inputs
+    whole.hq = whole.hkv = 3, whole.sq = 1, whole.skv = 300, whole.dk = whole.dv = 64;
+    EXPECT_TRUE(check(whole, true, 2e-5, target));
+    Case masked = whole;
+    masked.mask_dims = {1, 1, 1, 300};
+    for (int t = 0; t < 300; ++t) masked.mask.push_back(t % 7 == 3 ? kNegInf : 0.01f * static_cast<float>(t % 11));
+    EXPECT_TRUE(check(masked, false, 2e-5, target));
+  }
+}
+
 // The same attention written in plain ops, compiled without fusion, with an HF finfo.min mask: the
 // fused kernel must give what the unfused graph gives (rows of finfo.min are uniform, not NaN).
 TEST(LowerAttention, MatchesUnfusedPlainOpGraph) {

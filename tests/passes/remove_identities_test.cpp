@@ -55,6 +55,23 @@ TEST(RemoveIdentities, NearMisses) {
   EXPECT_EQ(run_passes(before, {"remove_identities", "dce"}), canonical(before));
 }
 
+// transformers 5's DynamicCache exports torch.cat of a lone tensor before the key cache's Concat: a
+// one-input Concat is its input (so the cache's Concat reads the graph input); two inputs stay.
+TEST(RemoveIdentities, OneInputConcat) {
+  EXPECT_EQ(run_passes(R"(
+    graph main(%past: f32[1,2,p,16], %k: f32[1,2,1,16]) {
+      %lone: f32[1,2,p,16] = Concat(%past) {axis=-2}
+      %present: f32[1,2,p+1,16] = Concat(%lone, %k) {axis=-2}
+      return %present: f32[1,2,p+1,16]
+    }
+  )", {"remove_identities", "dce"}), canonical(R"(
+    graph main(%past: f32[1,2,p,16], %k: f32[1,2,1,16]) {
+      %present: f32[1,2,p+1,16] = Concat(%past, %k) {axis=-2}
+      return %present: f32[1,2,p+1,16]
+    }
+  )"));
+}
+
 // Dropout passes its input through in inference mode and, in training mode, with a constant ratio of
 // 0 (torchvision's Swin); with a ratio known only at run time, or its mask read, it stays.
 TEST(RemoveIdentities, DropoutThatPassesThrough) {
