@@ -170,7 +170,11 @@ ir::Node* view_before_rows(ir::Node& outer) {
   if (!undoes) return nullptr;
   ir::Graph& g = *outer.graph();
   ir::Node* view = &outer;
+  // `outer` is freed by the first move and a later node may take its address, so whether anything
+  // moved is counted, never read from a comparison with &outer.
+  int moves = 0;
   while (const ir::Node* op = row_op_under(*view)) {
+    ++moves;
     ir::Value* y = op->input(0);
     ir::Node* inner = g.insert_node_before(view, "Reshape", {y, view->input(1)}, {g.unique_name(y->name() + "/view")});
     inner->output(0)->set_type(ir::Type::tensor(y->dtype(), *shape_of(view->output(0))));
@@ -183,7 +187,7 @@ ir::Node* view_before_rows(ir::Node& outer) {
     g.remove_node(const_cast<ir::Node*>(op));
     view = inner;
   }
-  return view == &outer ? nullptr : view;
+  return moves > 0 ? view : nullptr;
 }
 
 }  // namespace onnxc::passes
