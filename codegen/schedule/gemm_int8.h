@@ -32,8 +32,8 @@ struct Int8Block {
 // wide, 32 columns × 12 rows in 24 zmm. With vpmaddubsw/vpmaddwd only (AVX2, AVX-512 without VNNI):
 // int16 pairs through vpmaddwd, which sums them exactly (vpmaddubsw's int16 sums of two u8 × s8
 // products saturate: 2·255·127 > 32767), with as many accumulators as the registers hold beside one
-// vector per column group, the broadcast row value and the product before it is added (AVX2: 16
-// columns × 6 rows in 12 of 16 ymm). Elsewhere (NEON, SSE): bytes widened in the loop, small blocks.
+// vector per column group, the broadcast row value, the product before it is added and one spare
+// (AVX2: 16 columns × 5 rows in 10 of 16 ymm). Elsewhere (NEON, SSE): bytes widened in the loop, small blocks.
 Int8Block int8_block(const TargetDesc& d);
 
 // B (K×N int8) in the layout above for `block` (int16 when its k group is 2).
