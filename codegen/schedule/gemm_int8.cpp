@@ -28,8 +28,9 @@ Int8Block int8_block(const TargetDesc& d) {
     }
     return best;
   }
-  // Bytes widened inside the loop (NEON's sdot takes like-signed bytes; SSE has no pmaddubsw pairs
-  // worth the registers): room for the widened operands beside the accumulators.
+  // Bytes widened inside the loop (NEON, whose sdot takes like-signed bytes, and x86 below AVX2,
+  // neither of which `--quantize dynamic-int8` quantizes for unless forced): room for the widened
+  // operands beside the accumulators.
   const int spare = d.vector_registers > 16 ? 0 : 4;
   return {2 * lanes, std::max(1, (d.accumulator_budget() - spare) / 2), 4};
 }
