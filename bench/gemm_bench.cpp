@@ -5,6 +5,9 @@
 //
 //   gemm_bench [--target T]   both thread counts, one table; T as for `onnxc compile --target`
 //                             (default host): x86-64-avx2 checks the AVX2 schedule on an AVX-512 CPU
+//   gemm_bench --int8 [--target T]  the int8 kernel of `--quantize dynamic-int8` (onnxc.DynamicQuantMatMul:
+//                             rows quantized at run time, int8 weight) on the constant-weight shapes, in
+//                             GOP/s against the int8 peak of the instructions it compiles to for T
 //   gemm_bench --child ...    one thread count: the HL_NUM_THREADS this process was started with
 //   GEMM_BENCH_COLD=1         each run starts with the weight out of cache (as in a large model)
 //
@@ -40,7 +43,7 @@ struct Shape {
   double flops;
 };
 
-std::vector<Shape> shapes() {
+std::vector<Shape> shapes(bool int8) {
   std::vector<Shape> s;
   // M (batch·seq) is a run-time extent and K a static one, as in an exported transformer.
   for (int64_t m : {128, 256}) {
@@ -49,6 +52,7 @@ std::vector<Shape> shapes() {
       c.a = {m, k};
       c.b = {k, n};
       c.a_dynamic = {true, false};
+      if (int8) c.op = "DynamicQuantMatMul";
       s.push_back({std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n) + " weight", c,
                    2.0 * m * k * n});
     }
@@ -59,8 +63,10 @@ std::vector<Shape> shapes() {
     c.a = {m, 768};
     c.b = {768, 3072};
     c.a_dynamic = {true, false};
+    if (int8) c.op = "DynamicQuantMatMul";
     s.push_back({std::to_string(m) + "x768x3072 weight", c, 2.0 * m * 768 * 3072});
   }
+  if (int8) return s;  // attention's products stay float32 in an int8 model
   // Attention, 12 heads of 64: scores = Q·Kᵀ and context = P·V, both operands computed at run time;
   // batch and sequence length are run-time extents, heads and head size are static.
   for (int64_t t : {128, 256}) {
@@ -140,14 +146,14 @@ Timing time_runs(GemmKernel& k, const onnxc::ir::Tensor& a, onnxc::ir::Tensor& o
 // --child prints "name<TAB>median<TAB>best<TAB>cpu" GFLOP/s per shape, for this process's
 // HL_NUM_THREADS; GEMM_BENCH_FILTER=substring keeps only matching shapes; GEMM_BENCH_COLD=1 runs
 // each product with the weight out of cache (Eviction).
-int run_child(const Halide::Target& target) {
+int run_child(const Halide::Target& target, bool int8) {
   const char* filter = std::getenv("GEMM_BENCH_FILTER");
   const char* cold = std::getenv("GEMM_BENCH_COLD");
   Eviction evict;
   if (cold && std::strcmp(cold, "1") == 0) evict.junk.assign(size_t{96} << 20, 1);
-  for (const Shape& s : shapes()) {
+  for (const Shape& s : shapes(int8)) {
     if (filter && s.name.find(filter) == std::string::npos) continue;
-    auto a = random_tensor(s.c.dtype, s.c.a, 1), b = random_tensor(s.c.dtype, s.c.b, 2);
+    auto a = random_tensor(s.c.dtype, s.c.a, 1), b = random_tensor(int8 ? onnxc::ir::DType::Int8 : s.c.dtype, s.c.b, 2);
     GemmKernel k(s.c, a, b, nullptr, target);
     onnxc::ir::Tensor out(s.c.dtype, output_shape(s.c));
     Timing t = time_runs(k, a, out, s.flops, evict);
@@ -167,12 +173,13 @@ std::string load_average() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool child = false;
+  bool child = false, int8 = false;
   std::string target_name = "host";
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--child") == 0) child = true;
+    else if (std::strcmp(argv[i], "--int8") == 0) int8 = true;
     else if (std::strcmp(argv[i], "--target") == 0 && i + 1 < argc) target_name = argv[++i];
-    else return std::fprintf(stderr, "usage: gemm_bench [--target T]\n"), 2;
+    else return std::fprintf(stderr, "usage: gemm_bench [--int8] [--target T]\n"), 2;
   }
   Halide::Target target;
   try {
@@ -180,15 +187,17 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return std::fprintf(stderr, "gemm_bench: %s\n", e.what()), 2;
   }
-  if (child) return run_child(target);
+  if (child) return run_child(target, int8);
   std::map<std::string, std::map<int, std::string>> rows;  // shape -> threads -> columns
-  std::map<int, double> peak;                                // threads -> GFLOP/s
+  std::map<int, double> peak;                                // threads -> GFLOP/s (int8: GOP/s)
+  std::string int8_isa;
   std::printf("target %s; load average before: %s (other processes on these cores lower the wall-clock columns)\n",
               target.to_string().c_str(), load_average().c_str());
   for (int t : {1, 2}) {
-    peak[t] = onnxc::tools::measure_peak_gflops(t, target.to_string());
+    peak[t] = int8 ? onnxc::tools::measure_int8_peak_gops(t, onnxc::codegen::with_dot_products(target).to_string(), &int8_isa)
+                   : onnxc::tools::measure_peak_gflops(t, target.to_string());
     std::string cmd = "HL_NUM_THREADS=" + std::to_string(t) + " /proc/" + std::to_string(getpid()) +
-                      "/exe --child --target " + target_name;
+                      "/exe --child --target " + target_name + (int8 ? " --int8" : "");
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) return 1;
     char line[512];
@@ -206,14 +215,19 @@ int main(int argc, char** argv) {
     if (pclose(p) != 0) return 1;
   }
   const char* cold = std::getenv("GEMM_BENCH_COLD");
-  std::printf("GFLOP/s (median and best wall clock; per CPU-second; the CPU-second rate as a share of one thread's"
-              " %s fp32 FMA peak: %.0f GFLOP/s on 1 thread, %.0f on 2)%s\n",
-              onnxc::tools::peak_isa(target.to_string()), peak[1], peak[2],
-              cold && std::strcmp(cold, "1") == 0 ? ", weights out of cache" : "");
+  if (int8)
+    std::printf("int8 GOP/s (median and best wall clock; per CPU-second; the CPU-second rate as a share of the"
+                " %s int8 peak: %.0f GOP/s on 1 thread, %.0f on 2)%s\n",
+                int8_isa.c_str(), peak[1], peak[2], cold && std::strcmp(cold, "1") == 0 ? ", weights out of cache" : "");
+  else
+    std::printf("GFLOP/s (median and best wall clock; per CPU-second; the CPU-second rate as a share of one thread's"
+                " %s fp32 FMA peak: %.0f GFLOP/s on 1 thread, %.0f on 2)%s\n",
+                onnxc::tools::peak_isa(target.to_string()), peak[1], peak[2],
+                cold && std::strcmp(cold, "1") == 0 ? ", weights out of cache" : "");
   std::printf("%-24s %33s   %33s\n", "", "1 thread", "2 threads");
   std::printf("%-24s %8s %8s %8s %6s   %8s %8s %8s %6s\n", "shape (MxKxN)", "median", "best", "cpu", "peak", "median",
               "best", "cpu", "peak");
-  for (const Shape& s : shapes())
+  for (const Shape& s : shapes(int8))
     std::printf("%-24s %33s   %33s\n", s.name.c_str(), rows[s.name][1].c_str(), rows[s.name][2].c_str());
   std::printf("load average after: %s\n", load_average().c_str());
   return 0;

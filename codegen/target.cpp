@@ -40,9 +40,11 @@ Halide::Target with_dot_products(const Halide::Target& t) {
 }
 
 bool int8_products_pay(const Halide::Target& t) {
-  // ARM's sdot/udot multiply like-signed bytes; the kernel's u8 activations × s8 weights would need
-  // usdot (ARMv8.6 i8mm), which Halide 14 does not emit, so on ARM it widens like AVX2.
-  return describe(with_dot_products(t)).int8_dot == Int8Dot::Vnni512;
+  // x86: vpdpbusd (VNNI) or vpmaddwd on int16 pairs (AVX2), both ahead of the FMA rate. ARM's
+  // sdot/udot multiply like-signed bytes; the kernel's u8 activations × s8 weights would need usdot
+  // (ARMv8.6 i8mm), which Halide 14 does not emit, so there it widens bytes in the loop.
+  const Int8Dot dot = describe(with_dot_products(t)).int8_dot;
+  return dot == Int8Dot::Vnni512 || dot == Int8Dot::MaddUbs;
 }
 
 Halide::Target parse_target(const std::string& name) {

@@ -19,11 +19,11 @@ Halide::Target parse_target(const std::string& name);
 // none of the FP16 instructions, so it is safe for them alone.
 Halide::Target with_dot_products(const Halide::Target& t);
 
-// Whether int8 products beat float32 ones on `t`: only with a four-way u8 × s8 dot-product instruction
-// (AVX-512 VNNI, as with_dot_products enables it). Without one (AVX2, AVX-512 before VNNI, ARM, whose
-// sdot/udot take like-signed bytes) the int8 kernel widens its operands to int16 and runs slower than
-// float32 (BERT on AVX2: 1.36x the float32 CPU time), so `--quantize dynamic-int8` keeps such models
-// float32.
+// Whether int8 products beat float32 ones on `t`: on x86 with AVX-512 VNNI (vpdpbusd, as
+// with_dot_products enables it) or AVX2 (u8 rows and s8 weights widened to int16 pairs, summed exactly
+// by vpmaddwd: 1.5x the fp32 FMA rate of AVX2 code, see docs/int8.md). Not on ARM (sdot/udot take
+// like-signed bytes, Halide 14 emits no usdot for u8 x s8, and no ARM machine has measured the
+// widened kernel) nor x86 below AVX2: there `--quantize dynamic-int8` keeps the model float32.
 bool int8_products_pay(const Halide::Target& t);
 
 }  // namespace onnxc::codegen

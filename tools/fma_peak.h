@@ -16,4 +16,11 @@ const char* peak_isa(const std::string& target);
 // processes on the cores do not lower it; 0 if neither ISA is available.
 double measure_peak_gflops(int threads, const std::string& target = "");
 
+// The int8 products' peak on `threads` threads, in GOP/s (2 per multiply-add), measured the same way
+// with the instructions the int8 GEMM compiles to for peak_isa(target): on AVX-512 with VNNI,
+// vpdpbusd (four u8 × s8 products per int32 lane); otherwise vpmaddwd + vpaddd on int16 pairs (the
+// AVX2 kernel's exact form; the saturating vpmaddubsw form, which it does not use, measures 12% higher:
+// docs/int8.md). `isa` (if given) receives what was measured ("avx512-vnni", "avx2-pmaddwd" or "").
+double measure_int8_peak_gops(int threads, const std::string& target = "", std::string* isa = nullptr);
+
 }  // namespace onnxc::tools

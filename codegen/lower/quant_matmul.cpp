@@ -3,13 +3,14 @@
 // each row of A is quantized at run time over its own range, A[m, k] ≈ lo[m] + s[m]·q[m, k] with
 // q in 0..255 (u8, asymmetric: one-sided rows such as GELU outputs keep all 256 levels), so
 //   Y[m, n] = s_b[n] · (s[m] · Σ_k q[m, k]·qb[k, n] + lo[m] · Σ_k qb[k, n])
-// and the sum runs on u8 × s8 dot products in int32 (VNNI, or int16 pairs where there is none). A row holding NaN or ±inf gives a NaN
+// and the sum runs on u8 × s8 dot products in int32 (VNNI, or vpmaddwd on int16 pairs where there is none). A row holding NaN or ±inf gives a NaN
 // row, never a silently finite answer. Loops: schedule/gemm_int8.cpp.
 #include <limits>
 
 #include "codegen/lower/lower.h"
 #include "codegen/lower/lower_util.h"
 #include "codegen/schedule/gemm_int8.h"
+#include "codegen/target.h"
 #include "ir/error.h"
 
 namespace onnxc::codegen {
@@ -34,9 +35,12 @@ std::vector<HTensor> lower_dynamic_quant_matmul(LowerContext& ctx) {
 
   // Constants: the packed weight, and per column its scale and Σ_k qb, both zero in the padding.
   Int8GemmFuncs g;
-  g.block = int8_block(describe(ctx.target));
-  ir::Tensor packed = pack_int8_panels(*qb, g.block.width);
-  const int64_t np = packed.dims()[1] / 4, kp = packed.dims()[0] * 4;
+  // The kernel is compiled for with_dot_products(target) (kernel_builder.cpp), so it is sized for it.
+  g.block = int8_block(describe(with_dot_products(ctx.target)));
+  const int kg = g.block.k_group;
+  ir::Tensor packed = pack_int8_panels(*qb, g.block);
+  const int width = g.block.width;
+  const int64_t np = packed.dims()[0] * width, kp = packed.dims()[1] * kg;
   ir::Tensor sums(ir::DType::Int32, {np}), scale(ir::DType::Float32, {np});
   const auto* qv = static_cast<const int8_t*>(qb->raw());
   const auto* sv = static_cast<const float*>(sb->raw());
@@ -83,13 +87,15 @@ std::vector<HTensor> lower_dynamic_quant_matmul(LowerContext& ctx) {
   Expr recip = 1.0f / step;  // inf for a subnormal step: such a row is quantized to its low end
   Expr inv2 = select(step > 0.0f && is_finite(recip), recip * 2.0f, 0.0f);
   Expr q = clamp(round((a_at(k, m) * 0.5f - lo * 0.5f) * inv2), 0.0f, 255.0f);
+  // Pairs of int16 (k group 2) are what vpmaddwd multiplies: the row is stored widened once.
+  const Type row_type = kg == 2 ? Int(16) : UInt(8);
   g.aq = Func("int8_rows");
-  g.aq(k, m) = select(k < k_end, cast<uint8_t>(q), cast<uint8_t>(0));
+  g.aq(k, m) = select(k < k_end, cast(row_type, q), cast(row_type, 0));
 
-  g.r = RDom(0, 4, 0, static_cast<int>(kp / 4), "r");
+  g.r = RDom(0, kg, 0, static_cast<int>(kp / kg), "r");
   g.acc = Func("int8_acc");
   g.acc(n, m) = 0;
-  g.acc(n, m) += cast<int32_t>(g.aq(g.r.y * 4 + g.r.x, m)) * cast<int32_t>(bp.at({g.r.y, n * 4 + g.r.x}));
+  g.acc(n, m) += cast<int32_t>(g.aq(g.r.y * kg + g.r.x, m)) * cast<int32_t>(bp.at({n / width, g.r.y, (n % width) * kg + g.r.x}));
 
   // Σ_k a·w ≈ s_w[n] · (s·Σ_k q·qw + lo·Σ_k qw). The two terms cancel; for rows near FLT_MAX
   // each would overflow while their sum does not, so such rows are summed scaled by 2^-64 (exact;

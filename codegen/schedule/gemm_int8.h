@@ -1,5 +1,5 @@
 // The int8 GEMM schedule: u8 activations × s8 weights summed in int32, four k at a time (vpdpbusd on
-// AVX-512 VNNI; widened to int16 pairs and vpmaddwd on AVX2). quant_matmul.cpp builds the Funcs;
+// AVX-512 VNNI) or two (both operands stored as int16, vpmaddwd, on AVX2). quant_matmul.cpp builds the Funcs;
 // this file owns the weight layout and loops.
 #pragma once
 
@@ -12,29 +12,36 @@
 
 namespace onnxc::codegen {
 
-// Packed int8 weights. B is K×N int8; k is padded to a multiple of 4 and n to a multiple of
-// the block width, both with zeros, and stored so that one 32-bit lane holds four consecutive k of
-// one column:
+// Packed weights. B is K×N int8; k is padded to a multiple of the block's k group (g = 4 or 2) and n
+// to a multiple of the block width w, both with zeros, and stored in column panels of w columns, each
+// panel contiguous (K·w values: one k step of a block reads one cache line or two, and a panel spans
+// a few pages however wide N is), with one 32-bit lane holding the g consecutive k of one column that
+// one dot-product instruction sums:
 //
-//   packed[ko, 4·n + ki] = B[4·ko + ki, n]      ONNX dims [Kp/4, 4·Np]; Halide Bp(4·n + ki, ko)
+//   packed[p, ko, g·i + ki] = B[g·ko + ki, w·p + i]      ONNX dims [Np/w, Kp/g, g·w]
 //
-// so one k step of a register block reads width·4 consecutive bytes (two vectors). (n and ki
-// share one dim so that the loads are dense whatever strides the buffer has: Halide knows only
-// that the innermost stride is 1.)
+// g = 4 (vpdpbusd: four u8 × s8 products per int32 lane) keeps int8; g = 2 (vpmaddwd: two int16 ×
+// int16 products per lane) stores B widened to int16 at compile time.
 struct Int8Block {
-  int width;  // columns per accumulator block: two vectors of int32
-  int rows;   // rows per accumulator block
+  int width;        // columns per accumulator block: whole vectors of int32
+  int rows;         // rows per accumulator block
+  int k_group = 4;  // k summed per int32 lane by one instruction: 4 (u8 × s8 bytes) or 2 (int16 pairs)
 };
 
-// The block for target `d`: two int32 vectors wide (AVX-512: 32 columns × 12 rows in 24 zmm). A
-// target without a 4-way dot instruction (AVX2) needs registers for the widened operands, so its
-// blocks are 16 columns × 4 rows in 8 ymm.
+// The block for target `d`. With a four-way u8 × s8 instruction (AVX-512 VNNI): two int32 vectors
+// wide, 32 columns × 12 rows in 24 zmm. With vpmaddubsw/vpmaddwd only (AVX2, AVX-512 without VNNI):
+// int16 pairs through vpmaddwd, which sums them exactly (vpmaddubsw's int16 sums of two u8 × s8
+// products saturate: 2·255·127 > 32767), with as many accumulators as the registers hold beside one
+// vector per column group, the broadcast row value, the product before it is added and one spare
+// (AVX2: 16 columns × 5 rows in 10 of 16 ymm). Elsewhere (NEON, SSE): bytes widened in the loop, small blocks.
 Int8Block int8_block(const TargetDesc& d);
 
-ir::Tensor pack_int8_panels(const ir::Tensor& b, int width);
+// B (K×N int8) in the layout above for `block` (int16 when its k group is 2).
+ir::Tensor pack_int8_panels(const ir::Tensor& b, const Int8Block& block);
 
-// What the lowering built: acc(n, m) = Σ_k aq(k, m)·Bp(4·n + k % 4, k / 4) over r = (ki, ko), the
-// quantized rows `aq(k, m)` (u8) and each row's range `lo(m)`, `hi(m)` with their partial extrema.
+// What the lowering built: acc(n, m) = Σ_k aq(k, m)·B[k, n] over r = (ki, ko), k = g·ko + ki, the
+// quantized rows `aq(k, m)` (u8, or int16 when g = 2) and each row's range `lo(m)`, `hi(m)` with
+// their partial extrema; Bp is read as packed[n / w, k / g, g·(n % w) + k % g].
 struct Int8GemmFuncs {
   Halide::Func acc, aq, lo, hi, lo_part, hi_part;
   Halide::RDom r;

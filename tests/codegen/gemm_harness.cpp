@@ -11,6 +11,7 @@
 
 #include "codegen/emit/strict_float.h"
 #include "codegen/lower/lower_util.h"
+#include "codegen/target.h"
 #include "ir/error.h"
 
 namespace onnxc::codegen::testing {
@@ -214,7 +215,17 @@ GemmKernel::GemmKernel(const GemmCase& c, const ir::Tensor& a, const ir::Tensor&
     values.push_back(graph_.add_input("C", type));
     consts.push_back(nullptr);
   }
-  ir::Node* node = graph_.add_node(c.op, values, {"Y"});
+  // onnxc.DynamicQuantMatMul: B is the int8 weight; its per-column scales are 1, so the result is
+  // the row's dequantized int32 sums.
+  const bool int8 = c.op == "DynamicQuantMatMul";
+  if (int8) {
+    ir::Tensor scale(ir::DType::Float32, {b.dims().back()});
+    for (int64_t i = 0; i < scale.numel(); ++i) scale.mutable_data<float>()[i] = 1.0f;
+    in.push_back(add_param("S", scale, {}));
+    values.push_back(graph_.add_initializer("S", scale));
+    consts.push_back(&keep_.back());
+  }
+  ir::Node* node = graph_.add_node(c.op, values, {"Y"}, int8 ? "onnxc" : "");
   if (c.op == "Gemm") {
     node->set_attr_int("transA", c.trans_a);
     node->set_attr_int("transB", c.trans_b);
@@ -227,7 +238,7 @@ GemmKernel::GemmKernel(const GemmCase& c, const ir::Tensor& a, const ir::Tensor&
   auto dim_expr = [](const ir::Dim& d) { return i32(d.value()); };
   auto add_constant = [this](const std::string& hint, ir::Tensor data) { return add_param(hint, data, {}); };
   LowerContext ctx{*node, in, consts, {out_shape}, target, 17, dim_expr, add_constant, nullptr, KernelClass::MatMul, {}, {}, false};
-  const OpLowering* lowering = find_lowering("", c.op);
+  const OpLowering* lowering = find_lowering(int8 ? "onnxc" : "", c.op);
   internal_check(lowering) << "no lowering registered for " << c.op;
   output_ = compose_epilogues(lowering->fn(ctx).at(0).func);
   if (ctx.schedule) ctx.schedule(output_, target);
@@ -238,7 +249,11 @@ GemmKernel::GemmKernel(const GemmCase& c, const ir::Tensor& a, const ir::Tensor&
   pipeline_ = Pipeline(output_);
   if (const char* dump = getenv("ONNXC_GEMM_STMT"))
     pipeline_.compile_to_lowered_stmt(dump, pipeline_.infer_arguments(), Text, target);
-  if (jit) pipeline_.compile_jit(target);
+  // As kernel emission does, int8 products compile for the target with its dot products.
+  const Target compile_target = int8 ? with_dot_products(target) : target;
+  if (const char* dump = getenv("ONNXC_GEMM_ASM"))
+    pipeline_.compile_to_assembly(dump, pipeline_.infer_arguments(), "gemm", compile_target);
+  if (jit) pipeline_.compile_jit(compile_target);
 }
 
 void GemmKernel::run_into(ir::Tensor& out) {
@@ -275,6 +290,7 @@ ir::Tensor random_tensor(ir::DType t, const std::vector<int64_t>& dims, uint32_t
       case ir::DType::Float16: out.mutable_data<uint16_t>()[i] = ir::f32_to_f16(uni(rng)); break;
       case ir::DType::BFloat16: out.mutable_data<uint16_t>()[i] = ir::f32_to_bf16(uni(rng)); break;
       case ir::DType::Int32: out.mutable_data<int32_t>()[i] = small(rng); break;
+      case ir::DType::Int8: out.mutable_data<int8_t>()[i] = static_cast<int8_t>(std::lround(127 * uni(rng))); break;
       case ir::DType::Int64: out.mutable_data<int64_t>()[i] = small(rng); break;
       case ir::DType::UInt32: out.mutable_data<uint32_t>()[i] = static_cast<uint32_t>(small(rng) + 4); break;
       case ir::DType::UInt64: out.mutable_data<uint64_t>()[i] = static_cast<uint64_t>(small(rng) + 4); break;

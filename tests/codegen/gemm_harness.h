@@ -1,7 +1,9 @@
 // Runs one MatMul or Gemm node through its registered lowering without the kernel emitter: inputs
 // become ImageParams, add_constant binds a Buffer to an ImageParam, the lowering's schedule runs on
 // the output Func, and the pipeline is JIT-compiled. Shared by gemm_tests and bench/gemm_bench.
-// ONNXC_GEMM_STMT=file writes the lowered statement of each kernel built (the last one wins).
+// ONNXC_GEMM_STMT=file writes the lowered statement of each kernel built (the last one wins), and
+// ONNXC_GEMM_ASM=file its assembly. onnxc.DynamicQuantMatMul (the int8 product) runs too: B is then
+// its int8 weight and the column scales are 1.
 #pragma once
 
 #include <Halide.h>

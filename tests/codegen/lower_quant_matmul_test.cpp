@@ -91,7 +91,7 @@ std::vector<float> rows(int64_t m_ext) {
 }
 
 // On every ISA this machine runs (the blocks differ: AVX-512 32 × 12 with vpdpbusd where the CPU has
-// VNNI, AVX2 16 × 4 through int16 pairs).
+// VNNI, AVX2 16 × 5 through int16 pairs and vpmaddwd).
 TEST(LowerQuantMatMul, MatchesTheInt8ArithmeticAndStaysNearFloat) {
   ir::Model model = quant_model();
   Weights wt = make_weights();

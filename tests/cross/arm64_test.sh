@@ -2,7 +2,8 @@
 # ARM64 stays correct: the runtime is cross-built for aarch64, models are compiled with
 # `--target arm-64-linux` on this x86-64 machine, linked statically with tests/cross/run_data_sets.c
 # and run under qemu-aarch64 against their reference outputs.
-#   [ARM64_TARGET=arm64] [ARM64_COMPILE_ARGS=...] arm64_test.sh ONNXC MODEL_OR_TEST_DIR... [-- --rtol R --atol A]
+#   [ARM64_TARGET=arm64] [ARM64_COMPILE_ARGS=...] [ARM64_EXPECT_LOG=text] arm64_test.sh ONNXC MODEL_OR_TEST_DIR... [-- --rtol R --atol A]
+# ARM64_EXPECT_LOG: text the compile must print (a note about the target), else the model fails.
 # Each argument is a folder with model.onnx and test_data_set_*. Exit 0 all match, 1 a mismatch or
 # failure, 77 skipped (no cross compiler or no qemu-aarch64), with the reason on stdout.
 set -uo pipefail
@@ -41,6 +42,9 @@ for dir in "${dirs[@]}"; do
   if ! "$ONNXC" compile "$dir/model.onnx" -o "$out" --name "$name" --target "${ARM64_TARGET:-arm64}" \
        ${ARM64_COMPILE_ARGS:-} -q >"$WORK/log" 2>&1; then
     echo "FAIL $dir: compile for ${ARM64_TARGET:-arm64}"; cat "$WORK/log"; failed=$((failed + 1)); continue
+  fi
+  if [[ -n ${ARM64_EXPECT_LOG:-} ]] && ! grep -qF -- "$ARM64_EXPECT_LOG" "$WORK/log"; then
+    echo "FAIL $dir: the compile did not say '$ARM64_EXPECT_LOG'"; cat "$WORK/log"; failed=$((failed + 1)); continue
   fi
   # e_machine (ELF header offset 18) is 183 for AArch64.
   [[ $(od -An -tu2 -j18 -N2 "$out/lib$name.so" | tr -d ' ') == 183 ]] ||

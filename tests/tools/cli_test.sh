@@ -222,14 +222,22 @@ case_cuda_without_driver() {
   expect_user_error compare 'compile for a CPU target to run on this machine'
 }
 
-# --quantize dynamic-int8 on a target without int8 dot products (AVX2) keeps the model float32 and
-# says so; :force quantizes anyway (the int8 kernel then matches at int8 tolerances).
+# --quantize dynamic-int8 quantizes where int8 beats float32 (x86 with AVX2: vpmaddwd pairs) and
+# elsewhere (x86 below AVX2) keeps the model float32 and says so; :force quantizes anyway (the int8
+# kernel then matches at int8 tolerances, the float32 one at the default ones).
 case_quantize_where_int8_pays() {
   local q="$HERE/../models/quant/matmul_bias_relu"
-  run_onnxc compile "$q/model.onnx" -o plain --target x86-64-avx2 --quantize dynamic-int8 -q
+  run_onnxc compile "$q/model.onnx" -o avx2 --target x86-64-avx2 --quantize dynamic-int8 -q
   expect_rc 0
-  expect_err 'left the model float32: target x86-64-avx2 has no u8 x s8 dot-product instruction'
-  run_onnxc compile "$q/model.onnx" -o forced --target x86-64-avx2 --quantize dynamic-int8:force -q
+  grep -q 'left the model float32' err && fail "AVX2 kept the model float32"
+  run_onnxc compare avx2/*.so "$q" --rtol 0.05 --atol 0.35
+  expect_rc 0
+  run_onnxc compile "$q/model.onnx" -o plain --target x86-64-linux-sse41 --quantize dynamic-int8 -q
+  expect_rc 0
+  expect_err 'left the model float32: on target x86-64-linux-sse41 int8 products are not known to beat float32'
+  run_onnxc compare plain/*.so "$q"
+  expect_rc 0
+  run_onnxc compile "$q/model.onnx" -o forced --target x86-64-linux-sse41 --quantize dynamic-int8:force -q
   expect_rc 0
   grep -q 'left the model float32' err && fail ":force still kept the model float32"
   run_onnxc compare forced/*.so "$q" --rtol 0.05 --atol 0.35
