@@ -210,6 +210,17 @@ Args string_concat(const ir::Node& n) {
   return a;
 }
 
+// Equal on two string tensors: one bool per (broadcast) pair, the same bytes.
+bool is_string_equal(const ir::Node& n) {
+  return n.op_type() == "Equal" && n.num_inputs() == 2 && n.input(0) && n.input(0)->dtype() == ir::DType::String;
+}
+
+Args string_equal(const ir::Node& n) {
+  Args a{ONNXC_HOST_STRING_EQUAL, {input(n, 0), input(n, 1)}, {}, {}, {}};
+  a.outputs.push_back(output(n, 0, ir::DType::Bool, shape(n.output(0))));
+  return a;
+}
+
 // StringNormalizer: the stopwords travel as one uint8 weight, each word followed by a NUL byte (a lone
 // NUL when there are none: a weight is never empty), and their count.
 Args string_normalizer(const ir::Node& n) {
@@ -314,7 +325,7 @@ bool is_host_op(const ir::Node& n) {
   if (!n.domain().empty() && n.domain() != "ai.onnx") return false;
   const std::string& op = n.op_type();
   return op == "NonZero" || op == "Compress" || op == "Unique" || op == "NonMaxSuppression" || op == "TfIdfVectorizer" ||
-         op == "StringNormalizer" || op == "StringConcat" || op == "StringSplit" || op == "RegexFullMatch" || is_string_cast(n) || is_reduce_by_data(n) || is_value_op(n);
+         op == "StringNormalizer" || op == "StringConcat" || op == "StringSplit" || op == "RegexFullMatch" || is_string_cast(n) || is_string_equal(n) || is_reduce_by_data(n) || is_value_op(n);
 }
 
 HostStepArgs host_step_args(const ir::Node& n) {
@@ -331,6 +342,7 @@ HostStepArgs host_step_args(const ir::Node& n) {
   if (op == "StringSplit") return string_split(n);
   if (op == "RegexFullMatch") return regex_full_match(n);
   if (is_string_cast(n)) return string_cast(n);
+  if (is_string_equal(n)) return string_equal(n);
   if (is_reduce_by_data(n)) return reduce_by_data(n);
   if (auto a = value_op(n)) return *a;
   internal_error << n.describe() << " is not a host op";

@@ -109,7 +109,7 @@ int onnxc_host_compare(int32_t dtype, const void *a, const void *b);
 /* Table entries defined beside their ops (host_*.c). */
 extern const onnxc_host_op_info onnxc_host_nonzero, onnxc_host_compress, onnxc_host_nms, onnxc_host_unique,
     onnxc_host_reduce_sum, onnxc_host_reduce, onnxc_host_tfidf, onnxc_host_value_size, onnxc_host_string_normalizer,
-    onnxc_host_string_cast, onnxc_host_string_concat, onnxc_host_string_split, onnxc_host_regex_full_match, onnxc_host_scan_slice, onnxc_host_scan_append,
+    onnxc_host_string_cast, onnxc_host_string_concat, onnxc_host_string_equal, onnxc_host_string_split, onnxc_host_regex_full_match, onnxc_host_scan_slice, onnxc_host_scan_append,
     onnxc_host_scan_collect, onnxc_host_value_copy, onnxc_host_value_empty, onnxc_host_seq_insert,
     onnxc_host_seq_at, onnxc_host_seq_erase, onnxc_host_seq_length, onnxc_host_opt_wrap, onnxc_host_opt_has,
     onnxc_host_opt_get, onnxc_host_cache_append, onnxc_host_cache_scatter;

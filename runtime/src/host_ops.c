@@ -19,6 +19,7 @@ static const onnxc_host_op_info *const kHostOps[] = {
     [ONNXC_HOST_REDUCE] = &onnxc_host_reduce,
     [ONNXC_HOST_STRING_SPLIT] = &onnxc_host_string_split,
     [ONNXC_HOST_REGEX_FULL_MATCH] = &onnxc_host_regex_full_match,
+    [ONNXC_HOST_STRING_EQUAL] = &onnxc_host_string_equal,
     [ONNXC_HOST_SCAN_SLICE] = &onnxc_host_scan_slice,
     [ONNXC_HOST_SCAN_APPEND] = &onnxc_host_scan_append,
     [ONNXC_HOST_SCAN_COLLECT] = &onnxc_host_scan_collect,
