@@ -262,11 +262,13 @@ class Resizer {
             << ctx_.node.describe() << ": antialias with scales given at run time needs the input and output extents "
             << "known when compiling (and not tf_crop_and_resize)";
         if (*out_c < *in_c) {
-          // A little below out / in: a float32 scale's product may round up to the extent.
-          double low = static_cast<double>(*out_c) / static_cast<double>(*in_c) * (1.0 - 1e-6);
+          // floor(in * s) = out with the product exact (float64; ONNX's reference computes it so) means
+          // s >= out / in exactly; a bound any lower could add taps (compile time grows with them).
+          double low = static_cast<double>(*out_c) / static_cast<double>(*in_c);
           c = antialiased(t, low, s, mode_ == "cubic", cubic_a_);
           Expr s64 = Halide::cast<double>(s);
-          scale_checks_.push_back(s64 >= Halide::Internal::make_const(s64.type(), low) &&
+          scale_checks_.push_back(s64 * Halide::Internal::make_const(s64.type(), *in_c) >=
+                                      Halide::Internal::make_const(s64.type(), *out_c) &&
                                   s64 < Halide::Internal::make_one(s64.type()));
         }
       }
