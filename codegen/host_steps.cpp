@@ -211,6 +211,17 @@ Args string_concat(const ir::Node& n) {
   return a;
 }
 
+// Equal on two string tensors: one bool per (broadcast) pair, the same bytes.
+bool is_string_equal(const ir::Node& n) {
+  return n.op_type() == "Equal" && n.num_inputs() == 2 && n.input(0) && n.input(0)->dtype() == ir::DType::String;
+}
+
+Args string_equal(const ir::Node& n) {
+  Args a{ONNXC_HOST_STRING_EQUAL, {input(n, 0), input(n, 1)}, {}, {}, {}};
+  a.outputs.push_back(output(n, 0, ir::DType::Bool, shape(n.output(0))));
+  return a;
+}
+
 // StringNormalizer: the stopwords travel as one uint8 weight, each word followed by a NUL byte (a lone
 // NUL when there are none: a weight is never empty), and their count.
 Args string_normalizer(const ir::Node& n) {
@@ -342,6 +353,7 @@ const HostOpRule kHostOps[] = {
     {"", "StringSplit", nullptr, string_split},
     {"", "RegexFullMatch", nullptr, regex_full_match},
     {"", nullptr, is_string_cast, string_cast},
+    {"", nullptr, is_string_equal, string_equal},
     {"", nullptr, is_reduce_by_data, reduce_by_data},
     {"", nullptr, is_value_op, build_value_op},
 };

@@ -316,7 +316,7 @@ class Partitioner : public ControlScope {
         for (const ir::Value* v : vs)
           user_check(!v || v->dtype() != ir::DType::String)
               << n->describe() << ": " << n->op_type() << " on string tensors is not supported (strings go through "
-              << "StringNormalizer, StringConcat and Cast only)";
+              << "StringNormalizer, StringConcat, StringSplit, RegexFullMatch, Equal and Cast only)";
     KernelDesc k;
     const ir::Node* root = members.back();
     k.name = root->describe();

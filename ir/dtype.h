@@ -35,6 +35,10 @@ enum class DType : int32_t {
   Float8E5M2 = 19,
   Float8E5M2FNUZ = 20,
   Float8E8M0 = 24,
+  // The 4-bit float (ONNX 1.18, opset 23): sign, 2 exponent bits, 1 mantissa bit; no infinity, no NaN.
+  // Packed two to a byte in files like int4; held unpacked, its 4-bit code in the low bits of a byte
+  // (sign in bit 3), converted like the 8-bit floats (ir/float8.h).
+  Float4E2M1 = 23,
   // Sub-byte integers (ONNX 1.16 / 1.20). ONNX files pack them (two int4 or four int2 per byte, the
   // first element in the low bits); in memory, in the IR and in kernels they are held unpacked, one
   // element per byte (int8/uint8 values in range, signed ones sign-extended), so every op that reads
@@ -48,7 +52,8 @@ enum class DType : int32_t {
 // Bytes per element in memory; String is 0 (strings live out of line), Bool is 1, the sub-byte
 // integers 1 (held unpacked).
 size_t dtype_size(DType t);
-// Bits per element in an ONNX file: 4 or 2 for the packed sub-byte integers, 0 for every other type.
+// Bits per element in an ONNX file: 4 or 2 for the packed sub-byte types (the integers and float4e2m1),
+// 0 for every other type.
 int dtype_packed_bits(DType t);
 // The range of a sub-byte integer type ([-8, 7], [0, 15], [-2, 1], [0, 3]); false for other types.
 bool dtype_subbyte_range(DType t, int* lo, int* hi);

@@ -104,7 +104,7 @@ double Tensor::get_f64(int64_t i) const {
     case DType::BFloat16: return bf16_to_f32(data<uint16_t>()[i]);
     case DType::UInt64: return static_cast<double>(data<uint64_t>()[i]);
     case DType::Float8E4M3FN: case DType::Float8E4M3FNUZ: case DType::Float8E5M2: case DType::Float8E5M2FNUZ:
-    case DType::Float8E8M0: return float8_to_f32(data<uint8_t>()[i], dtype_);
+    case DType::Float8E8M0: case DType::Float4E2M1: return float8_to_f32(data<uint8_t>()[i], dtype_);
     default: return static_cast<double>(get_i64(i));
   }
 }
@@ -121,7 +121,7 @@ int64_t Tensor::get_i64(int64_t i) const {
     case DType::UInt64: return static_cast<int64_t>(data<uint64_t>()[i]);
     case DType::Float32: case DType::Float64: case DType::Float16: case DType::BFloat16:
     case DType::Float8E4M3FN: case DType::Float8E4M3FNUZ: case DType::Float8E5M2: case DType::Float8E5M2FNUZ:
-    case DType::Float8E8M0:
+    case DType::Float8E8M0: case DType::Float4E2M1:
       return static_cast<int64_t>(get_f64(i));
     default: internal_error << "get_i64 on dtype " << dtype_name(dtype_);
   }

@@ -24,7 +24,7 @@ Type compute_type(Type t, bool float_math) {
 
 Expr lit(const Expr& like, double v) { return literal(like.type(), v); }
 
-// out(i) = f(inputs broadcast to i). `float_math`: the op is defined on floats only. An 8-bit float
+// out(i) = f(inputs broadcast to i). `float_math`: the op is defined on floats only. An 8- or 4-bit float
 // input (IsNaN, IsInf) is read as its float32 value.
 LowerFn broadcast_op(bool float_math, Fn f) {
   return [f, float_math](LowerContext& ctx) -> std::vector<HTensor> {
@@ -39,7 +39,7 @@ LowerFn broadcast_op(bool float_math, Fn f) {
           continue;
         }
         Expr e = broadcast_at(*t, i, shape);
-        if (ir::dtype_is_float8(t->dtype)) e = float8_decode(e, t->dtype);
+        if (ir::dtype_is_narrow_float(t->dtype)) e = float8_decode(e, t->dtype);
         Type ct = compute_type(e.type(), float_math);
         v.push_back(ct == e.type() ? e : Halide::cast(ct, e));
       }
@@ -165,8 +165,8 @@ Expr is_inf(Expr x, const ir::Node& n) {
 // Cast / CastLike: float -> bool is x != 0; f32 -> bf16 rounds to nearest even, as ONNX's newer
 // references (and 1.23's test data) do, except in a node raised from before opset 19
 // (ir::kBf16Truncates), which truncates the low mantissa bits as the 1.12 reference did; 8-bit floats
-// convert through float32 (`saturate`, opset 19; `round_mode` for E8M0, opset 24; a float64 value is
-// rounded twice, to float32 and then to 8 bits); everything else is a C-style conversion. A sub-byte
+// and float4e2m1 convert through float32 (`saturate`, opset 19; `round_mode` for E8M0, opset 24; a
+// float64 value is rounded twice, to float32 and then to 8 or 4 bits); everything else is a C-style conversion. A sub-byte
 // integer target keeps the low bits of the C conversion to int32 (sign-extended for int4/int2), as
 // ONNX's reference does (-9.0 -> int4 7).
 Expr cast_to_subbyte(ir::DType to, Expr x) {
@@ -190,8 +190,8 @@ LowerFn cast_op() {
         << ctx.node.describe() << ": round_mode must be up, down or nearest";
     return {define("Cast", out_shape(ctx), to, [&](const Index& i) {
       Expr x = a.at(i);
-      if (ir::dtype_is_float8(a.dtype)) x = float8_decode(x, a.dtype);
-      if (ir::dtype_is_float8(to)) return float8_encode(Halide::cast(Halide::Float(32), x), to, saturate, mode);
+      if (ir::dtype_is_narrow_float(a.dtype)) x = float8_decode(x, a.dtype);
+      if (ir::dtype_is_narrow_float(to)) return float8_encode(Halide::cast(Halide::Float(32), x), to, saturate, mode);
       if (to == ir::DType::Bool) return from_bool(to_bool(x));
       if (ir::dtype_packed_bits(to)) return cast_to_subbyte(to, x);
       bool truncates = ctx.opset < 19 || ctx.node.attr_int(ir::kBf16Truncates, 0);  // a model left unraised, or raised

@@ -39,14 +39,14 @@ Expr float8_decode(const Expr& bits, ir::DType t) {
   Expr b = Halide::cast(Halide::UInt(32), bits);
   if (t == ir::DType::Float8E8M0) return e8m0_decode(b);
   const ir::Float8Layout& l = *ir::float8_layout(t);
-  const uint32_t m = static_cast<uint32_t>(l.man_bits);
-  Expr sign = (b & u32(0x80)) << 24, mag = b & u32(0x7f);
+  const uint32_t m = static_cast<uint32_t>(l.man_bits), sign_mask = 1u << l.sign_bit;
+  Expr sign = (b & u32(sign_mask)) << (31 - l.sign_bit), mag = b & u32(sign_mask - 1);
   Expr e = mag >> m, man = mag & u32((1u << m) - 1);
   Expr normal = f32_bits(((e + u32(127 - l.bias)) << 23) | (man << (23 - m)));
   Expr subnormal = Halide::cast(Halide::Float(32), man) * std::ldexp(1.0f, 1 - l.bias - l.man_bits);
   Expr v = Halide::select(e == u32(0), subnormal, normal);
   if (l.ieee) v = Halide::select(e == u32(31), Halide::select(man == u32(0), f32_bits(u32(0x7f800000u)), nan_f32()), v);
-  if (!l.ieee && !l.fnuz) v = Halide::select(mag == u32(0x7f), nan_f32(), v);
+  if (!l.ieee && !l.fnuz && !l.finite) v = Halide::select(mag == u32(0x7f), nan_f32(), v);
   v = f32_bits(Halide::reinterpret(Halide::UInt(32), v) | sign);
   if (l.fnuz) v = Halide::select(b == u32(0x80), nan_f32(), v);
   return v;
@@ -58,8 +58,9 @@ Expr float8_encode(const Expr& f32, ir::DType t, bool saturate, ir::E8M0Round mo
   if (t == ir::DType::Float8E8M0) return e8m0_encode(u, saturate, mode);
   const ir::Float8Layout& l = *ir::float8_layout(t);
   const int m = l.man_bits, shift = 23 - m;
+  const uint32_t sign_mask = 1u << l.sign_bit;
   Expr a = u & u32(0x7fffffffu);
-  Expr sign = (u >> 24) & u32(0x80);
+  Expr sign = (u >> (31 - l.sign_bit)) & u32(sign_mask);
   // Below the smallest normal the scaled magnitude is exact; round() rounds ties to even. The clamp
   // only keeps the unselected lanes (large magnitudes) from a float-to-int overflow.
   Expr scaled = Halide::min(f32_bits(a) * std::ldexp(1.0f, l.bias - 1 + m), static_cast<float>(1 << (m + 1)));
@@ -68,9 +69,10 @@ Expr float8_encode(const Expr& f32, ir::DType t, bool saturate, ir::E8M0Round mo
   Expr normal_code = (r >> shift) - u32(static_cast<uint32_t>(127 - l.bias) << m);
   Expr code = Halide::select(a < u32(static_cast<uint32_t>(128 - l.bias) << 23), sub_code, normal_code);
   Expr overflow = code > u32(l.max_code);
-  Expr nan_code = l.fnuz ? u32(0x80) : (sign | u32(l.ieee ? 0x7e : 0x7f));
+  // E2M1 has no NaN: ml_dtypes gives a zero of the opposite sign.
+  Expr nan_code = l.finite ? (sign ^ u32(sign_mask)) : l.fnuz ? u32(0x80) : (sign | u32(l.ieee ? 0x7e : 0x7f));
   Expr result;
-  if (saturate) {
+  if (saturate || l.finite) {
     result = sign | Halide::min(code, u32(l.max_code));
   } else {
     Expr over_code = l.fnuz ? u32(0x80) : (sign | u32(l.ieee ? 0x7c : 0x7f));

@@ -30,7 +30,7 @@ HTensor define(const std::string& name, std::vector<Halide::Expr> shape, ir::DTy
   auto vars = make_vars(static_cast<int>(shape.size()));
   Halide::Expr v = body(onnx_index(vars));
   Halide::Type ty = halide_type(dtype);
-  internal_check(!ir::dtype_is_float8(dtype) || v.type() == ty)
+  internal_check(!ir::dtype_is_narrow_float(dtype) || v.type() == ty)
       << name << ": a " << ir::dtype_name(dtype) << " result must be encoded (float8_encode), not cast from " << v.type();
   if (v.type() != ty) v = cast_keep_nan(ty, v);
   std::vector<Halide::Var> args(vars.begin(), vars.end());

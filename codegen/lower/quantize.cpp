@@ -41,19 +41,20 @@ Expr saturate_round(Expr v, ir::DType dt) {
   return Halide::cast(t, Halide::clamp(Halide::round(v), lo, hi));
 }
 
-// An input (x or a zero point) as float32: 8-bit floats by value, not by bits.
+// An input (x or a zero point) as float32: 8- and 4-bit floats by value, not by bits.
 Expr value_f32(const Expr& e, ir::DType t) {
-  return ir::dtype_is_float8(t) ? float8_decode(e, t) : Halide::cast<float>(e);
+  return ir::dtype_is_narrow_float(t) ? float8_decode(e, t) : Halide::cast<float>(e);
 }
 
-// To an 8-bit float (opset 19) there is no rounding to an integer: x / scale + zero point (which
-// ONNX requires to be 0) is converted, saturating to the largest finite value unless `saturate` is 0.
+// To an 8-bit float (opset 19) or float4e2m1 (opset 23) there is no rounding to an integer: x / scale
+// + zero point (which ONNX requires to be 0) is converted, saturating to the largest finite value
+// unless `saturate` is 0 (float4e2m1 always saturates: it has no infinity or NaN).
 std::vector<HTensor> quantize(LowerContext& ctx) {
   const HTensor& x = ctx.in[0];
   ir::DType dt = out_dtype(ctx);
   return {define("QuantizeLinear", x.shape, dt, [&](const Index& o) {
     Expr v = Halide::cast<float>(x.at(o)) / Halide::cast<float>(param_at(ctx, 1, o));
-    if (ir::dtype_is_float8(dt)) {
+    if (ir::dtype_is_narrow_float(dt)) {
       if (has_input(ctx, 2)) v = v + value_f32(param_at(ctx, 2, o), dt);
       return float8_encode(v, dt, ctx.node.attr_int("saturate", 1) != 0);
     }

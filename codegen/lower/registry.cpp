@@ -64,9 +64,10 @@ Halide::Type halide_type(ir::DType t) {
     case DType::UInt16: return Halide::UInt(16);
     case DType::UInt32: return Halide::UInt(32);
     case DType::UInt64: return Halide::UInt(64);
-    // 8-bit floats are held as their bits; codegen/lower/float8.h converts them where values matter.
+    // 8- and 4-bit floats are held as their bits (float4e2m1 one code a byte); codegen/lower/float8.h
+    // converts them where values matter.
     case DType::Float8E4M3FN: case DType::Float8E4M3FNUZ: case DType::Float8E5M2: case DType::Float8E5M2FNUZ:
-    case DType::Float8E8M0: return Halide::UInt(8);
+    case DType::Float8E8M0: case DType::Float4E2M1: return Halide::UInt(8);
     default: user_error << "dtype " << ir::dtype_name(t) << " is not supported by code generation";
   }
 }

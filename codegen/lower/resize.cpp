@@ -3,7 +3,8 @@
 // _mode), whose n neighbours (n = 2 nearest/linear, 4 cubic; edge-clamped) are weighted by
 // coefficients of the fraction of x; the output is the sum over all neighbour combinations. Opset
 // 18's axes (scales, sizes and roi list only those axes), keep_aspect_ratio_policy and antialias
-// (a downsampling filter stretched by 1/scale, so n grows: the scale must be known when compiling).
+// (a downsampling filter stretched by 1/scale, so n grows with 1/scale: a scale given at run time
+// needs static extents, whose ratio bounds it from below; the kernel checks that bound).
 #include <cmath>
 #include <optional>
 
@@ -35,14 +36,16 @@ std::vector<Expr> cubic(Expr t, float a) {
 }
 
 // Antialiased linear or cubic weights for a downscale s < 1 (the filter stretched by 1/s): n taps
-// from offset `start` (the neighbours left of x first), normalized to sum to 1.
-std::vector<Expr> antialiased(Expr t, double s, bool cubic_mode, float a) {
-  int start = static_cast<int>(std::floor((cubic_mode ? -2.0 : -1.0) / s) + 1);
+// from offset `start` (the neighbours left of x first), normalized to sum to 1. The taps are those of
+// `s_low` <= s, a bound known when compiling (s itself when it is known): the taps a larger s has are
+// among them, and the others weigh exactly 0 (beyond the filter's support), so the sum is unchanged.
+std::vector<Expr> antialiased(Expr t, double s_low, Expr s, bool cubic_mode, float a) {
+  int start = static_cast<int>(std::floor((cubic_mode ? -2.0 : -1.0) / s_low) + 1);
   int n = 2 - 2 * start;
   std::vector<Expr> c;
   Expr total = 0.0f;
   for (int k = 0; k < n; ++k) {
-    Expr u = Halide::abs(static_cast<float>(s) * (static_cast<float>(start + k) - t));
+    Expr u = Halide::abs(s * (static_cast<float>(start + k) - t));
     Expr w;
     if (cubic_mode) {
       Expr near = ((a + 2) * u - (a + 3)) * u * u + 1.0f;
@@ -121,7 +124,12 @@ class Resizer {
         if (a.outside.defined()) outside = outside || a.outside;
       Halide::Type ot = halide_type(out_dtype(ctx_));
       Expr v = ot.is_float() ? sum : Halide::round(sum);
-      return Halide::select(outside, Halide::cast(ot, extrapolation_), Halide::cast(ot, v));
+      Expr y = Halide::select(outside, Halide::cast(ot, extrapolation_), Halide::cast(ot, v));
+      if (scale_checks_.empty()) return y;
+      Expr ok = scale_checks_[0];
+      for (size_t k = 1; k < scale_checks_.size(); ++k) ok = ok && scale_checks_[k];
+      ctx_.checks_data = true;
+      return Halide::require(ok, y, "Resize: a run-time scale does not give the output extents the model declares");
     });
     ctx_.schedule = [tables = tables_](Halide::Func out, const Halide::Target& t) {
       for (Halide::Func f : tables) f.compute_root();
@@ -243,10 +251,27 @@ class Resizer {
     std::vector<Expr> c = mode_ == "cubic" ? cubic(t, cubic_a_) : mode_ == "linear"
                               ? std::vector<Expr>{1.0f - t, t} : nearest(t, nearest_mode_);
     if (antialias_) {
-      std::optional<double> ss = static_scale(d);
-      user_check(ss.has_value()) << ctx_.node.describe()
-                                 << ": antialias needs the scales (or sizes and input extents) known when compiling";
-      if (*ss < 1.0) c = antialiased(t, *ss, mode_ == "cubic", cubic_a_);
+      if (std::optional<double> ss = static_scale(d)) {
+        if (*ss < 1.0) c = antialiased(t, *ss, Expr(static_cast<float>(*ss)), mode_ == "cubic", cubic_a_);
+      } else {
+        // A scale given at run time: the output extent is floor(in * s), so s >= out / in, and s < 1
+        // exactly when out < in. The taps are sized for out / in; the kernel checks the bound.
+        const int64_t* in_c = Halide::Internal::as_const_int(in);
+        const int64_t* out_c = Halide::Internal::as_const_int(out_[d]);
+        user_check(in_c && out_c && has_scales() && coord_ != "tf_crop_and_resize")
+            << ctx_.node.describe() << ": antialias with scales given at run time needs the input and output extents "
+            << "known when compiling (and not tf_crop_and_resize)";
+        if (*out_c < *in_c) {
+          // floor(in * s) = out with the product exact (float64; ONNX's reference computes it so) means
+          // s >= out / in exactly; a bound any lower could add taps (compile time grows with them).
+          double low = static_cast<double>(*out_c) / static_cast<double>(*in_c);
+          c = antialiased(t, low, s, mode_ == "cubic", cubic_a_);
+          Expr s64 = Halide::cast<double>(s);
+          scale_checks_.push_back(s64 * Halide::Internal::make_const(s64.type(), *in_c) >=
+                                      Halide::Internal::make_const(s64.type(), *out_c) &&
+                                  s64 < Halide::Internal::make_one(s64.type()));
+        }
+      }
     }
     int n = static_cast<int>(c.size());
     Expr base = Halide::cast<int32_t>(Halide::ceil(x)) - n / 2;
@@ -274,6 +299,7 @@ class Resizer {
   std::vector<int> axes_;   // the resized dims, in the order scales/sizes/roi list them
   int scales_input_;
   std::vector<Halide::Func> tables_;
+  std::vector<Expr> scale_checks_;  // run-time antialias scales: at least the bound, below 1
 };
 
 std::vector<HTensor> resize(LowerContext& ctx) { return {Resizer(ctx).run()}; }

@@ -2,6 +2,7 @@
 // onesided, dft_length constant), STFT (the same transform per frame, frame step and length read at run
 // time) and MaxUnpool (scatter of the pooled values to the positions its indices name, zeros elsewhere).
 #include <cmath>
+#include <optional>
 
 #include "codegen/lower/lower_util.h"
 #include "codegen/schedule/schedule.h"
@@ -61,6 +62,38 @@ Expr dft_along(const LowerContext& ctx, int axis, const Index& o, const std::vec
   return inverse ? v / Halide::cast(f64, len) : v;
 }
 
+// The axes a run-time DFT axis may take: all but the complex one, or with onesided those whose
+// transform has the output's shape (known while compiling): bins n/2 + 1 (forward) or samples
+// 2 (n - 1) (the real inverse) along the axis, the other extents unchanged.
+std::vector<int> dft_axis_candidates(const LowerContext& ctx) {
+  const HTensor& x = ctx.in[0];
+  const int rank = x.rank();
+  std::vector<int> all;
+  for (int d = 0; d < rank - 1; ++d) all.push_back(d);
+  if (ctx.node.attr_int("onesided", 0) == 0) return all;
+  const bool inverse = ctx.node.attr_int("inverse", 0) != 0;
+  const auto& y = out_shape(ctx);
+  std::optional<std::vector<int64_t>> n = has_input(ctx, 1) ? const_ints(ctx, 1) : std::nullopt;
+  user_check(!has_input(ctx, 1) || n.has_value()) << ctx.node.describe() << ": dft_length must be constant";
+  auto same = [](const Expr& a, const Expr& b) {
+    return Halide::Internal::can_prove(Halide::cast<int64_t>(a) == Halide::cast<int64_t>(b));
+  };
+  std::vector<int> fit;
+  for (int d : all) {
+    bool ok = static_cast<int>(y.size()) == rank;
+    for (int i = 0; ok && i < rank - 1; ++i) {
+      Expr want = x.shape[i];
+      if (i == d) {
+        Expr len = n ? Expr(static_cast<int32_t>((*n)[0])) : (inverse ? (x.shape[d] - 1) * 2 : x.shape[d]);
+        want = inverse ? len : len / 2 + 1;
+      }
+      ok = same(y[i], want);
+    }
+    if (ok) fit.push_back(d);
+  }
+  return fit;
+}
+
 std::vector<HTensor> dft(LowerContext& ctx) {
   const HTensor& x = ctx.in[0];
   const ir::Node& node = ctx.node;
@@ -73,14 +106,24 @@ std::vector<HTensor> dft(LowerContext& ctx) {
   int64_t axis_attr = node.attr_int("axis", 1);
   auto a = ctx.opset >= 20 ? const_ints(ctx, 2) : std::nullopt;
   if (ctx.opset >= 20 && has_input(ctx, 2) && !a) {
-    // An axis given at run time: the transform along each possible axis, selected by its value.
-    // Only where the output's shape does not depend on the axis (not onesided).
-    user_check(node.attr_int("onesided", 0) == 0)
-        << node.describe() << ": a run-time axis is supported only without onesided (the output shape depends on it)";
+    // An axis given at run time: the transform along each possible axis, selected by its value. With
+    // onesided the output's shape depends on the axis, so only the axes that give the output shape
+    // known while compiling are candidates, and the kernel checks that the axis is one of them.
     Expr axis = Halide::cast<int32_t>(element(ctx, 2, 0));
     axis = Halide::select(axis < 0, axis + rank, axis);
-    v = dft_along(ctx, rank - 2, o, vars, sums);
-    for (int d = rank - 3; d >= 0; --d) v = Halide::select(axis == d, dft_along(ctx, d, o, vars, sums), v);
+    std::vector<int> candidates = dft_axis_candidates(ctx);
+    user_check(!candidates.empty()) << node.describe() << ": with onesided and a run-time axis, no axis gives the "
+                                    << "output shape the model declares (it must be known when compiling)";
+    v = dft_along(ctx, candidates.back(), o, vars, sums);
+    Expr known = axis == candidates.back();
+    for (int k = static_cast<int>(candidates.size()) - 2; k >= 0; --k) {
+      v = Halide::select(axis == candidates[k], dft_along(ctx, candidates[k], o, vars, sums), v);
+      known = known || axis == candidates[k];
+    }
+    if (static_cast<int>(candidates.size()) < rank - 1) {
+      ctx.checks_data = true;
+      v = Halide::require(known, v, "DFT: the run-time axis does not give the output shape the model declares");
+    }
   } else {
     if (ctx.opset >= 20) axis_attr = a ? (*a)[0] : -2;
     int axis = normalize_axis(axis_attr, rank, node);

@@ -206,7 +206,7 @@ std::vector<Tensor> eval_isnan(Ctx& c) {
   return {out};
 }
 
-// A cast to an 8-bit float reads the node's `saturate` (opset 19) and `round_mode` (opset 24, E8M0);
+// A cast to an 8- or 4-bit float reads the node's `saturate` (opset 19) and `round_mode` (opset 24, E8M0);
 // the value goes through float32 first, as in the kernels and ONNX's reference.
 std::vector<Tensor> cast_to(Ctx& c, const Tensor& x, DType to) {
   require_numeric(x);
@@ -214,7 +214,7 @@ std::vector<Tensor> cast_to(Ctx& c, const Tensor& x, DType to) {
     throw NotEvaluable{};
   Tensor out = c.make(to, x.dims());
   bool fl = float_lane(x.dtype());
-  if (dtype_is_float8(to)) {
+  if (dtype_is_narrow_float(to)) {
     bool saturate = c.node.attr_int("saturate", 1) != 0;
     E8M0Round mode = E8M0Round::Up;
     if (!e8m0_round_from_name(c.node.attr_string("round_mode", "up"), &mode)) throw NotEvaluable{};

@@ -40,7 +40,7 @@ void set_f64(Tensor& t, int64_t i, double v) {
     case DType::BFloat16: t.mutable_data<uint16_t>()[i] = f32_to_bf16(static_cast<float>(v)); return;
     case DType::Bool: t.mutable_data<uint8_t>()[i] = v != 0; return;
     case DType::Float8E4M3FN: case DType::Float8E4M3FNUZ: case DType::Float8E5M2: case DType::Float8E5M2FNUZ:
-    case DType::Float8E8M0:  // saturating, as Cast by default; a Cast's own attributes: eval_cast
+    case DType::Float8E8M0: case DType::Float4E2M1:  // saturating, as Cast by default; a Cast's own attributes: eval_cast
       t.mutable_data<uint8_t>()[i] = f32_to_float8(static_cast<float>(v), t.dtype(), true);
       return;
     default:

@@ -47,7 +47,7 @@ void add_reduce_evals(EvalTable& t);
 void add_nn_evals(EvalTable& t);
 
 // ---- elements ----
-inline bool float_lane(DType t) { return dtype_is_float(t) || dtype_is_float8(t); }
+inline bool float_lane(DType t) { return dtype_is_float(t) || dtype_is_narrow_float(t); }
 void set_f64(Tensor& t, int64_t i, double v);
 void set_i64(Tensor& t, int64_t i, int64_t v);
 // Requires a numeric or bool dtype (gives up on strings/complex).

@@ -19,7 +19,7 @@ _DTYPES = {
     5: ("int16", np.int16), 6: ("int32", np.int32), 7: ("int64", np.int64), 8: ("string", object),
     9: ("bool", np.bool_), 10: ("float16", np.float16), 11: ("double", np.float64), 12: ("uint32", np.uint32),
     13: ("uint64", np.uint64), 16: ("bfloat16", None), 17: ("float8e4m3fn", None), 18: ("float8e4m3fnuz", None),
-    19: ("float8e5m2", None), 20: ("float8e5m2fnuz", None), 24: ("float8e8m0", None),
+    19: ("float8e5m2", None), 20: ("float8e5m2fnuz", None), 24: ("float8e8m0", None), 23: ("float4e2m1", None),
     # Sub-byte integers travel unpacked, one element per byte: int8/uint8 arrays holding in-range values.
     21: ("uint4", np.uint8), 22: ("int4", np.int8), 25: ("uint2", np.uint8), 26: ("int2", np.int8),
 }

@@ -27,6 +27,7 @@ static const onnxc_dtype_info dtypes[] = {
     {ONNXC_DTYPE_FLOAT8E5M2, "float8e5m2", 1, halide_type_uint, 8},
     {ONNXC_DTYPE_FLOAT8E5M2FNUZ, "float8e5m2fnuz", 1, halide_type_uint, 8},
     {ONNXC_DTYPE_FLOAT8E8M0, "float8e8m0", 1, halide_type_uint, 8},
+    {ONNXC_DTYPE_FLOAT4E2M1, "float4e2m1", 1, halide_type_uint, 8}, /* unpacked: one code a byte */
     /* Sub-byte integers are held unpacked, one element per byte (signed ones sign-extended). */
     {ONNXC_DTYPE_UINT4, "uint4", 1, halide_type_uint, 8},
     {ONNXC_DTYPE_INT4, "int4", 1, halide_type_int, 8},

@@ -5,7 +5,7 @@
 /* The entries, each defined beside its op (host_*.c). Only this table names them. */
 extern const onnxc_host_op_info onnxc_host_nonzero, onnxc_host_compress, onnxc_host_unique, onnxc_host_nms,
     onnxc_host_reduce_sum, onnxc_host_tfidf, onnxc_host_value_size, onnxc_host_string_normalizer, onnxc_host_string_cast,
-    onnxc_host_string_concat, onnxc_host_cache_append, onnxc_host_cache_scatter, onnxc_host_reduce,
+    onnxc_host_string_concat, onnxc_host_string_equal, onnxc_host_cache_append, onnxc_host_cache_scatter, onnxc_host_reduce,
     onnxc_host_string_split, onnxc_host_regex_full_match, onnxc_host_scan_slice, onnxc_host_scan_append,
     onnxc_host_scan_collect, onnxc_host_value_copy, onnxc_host_value_empty, onnxc_host_seq_insert, onnxc_host_seq_at,
     onnxc_host_seq_erase, onnxc_host_seq_length, onnxc_host_opt_wrap, onnxc_host_opt_has, onnxc_host_opt_get;
@@ -27,6 +27,7 @@ static const onnxc_host_op_info *const kHostOps[] = {
     [ONNXC_HOST_REDUCE] = &onnxc_host_reduce,
     [ONNXC_HOST_STRING_SPLIT] = &onnxc_host_string_split,
     [ONNXC_HOST_REGEX_FULL_MATCH] = &onnxc_host_regex_full_match,
+    [ONNXC_HOST_STRING_EQUAL] = &onnxc_host_string_equal,
     [ONNXC_HOST_SCAN_SLICE] = &onnxc_host_scan_slice,
     [ONNXC_HOST_SCAN_APPEND] = &onnxc_host_scan_append,
     [ONNXC_HOST_SCAN_COLLECT] = &onnxc_host_scan_collect,

@@ -1,18 +1,19 @@
 /* StringConcat (opset 20): Y = A + B element by element, with numpy broadcasting. The output's shape is
  * known before the run (the broadcast of the inputs'); the op checks it and writes the joined strings
- * into its step's string block. */
+ * into its step's string block. Equal on strings (opset 19) pairs the elements the same way and writes
+ * one bool each: the two strings have the same bytes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "host_op.h"
 
-enum { DT_STRING = 8 };
+enum { DT_STRING = 8, DT_BOOL = 9 };
 
-static bool check_concat(const onnxc_model_desc *d, const int32_t *t, char *why, size_t cap) {
+static bool check_pairs(const onnxc_model_desc *d, const int32_t *t, int32_t y_dtype, char *why, size_t cap) {
   const onnxc_tensor_desc *a = &d->tensors[t[0]], *b = &d->tensors[t[1]], *y = &d->tensors[t[2]];
-  if (a->dtype != DT_STRING || b->dtype != DT_STRING || y->dtype != DT_STRING) {
-    snprintf(why, cap, "A, B and Y must be strings");
+  if (a->dtype != DT_STRING || b->dtype != DT_STRING || y->dtype != y_dtype) {
+    snprintf(why, cap, y_dtype == DT_STRING ? "A, B and Y must be strings" : "A and B must be strings, Y bool");
     return false;
   }
   if (y->rank < a->rank || y->rank < b->rank) {
@@ -20,6 +21,14 @@ static bool check_concat(const onnxc_model_desc *d, const int32_t *t, char *why,
     return false;
   }
   return true;
+}
+
+static bool check_concat(const onnxc_model_desc *d, const int32_t *t, char *why, size_t cap) {
+  return check_pairs(d, t, DT_STRING, why, cap);
+}
+
+static bool check_equal(const onnxc_model_desc *d, const int32_t *t, char *why, size_t cap) {
+  return check_pairs(d, t, DT_BOOL, why, cap);
 }
 
 /* The row-major index into x (right-aligned against y's dims, broadcast where x's dim is 1) of y's
@@ -41,8 +50,8 @@ static onnxc_status check_broadcast(const onnxc_host_call *c) {
     int32_t ia = i - (y->rank - a->rank), ib = i - (y->rank - b->rank);
     int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
     if (da != db && da != 1 && db != 1) {
-      return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, "step %u (StringConcat): '%s' dim %d is %lld and '%s' dim %d is %lld; they do not broadcast",
-                        c->step, onnxc_host_arg_name(c, 0), ia, (long long)da, onnxc_host_arg_name(c, 1), ib, (long long)db);
+      return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, "step %u (%s): '%s' dim %d is %lld and '%s' dim %d is %lld; they do not broadcast",
+                        c->step, c->op->name, onnxc_host_arg_name(c, 0), ia, (long long)da, onnxc_host_arg_name(c, 1), ib, (long long)db);
     }
     want[i] = da == 1 ? db : da;
   }
@@ -93,5 +102,20 @@ static onnxc_status run_concat(onnxc_host_call *c) {
   return st;
 }
 
+static onnxc_status run_equal(onnxc_host_call *c) {
+  const onnxc_host_tensor *y = &c->t[2];
+  onnxc_status st = check_broadcast(c);
+  if (st != ONNXC_OK) return st;
+  uint8_t *out = y->data;
+  int64_t coord[ONNXC_MAX_RANK] = {0};
+  for (uint64_t i = 0; i < y->numel; i++, advance(coord, y)) {
+    pair p = operands(c, coord);
+    out[i] = strcmp(p.a, p.b) == 0;
+  }
+  return ONNXC_OK;
+}
+
 const onnxc_host_op_info onnxc_host_string_concat = {.name = "StringConcat", .n_inputs = 2, .n_outputs = 1,
     .n_scalars = 0, .n_binds = 0, .check = check_concat, .run = run_concat, ONNXC_HOST_STRINGS_STATE};
+const onnxc_host_op_info onnxc_host_string_equal = {.name = "Equal", .n_inputs = 2, .n_outputs = 1,
+    .n_scalars = 0, .n_binds = 0, .check = check_equal, .run = run_equal};

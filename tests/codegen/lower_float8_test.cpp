@@ -1,5 +1,6 @@
-// 8-bit floats in kernels: Cast to each float8 type (saturating and not) over every float16 value,
-// the specials and random float32 bits, and Cast back from every code, element for element equal to
+// 8-bit floats and float4e2m1 in kernels: Cast to each type (saturating and not) over every float16
+// value, the specials and random float32 bits, and Cast back from every code (float4e2m1 reads the low
+// 4 bits of each byte), element for element equal to
 // the scalar conversions of ir/float8.h (tested there against a brute-force nearest search); and
 // QuantizeLinear/DequantizeLinear with float8 against values computed here.
 #include <gtest/gtest.h>
@@ -19,7 +20,7 @@ namespace {
 using ir::DType;
 
 constexpr DType kTypes[] = {DType::Float8E4M3FN, DType::Float8E4M3FNUZ, DType::Float8E5M2, DType::Float8E5M2FNUZ,
-                            DType::Float8E8M0};
+                            DType::Float8E8M0,   DType::Float4E2M1};
 
 std::vector<float> probe_values() {
   std::vector<float> v;
@@ -85,7 +86,7 @@ TEST(LowerFloat8, CastToAndFromEveryTypeMatchesTheScalarConversions) {
       }
     }
     auto back = out[k++].values<float>();
-    for (int c = 0; c < 256; ++c) {
+    for (int c = 0; c < (t == DType::Float4E2M1 ? 16 : 256); ++c) {
       float want = ir::float8_to_f32(static_cast<uint8_t>(c), t);
       if (std::isnan(want)) EXPECT_TRUE(std::isnan(back[c])) << ir::dtype_name(t) << " code " << c;
       else EXPECT_EQ(bits_of(back[c]), bits_of(want)) << ir::dtype_name(t) << " code " << c << ": " << back[c];
@@ -114,6 +115,29 @@ TEST(LowerFloat8, QuantizeAndDequantizeLinear) {
   }
   EXPECT_EQ(dv[3], 896.0f);   // 1000/2 = 500 saturates to 448
   EXPECT_EQ(dv[4], -896.0f);
+}
+
+// float4e2m1 (opset 23): x / scale + zero point, saturating at 6 (no infinity), and back.
+TEST(LowerFloat8, QuantizeAndDequantizeLinearFloat4) {
+  ModelBuilder b(23);
+  auto* x = b.input("x", DType::Float32, {8});
+  auto* scale = b.const_f32("scale", {}, {2.0f});
+  auto* zp = b.constant("zp", ir::Tensor::scalar<uint8_t>(DType::Float4E2M1, 0));
+  auto* q = b.op("QuantizeLinear", {x, scale, zp}, "q", DType::Float4E2M1, {8});
+  auto* d = b.op("DequantizeLinear", {q, scale, zp}, "d", DType::Float32, {8});
+  b.output(q);
+  b.output(d);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> xv = {0.0f, 2.5f, 4.8f, 10.0f, -30.0f, 1e30f, -0.4f, nan};
+  auto out = compile_and_run(b.model(), {HostTensor::f32({8}, xv)}, "float4_quant");
+  auto qv = out[0].values<uint8_t>();
+  auto dv = out[1].values<float>();
+  const uint8_t want[8] = {0x0, 0x2, 0x4, 0x6, 0xf, 0x7, 0x8, 0x8};  // 0, 1, 2, 4 (tie 5 -> 4), -6, 6, -0, -0
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(qv[i], want[i]) << xv[i];
+    EXPECT_EQ(qv[i], ir::f32_to_float8(xv[i] / 2.0f, DType::Float4E2M1, true)) << xv[i];
+    EXPECT_EQ(dv[i], ir::float8_to_f32(want[i], DType::Float4E2M1) * 2.0f) << xv[i];
+  }
 }
 
 }  // namespace

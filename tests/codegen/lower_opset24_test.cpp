@@ -1,6 +1,6 @@
 // Ops that opsets 24-28 added or changed, each against values computed here by hand: Swish,
 // SwiGLU, BitCast, BitShift on signed ints, Mod with fmod=0 on floats, CumProd, TensorScatter,
-// SpaceToDepth mode=CRD, and RotaryEmbedding (opset 23).
+// SpaceToDepth mode=CRD, RotaryEmbedding (opset 23), and DFT's run-time axis with onesided (opset 20).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -167,6 +167,40 @@ TEST(LowerOpset24, RotaryEmbedding) {
                                "rotary");
     EXPECT_TRUE(all_close(out[0].values<float>(), f.expect)) << "interleaved " << f.interleaved;
   }
+}
+
+// DFT with onesided and the axis given at run time (test_dft_rfft's shapes): the output [1, 6, 10, 2]
+// fixes the axis to 1 (axis 2 would give [1, 10, 6, 2]); the bins against a direct sum here, and an
+// axis that does not give the declared shape fails the run.
+TEST(LowerOpset24, DftOnesidedWithRunTimeAxis) {
+  ModelBuilder b(20);
+  auto* x = b.input("x", DType::Float32, {1, 10, 10, 1});
+  auto* axis = b.input("axis", DType::Int64, {});
+  ir::Node* d = b.node("DFT", {x, nullptr, axis}, {{"y", ir::Type::tensor(DType::Float32, ir::Shape{1, 6, 10, 2})}});
+  d->set_attr_int("onesided", 1);
+  b.output(d->output());
+  std::vector<float> xv(100);
+  for (int i = 0; i < 100; ++i) xv[i] = static_cast<float>((i * 7) % 13) - 6.0f;
+  std::vector<float> want;
+  for (int k = 0; k < 6; ++k)
+    for (int c = 0; c < 10; ++c) {
+      double re = 0, im = 0;
+      for (int j = 0; j < 10; ++j) {
+        double th = -2 * M_PI * ((j * k) % 10) / 10.0;
+        re += xv[j * 10 + c] * std::cos(th);
+        im += xv[j * 10 + c] * std::sin(th);
+      }
+      want.push_back(static_cast<float>(re));
+      want.push_back(static_cast<float>(im));
+    }
+  auto lib = compile(b.model(), "dft_runtime_axis");
+  LoadedModel m(lib.so_path);
+  HostTensor xt = HostTensor::f32({1, 10, 10, 1}, xv);
+  for (int64_t a : {int64_t{1}, int64_t{-3}}) {
+    auto out = m.run({xt, HostTensor::i64({}, {a})});
+    EXPECT_TRUE(all_close(out[0].values<float>(), want, 1e-5, 1e-4)) << a;
+  }
+  EXPECT_THROW(m.run({xt, HostTensor::i64({}, {2})}), std::runtime_error);
 }
 
 }  // namespace

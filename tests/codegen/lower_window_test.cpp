@@ -1,7 +1,8 @@
 // Window ops: pooling (max with indices, average with and without pads counted), convolution with
-// groups, strides and padding, ConvTranspose, Resize (linear, half_pixel).
+// groups, strides and padding, ConvTranspose, Resize (linear, half_pixel; antialias with run-time scales).
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <numeric>
 
 #include "test_util.h"
@@ -90,6 +91,37 @@ TEST(LowerWindow, ResizeLinearHalfPixel) {
   b.output(r->output());
   auto out = compile_and_run(b.model(), {HostTensor::f32({1, 1, 1, 2}, {0, 4})});
   EXPECT_TRUE(all_close(out[0].values<float>(), {0, 1, 3, 4}));
+}
+
+// Resize with antialias (opset 18), linear, downscaling to 2x2: `scales` given at run time gives what
+// the same node with constant scales gives. From 5x5 by 0.5 the taps are sized for the bound out/in =
+// 0.4 (6 taps where 0.5 needs 4: the extra ones must weigh 0); 4x4 by 0.6 is ONNX 1.23's
+// test_resize_downsample_scales_linear_antialias. Scales that do not give the declared 2x2 fail the run.
+TEST(LowerWindow, ResizeAntialiasWithRunTimeScales) {
+  for (int in : {4, 5}) {
+    const float s = in == 4 ? 0.6f : 0.5f;
+    auto build = [&](bool runtime) {
+      auto b = std::make_unique<ModelBuilder>(19);
+      auto* x = b->input("x", DType::Float32, {1, 1, in, in});
+      auto* scales = runtime ? b->input("scales", DType::Float32, {4}) : b->const_f32("scales", {4}, {1, 1, s, s});
+      ir::Node* r = b->node("Resize", {x, nullptr, scales}, {{"y", ir::Type::tensor(DType::Float32, ir::Shape{1, 1, 2, 2})}});
+      r->set_attr_string("mode", "linear");
+      r->set_attr_int("antialias", 1);
+      b->output(r->output());
+      return b;
+    };
+    HostTensor x = HostTensor::f32({1, 1, in, in}, iota(in * in, 1));
+    auto fixed = compile_and_run(build(false)->model(), {x}, "aa_fixed_" + std::to_string(in));
+    auto rt = build(true);
+    auto lib = compile(rt->model(), "aa_runtime_" + std::to_string(in));
+    LoadedModel m(lib.so_path);
+    auto got = m.run({x, HostTensor::f32({4}, {1, 1, s, s})});
+    EXPECT_TRUE(all_close(got[0].values<float>(), fixed[0].values<float>(), 0, 0)) << in;
+    if (in == 4) {
+      EXPECT_TRUE(all_close(got[0].values<float>(), {2.875f, 4.5f, 9.375f, 11.0f}));
+    }
+    EXPECT_THROW(m.run({x, HostTensor::f32({4}, {1, 1, 0.3f, 0.3f})}), std::runtime_error) << in;
+  }
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ ADDED = ("group_normalization", "l1normalization", "l2normalization", "lpnormali
          "col2im", "affine_grid", "string_split", "regex_full_match", "optional_has_element", "reduce_l1_do_not",
          "reduce_l2_do_not", "reduce_max_do_not", "reduce_min_do_not", "reduce_mean_do_not", "reduce_prod_do_not",
          "reduce_sum_square_do_not", "causal_conv_with_state", "gridsample_volumetric", "deform_conv",
-         "basic_deform_conv", "ai_onnx_ml_binarizer", "ai_onnx_ml_array_feature_extractor")
+         "basic_deform_conv", "ai_onnx_ml_binarizer", "ai_onnx_ml_array_feature_extractor", "equal_string")
 
 
 def main(tsvs):

@@ -124,5 +124,60 @@ TEST(Float8, E8M0RoundingModes) {
   EXPECT_EQ(f32_to_e8m0(std::numeric_limits<float>::infinity(), true, E8M0Round::Up), 255);
 }
 
+// float4e2m1: the 16 codes, sign in bit 3; no infinity, no NaN.
+TEST(Float4E2M1, DecodesEveryCode) {
+  const float values[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+  for (int c = 0; c < 8; ++c) {
+    EXPECT_EQ(float8_to_f32(static_cast<uint8_t>(c), DType::Float4E2M1), values[c]) << c;
+    float neg = float8_to_f32(static_cast<uint8_t>(c | 8), DType::Float4E2M1);
+    EXPECT_EQ(neg, -values[c]) << (c | 8);
+    EXPECT_TRUE(std::signbit(neg)) << (c | 8);
+  }
+  EXPECT_TRUE(dtype_is_narrow_float(DType::Float4E2M1));
+  EXPECT_EQ(dtype_packed_bits(DType::Float4E2M1), 4);
+}
+
+// The nearest of the eight magnitudes, ties to the even code; above 6 the largest (E2M1 saturates).
+int nearest_e2m1(float x) {
+  int best = 0;
+  double best_err = std::fabs(static_cast<double>(x));
+  for (int c = 1; c < 8; ++c) {
+    double err = std::fabs(static_cast<double>(float8_to_f32(static_cast<uint8_t>(c), DType::Float4E2M1)) - x);
+    if (err < best_err || (err == best_err && c % 2 == 0)) best = c, best_err = err;
+  }
+  return best;
+}
+
+// Every float16 (every rounding boundary of E2M1 is one) and the float32s either side of it, both
+// signs, saturate on and off.
+TEST(Float4E2M1, EncodesEveryFloat16AndItsNeighboursToTheNearestTiesToEven) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (uint32_t h = 0; h < 0x7c00; ++h) {
+    float base = f16_to_f32(static_cast<uint16_t>(h));
+    for (float x : {base, std::nextafter(base, inf), std::nextafter(base, 0.0f)}) {
+      int want = nearest_e2m1(x);
+      for (bool sat : {true, false}) {
+        ASSERT_EQ(f32_to_float8(x, DType::Float4E2M1, sat), want) << x << " saturate=" << sat;
+        ASSERT_EQ(f32_to_float8(-x, DType::Float4E2M1, sat), want | 8) << -x << " saturate=" << sat;
+      }
+    }
+  }
+}
+
+// ml_dtypes' conventions (ONNX 1.23's test data): infinities saturate, NaN becomes a zero of the
+// opposite sign.
+TEST(Float4E2M1, InfinityNanAndZeroConventions) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(f32_to_float8(inf, DType::Float4E2M1, false), 0x7);
+  EXPECT_EQ(f32_to_float8(-inf, DType::Float4E2M1, true), 0xf);
+  EXPECT_EQ(f32_to_float8(nan, DType::Float4E2M1, true), 0x8);
+  EXPECT_EQ(f32_to_float8(-nan, DType::Float4E2M1, true), 0x0);
+  EXPECT_EQ(f32_to_float8(-0.0f, DType::Float4E2M1, true), 0x8);
+  EXPECT_EQ(f32_to_float8(-1e-40f, DType::Float4E2M1, true), 0x8);
+  EXPECT_EQ(f32_to_float8(5.0f, DType::Float4E2M1, true), 0x6);   // the tie between 4 and 6: 4 (even code)
+  EXPECT_EQ(f32_to_float8(0.25f, DType::Float4E2M1, true), 0x0);  // between 0 and 0.5: 0
+  EXPECT_EQ(f32_to_float8(1e30f, DType::Float4E2M1, false), 0x7);
+}
+
 }  // namespace
 }  // namespace onnxc::ir

@@ -1,5 +1,5 @@
 // Host ops on hand-written descriptors through the public API: string tensors (StringNormalizer,
-// StringConcat, StringSplit, RegexFullMatch, Cast to and from strings; the element is a const char *), TfIdfVectorizer
+// StringConcat, StringSplit, RegexFullMatch, Equal, Cast to and from strings; the element is a const char *), TfIdfVectorizer
 // and sizes given as data
 // (VALUE_SIZE). No kernels: these steps run in the runtime's C.
 #include <gmock/gmock.h>
@@ -166,6 +166,34 @@ TEST(HostStrings, ConcatChecksDtypesAtLoad) {
   int32_t a = m.b.input("a", STR, {E_N}), b = m.b.input("b", ONNXC_DTYPE_FLOAT, {E_N}), y = m.b.output("y", STR, {E_N});
   EXPECT_FALSE(m.load(ONNXC_HOST_STRING_CONCAT, {a, b, y}, {}));
   EXPECT_STREQ(onnxc_last_error(), "model 'strings': step 0 (StringConcat): A, B and Y must be strings");
+}
+
+// a [n] == b [count] -> y bool [n], b broadcasting when count is 1.
+TEST(HostStrings, EqualComparesBytesAndBroadcasts) {
+  Model m(0);
+  int32_t a = m.b.input("a", STR, {E_N}), b = m.b.input("b", STR, {E_COUNT});
+  int32_t y = m.b.output("y", ONNXC_DTYPE_BOOL, {E_N});
+  ASSERT_TRUE(m.load(ONNXC_HOST_STRING_EQUAL, {a, b, y}, {})) << onnxc_last_error();
+  auto bools = [&] {
+    onnxc_tensor out;
+    EXPECT_EQ(onnxc_session_get_output(m.session, 0, &out), ONNXC_OK);
+    const uint8_t *v = static_cast<const uint8_t *>(out.data);
+    return std::vector<int>(v, v + out.dims[0]);
+  };
+  ASSERT_EQ(run_concat(m, {"string1", "string2", "", "caf\xc3\xa9"}, {"string1", "string3", "", "cafe"}), ONNXC_OK)
+      << onnxc_session_last_error(m.session);
+  EXPECT_EQ(bools(), (std::vector<int>{1, 0, 1, 0}));
+  ASSERT_EQ(run_concat(m, {"x", "xy", "X"}, {"x"}), ONNXC_OK) << onnxc_session_last_error(m.session);
+  EXPECT_EQ(bools(), (std::vector<int>{1, 0, 0}));
+  EXPECT_EQ(run_concat(m, {"a", "b"}, {"c", "d", "e"}), ONNXC_ERR_SHAPE_MISMATCH);
+  EXPECT_THAT(onnxc_session_last_error(m.session), HasSubstr("step 0 (Equal): 'a' dim 0 is 2 and 'b' dim 0 is 3"));
+}
+
+TEST(HostStrings, EqualChecksDtypesAtLoad) {
+  Model m(0);
+  int32_t a = m.b.input("a", STR, {E_N}), b = m.b.input("b", STR, {E_N}), y = m.b.output("y", STR, {E_N});
+  EXPECT_FALSE(m.load(ONNXC_HOST_STRING_EQUAL, {a, b, y}, {}));
+  EXPECT_STREQ(onnxc_last_error(), "model 'strings': step 0 (Equal): A and B must be strings, Y bool");
 }
 
 // x [n] of `from` -> Cast -> y [n] of `to`.

@@ -38,7 +38,7 @@ std::string element_str(const ir::Tensor& t, int64_t i) {
     case DType::UInt64: return std::to_string(t.data<uint64_t>()[i]);
     case DType::Float16: case DType::BFloat16: return fmt_double(t.get_f64(i), 5);
     case DType::Float8E4M3FN: case DType::Float8E4M3FNUZ: case DType::Float8E5M2: case DType::Float8E5M2FNUZ:
-    case DType::Float8E8M0: return fmt_double(t.get_f64(i), 4);
+    case DType::Float8E8M0: case DType::Float4E2M1: return fmt_double(t.get_f64(i), 4);
     case DType::Float32: return fmt_double(t.get_f64(i), 9);
     case DType::Float64: return fmt_double(t.get_f64(i), 17);
     default: return std::to_string(t.get_i64(i));
@@ -167,7 +167,7 @@ TensorReport compare_tensors(const std::string& name, const ir::Tensor& actual, 
   r.numel = expected.numel();
   WorstList worst(max_worst);
   ir::DType dt = expected.dtype();
-  if (ir::dtype_is_float(dt) || ir::dtype_is_float8(dt)) {  // 8-bit floats by value (NaN == NaN)
+  if (ir::dtype_is_float(dt) || ir::dtype_is_narrow_float(dt)) {  // 8-bit floats by value (NaN == NaN)
     compare_floats(actual, expected, tol, r, worst);
   } else if (dt == ir::DType::String || dt == ir::DType::Bool || ir::dtype_is_integer(dt)) {
     compare_exact(actual, expected, r, worst);

@@ -154,6 +154,7 @@ enum onnxc_step_kind {
  *                     maxsplit (< 0: none), whitespace (split on runs of whitespace, ignoring delimiter)}
  *                                                                  binds {k: the most parts of any string}
  *  REGEX_FULL_MATCH args {X (strings), pattern (uint8: RE2 text and a NUL), Y (bool [X...])}   binds {}
+ *  STRING_EQUAL args {A, B (strings), Y (bool)}: Equal, Y = A == B (same bytes), numpy broadcasting   binds {}
  * String tensors (dtype 8) hold one `const char *` per element (see runtime.h); only host ops touch them.
  * Loop host ops (numbered from 16): what a loop body does with whole slices.
  *  SCAN_SLICE   args {X, iter (int64, 1 element), Y, axis, reverse}     binds {}
@@ -192,6 +193,7 @@ enum onnxc_host_op {
   ONNXC_HOST_REDUCE = 12,
   ONNXC_HOST_STRING_SPLIT = 13,
   ONNXC_HOST_REGEX_FULL_MATCH = 14,
+  ONNXC_HOST_STRING_EQUAL = 15,
   ONNXC_HOST_SCAN_SLICE = 16,
   ONNXC_HOST_SCAN_APPEND = 17,
   ONNXC_HOST_SCAN_COLLECT = 18,

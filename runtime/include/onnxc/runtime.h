@@ -111,6 +111,8 @@ enum onnxc_dtype {
   ONNXC_DTYPE_FLOAT8E5M2 = 19,
   ONNXC_DTYPE_FLOAT8E5M2FNUZ = 20,
   ONNXC_DTYPE_FLOAT8E8M0 = 24,
+  /* The 4-bit float E2M1, held unpacked: its 4-bit code (sign in bit 3) in the low bits of a byte. */
+  ONNXC_DTYPE_FLOAT4E2M1 = 23,
   /* The sub-byte integers, held unpacked: one element per byte, signed ones sign-extended. */
   ONNXC_DTYPE_UINT4 = 21,
   ONNXC_DTYPE_INT4 = 22,
