@@ -103,19 +103,19 @@ CompileResult compile_model(const ir::Model& model, const CompileOptions& o) {
   Partition p = partition_model(model);
   std::vector<BuiltKernel> built;
   bool cuda = target.has_feature(Halide::Target::CUDA);
-  for (const auto& k : p.kernels) {
+  for (const auto& k : p.steps) {
     // Host and control steps run in the runtime on the host: nothing to compile (and no CUDA runtime
     // support yet: a branch would read its condition from device memory).
-    user_check(k.host_op < 0 || !cuda) << k.name << ": ops with data-dependent output sizes are not supported with the "
-                                       << "cuda target yet (they run as host steps)";
-    user_check(k.control == 0 || !cuda) << k.name << ": control flow (If, Loop, Scan) is not supported with the cuda target yet";
-    built.push_back(k.is_kernel() ? build_kernel(k, p, ktarget, tname) : BuiltKernel{});
+    user_check(!k.host() || !cuda) << k.name << ": ops with data-dependent output sizes are not supported with the "
+                                   << "cuda target yet (they run as host steps)";
+    user_check(!k.control() || !cuda) << k.name << ": control flow (If, Loop, Scan) is not supported with the cuda target yet";
+    built.push_back(k.kernel() ? build_kernel(k, p, ktarget, tname) : BuiltKernel{});
   }
 
   std::vector<int> distinct;  // index into built of each distinct function's first kernel
   std::map<std::string, int> seen;
   for (size_t i = 0; i < built.size(); ++i)
-    if (p.kernels[i].is_kernel() && seen.emplace(built[i].fn_name, static_cast<int>(i)).second)
+    if (p.steps[i].kernel() && seen.emplace(built[i].fn_name, static_cast<int>(i)).second)
       distinct.push_back(static_cast<int>(i));
 
   KernelCache cache(o.use_cache ? (o.cache_dir.empty() ? KernelCache::default_dir() : o.cache_dir) : "");
@@ -144,13 +144,13 @@ CompileResult compile_model(const ir::Model& model, const CompileOptions& o) {
         cache.store(key, path);
       } else {
         const BuiltKernel& b = built[distinct[i]];
-        compile_object(b, path, b.compile_target.value_or(ktarget), p.kernels[distinct[i]].name);
+        compile_object(b, path, b.compile_target.value_or(ktarget), p.steps[distinct[i]].name);
         cache.store(key, path);
       }
       objects[i] = path;
       if (is_runtime || !o.progress) return;
       std::lock_guard<std::mutex> lock(progress_mutex);
-      o.progress({p.kernels[distinct[i]].name, built[distinct[i]].fn_name, ++done,
+      o.progress({p.steps[distinct[i]].name, built[distinct[i]].fn_name, ++done,
                   static_cast<int>(distinct.size()), hit, since(t0)});
     });
     PlanDescription plan = make_plan(p, built, o.name, tname, cuda);

@@ -251,13 +251,9 @@ class Partitioner : public ControlScope {
     // A host step binds symbols from data; in a branch that does not run they would stay unbound.
     user_check(!in_branch_ || a.binds.empty()) << n.describe() << ": ops with data-dependent output sizes inside an If "
                                                << "branch or a loop body are not supported yet";
-    KernelDesc k;
+    Step k;
     k.name = n.describe();
-    k.kclass = KernelClass::Other;
-    k.graph = std::make_shared<ir::Graph>("host");
-    k.host_op = a.op;
-    k.host_scalars = a.scalars;
-    k.host_binds = a.binds;
+    k.kind = HostStep{a.op, a.scalars, a.binds, {}};
     for (auto& in : a.inputs) {
       if (in.value) {
         k.inputs.push_back(tensor_of(in.value));
@@ -272,7 +268,7 @@ class Partitioner : public ControlScope {
       k.inputs.push_back(add_tensor(std::move(t)));
     }
     for (const auto& o : a.outputs) k.outputs.push_back(host_output(o));
-    p_.kernels.push_back(std::move(k));
+    p_.steps.push_back(std::move(k));
   }
 
   // Sizes given as data (value symbols, ir/infer/infer.h) that this group's outputs use: each gets a
@@ -291,14 +287,11 @@ class Partitioner : public ControlScope {
           user_check(!in_branch_) << n->describe() << ": a size given as data inside an If branch or a loop body is not supported yet";
           user_check(std::find(members.begin(), members.end(), v->producer()) == members.end())
               << n->describe() << ": size '" << *source << "' is computed inside the kernel that needs it; not supported";
-          KernelDesc k;
+          Step k;
           k.name = "size '" + *source + "'";
-          k.kclass = KernelClass::Other;
-          k.graph = std::make_shared<ir::Graph>("host");
-          k.host_op = ONNXC_HOST_VALUE_SIZE;
+          k.kind = HostStep{ONNXC_HOST_VALUE_SIZE, {}, {}, {s}};
           k.inputs = {tensor_of(v)};
-          k.host_bind_symbols = {s};
-          p_.kernels.push_back(std::move(k));
+          p_.steps.push_back(std::move(k));
         }
       }
   }
@@ -317,11 +310,12 @@ class Partitioner : public ControlScope {
           user_check(!v || v->dtype() != ir::DType::String)
               << n->describe() << ": " << n->op_type() << " on string tensors is not supported (strings go through "
               << "StringNormalizer, StringConcat, StringSplit, RegexFullMatch, Equal and Cast only)";
-    KernelDesc k;
+    Step k;
+    KernelStep& ks = k.kind.emplace<KernelStep>();
     const ir::Node* root = members.back();
     k.name = root->describe();
-    k.kclass = kclass;
-    k.graph = std::make_shared<ir::Graph>("kernel");
+    ks.kclass = kclass;
+    ks.graph = std::make_shared<ir::Graph>("kernel");
     std::set<const ir::Node*> in_group(members.begin(), members.end());
     std::unordered_map<const ir::Value*, ir::Value*> local;
     std::function<ir::Value*(const ir::Value*)> local_value;
@@ -332,7 +326,7 @@ class Partitioner : public ControlScope {
       for (size_t i = 0; i < (view ? 1 : n->num_inputs()); ++i) ins.push_back(local_value(n->input(i)));
       std::vector<std::string> outs;
       for (size_t i = 0; i < (view ? 1 : n->num_outputs()); ++i) outs.push_back(n->output(i) ? n->output(i)->name() : "");
-      ir::Node* c = k.graph->add_node(view ? "Copy" : n->op_type(), ins, outs, view ? "onnxc" : n->domain());
+      ir::Node* c = ks.graph->add_node(view ? "Copy" : n->op_type(), ins, outs, view ? "onnxc" : n->domain());
       c->set_name(n->name());
       if (!view) c->mutable_attributes() = n->attributes();
       for (size_t i = 0; i < outs.size(); ++i)
@@ -340,8 +334,8 @@ class Partitioner : public ControlScope {
           c->output(i)->set_type(v->type());
           local[v] = c->output(i);
         }
-      if (view) k.opsets["onnxc"] = 1;
-      else k.opsets[n->domain()] = m_.opset(n->domain());
+      if (view) ks.opsets["onnxc"] = 1;
+      else ks.opsets[n->domain()] = m_.opset(n->domain());
       return c;
     };
     local_value = [&](const ir::Value* v) -> ir::Value* {
@@ -354,7 +348,7 @@ class Partitioner : public ControlScope {
       }
       int id = tensor_of(v);
       const PlanTensor& t = p_.tensors[id];
-      ir::Value* lv = k.graph->add_input(v->name(), ir::Type::tensor(t.dtype, t.shape));
+      ir::Value* lv = ks.graph->add_input(v->name(), ir::Type::tensor(t.dtype, t.shape));
       if (t.data) lv->set_constant(*t.data);
       k.inputs.push_back(id);
       return local[v] = lv;
@@ -370,12 +364,12 @@ class Partitioner : public ControlScope {
                                     [&](const ir::Use& u) { return !in_group.count(u.node); });
         if (external) {
           shape_of(v);
-          k.graph->add_output(lv);
+          ks.graph->add_output(lv);
           k.outputs.push_back(tensor_of(v));
         }
       }
     }
-    p_.kernels.push_back(std::move(k));
+    p_.steps.push_back(std::move(k));
   }
 
   // Graph outputs: mark produced tensors as outputs; inputs, weights and views get a copy kernel.
@@ -395,27 +389,28 @@ class Partitioner : public ControlScope {
       out.kind = TensorKind::Output;
       if (t.kind == TensorKind::View) p_.tensors[id].name += "/view";
       int out_id = add_tensor(std::move(out));
-      p_.kernels.push_back(copy_kernel(id, out_id));
+      p_.steps.push_back(copy_kernel(id, out_id));
       p_.outputs.push_back(out_id);
     }
   }
 
-  KernelDesc copy_kernel(int src, int dst) override {
+  Step copy_kernel(int src, int dst) override {
     const PlanTensor& s = p_.tensors[src];
     const PlanTensor& d = p_.tensors[dst];
     if (s.value != 0) return value_copy_kernel(p_, src, dst);
-    KernelDesc k;
+    Step k;
+    KernelStep& ks = k.kind.emplace<KernelStep>();
     k.name = "copy to output '" + d.name + "'";
-    k.kclass = KernelClass::DataMovement;
-    k.graph = std::make_shared<ir::Graph>("kernel");
-    ir::Value* in = k.graph->add_input(s.name, ir::Type::tensor(s.dtype, s.shape));
+    ks.kclass = KernelClass::DataMovement;
+    ks.graph = std::make_shared<ir::Graph>("kernel");
+    ir::Value* in = ks.graph->add_input(s.name, ir::Type::tensor(s.dtype, s.shape));
     if (s.data) in->set_constant(*s.data);
-    ir::Node* c = k.graph->add_node("Copy", {in}, {d.name + "/copy"}, "onnxc");
+    ir::Node* c = ks.graph->add_node("Copy", {in}, {d.name + "/copy"}, "onnxc");
     c->output()->set_type(ir::Type::tensor(d.dtype, d.shape));
-    k.graph->add_output(c->output());
+    ks.graph->add_output(c->output());
     k.inputs = {src};
     k.outputs = {dst};
-    k.opsets["onnxc"] = 1;
+    ks.opsets["onnxc"] = 1;
     return k;
   }
 
@@ -478,12 +473,14 @@ namespace {
 // runtime gives: a session keeping its cache lays it out with capacity along the sequence axis.
 void mark_strided_inputs(Partition& p) {
   std::set<int> cache;
-  for (const KernelDesc& k : p.kernels)
-    if (k.host_op == ONNXC_HOST_CACHE_APPEND) cache.insert({k.inputs.at(0), k.outputs.at(0)});
+  for (const Step& s : p.steps)
+    if (const HostStep* h = s.host(); h && h->op == ONNXC_HOST_CACHE_APPEND)
+      cache.insert({s.inputs.at(0), s.outputs.at(0)});
   if (cache.empty()) return;
-  for (KernelDesc& k : p.kernels)
-    for (size_t i = 0; k.is_kernel() && i < k.inputs.size(); ++i)
-      if (cache.count(k.inputs[i])) k.strided_inputs.insert(i);
+  for (Step& s : p.steps)
+    if (KernelStep* k = s.kernel())
+      for (size_t i = 0; i < s.inputs.size(); ++i)
+        if (cache.count(s.inputs[i])) k->strided_inputs.insert(i);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// Partitioning: a model graph becomes a table of tensors and an ordered list of kernels. The result
-// is plain data: each kernel owns a small copy of its nodes (a mini graph whose inputs carry the
-// constant data of weights), so nothing after this step points into the model's graph.
+// Partitioning: a model graph becomes a table of tensors and an ordered list of steps (Halide kernels,
+// host steps, control steps). The result is plain data: each kernel owns a small copy of its nodes (a
+// mini graph whose inputs carry the constant data of weights), so nothing after this step points into
+// the model's graph.
 #pragma once
 
 #include <map>
@@ -8,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "codegen/lower/lower.h"
@@ -30,40 +32,63 @@ struct PlanTensor {
 };
 
 
-struct KernelDesc {
-  std::string name;                 // for messages and profiles: the root node, e.g. "Softmax 'sm'"
+// A step is one entry of the plan's step list: a Halide kernel, a host step or a control step. The
+// fields every kind has are on Step; each kind's own fields are in its alternative of Step::kind, so
+// code that handles one kind reads only that kind's fields (step.kernel(), step.host(), step.control()).
+
+// A Halide kernel (codegen/emit/kernel_builder.h). Its graph holds the kernel's nodes, copied: graph
+// inputs are aligned with Step::inputs, graph outputs with Step::outputs. Inputs bound to weights
+// carry the weight's constant data.
+struct KernelStep {
   KernelClass kclass = KernelClass::Elementwise;
-  // The kernel's nodes, copied: graph inputs are aligned with `inputs`, graph outputs with
-  // `outputs`. Inputs bound to weights carry the weight's constant data.
   std::shared_ptr<ir::Graph> graph;
-  std::vector<int> inputs;          // tensor ids
-  std::vector<int> outputs;         // tensor ids
   std::map<std::string, int64_t> opsets;  // opset per domain of its nodes ("" = ai.onnx)
-  // A host step (codegen/host_steps.h) instead of a Halide kernel: its enum onnxc_host_op, else -1.
-  // inputs and outputs are then the op's tensor arguments in its order; graph holds no nodes.
-  int host_op = -1;
-  std::vector<int64_t> host_scalars;           // int64 attributes, after the tensors
-  std::vector<std::pair<int, int>> host_binds; // (index into outputs, axis) of each data dim it binds
-  std::vector<std::string> host_bind_symbols;  // or the symbols it binds by name (ONNXC_HOST_VALUE_SIZE)
-  // A control step (enum onnxc_step_kind BRANCH, JUMP, LOOP, NEXT), else 0: no kernel, no graph nodes.
-  // BRANCH reads the bool tensor inputs[0]; each goes on at kernel index `target` (kernels.size(): the
-  // end). LOOP reads inputs {iteration count, trip count, condition}; inputs[1] is -1 when the trip
-  // count is the shape expression `trip` (a Scan's length). NEXT's target is its LOOP.
-  int control = 0;
+  // Inputs (indices into Step::inputs) the runtime may pass with strides that are not dense: a KV
+  // cache kept with capacity along its sequence axis (onnxc.CacheAppend's past and present).
+  std::set<size_t> strided_inputs;
+};
+
+// A host step (codegen/host_steps.h): an op the runtime runs in C. Step::inputs and Step::outputs are
+// the op's tensor arguments in its order.
+struct HostStep {
+  int op = -1;                                 // enum onnxc_host_op
+  std::vector<int64_t> scalars;                // int64 attributes, after the tensors
+  std::vector<std::pair<int, int>> binds;      // (index into outputs, axis) of each data dim it binds
+  std::vector<std::string> bind_symbols;       // or the symbols it binds by name (ONNXC_HOST_VALUE_SIZE)
+};
+
+// A control step (enum onnxc_step_kind BRANCH, JUMP, LOOP, NEXT). BRANCH reads the bool tensor
+// Step::inputs[0]; each goes on at step index `target` (steps.size(): the end). LOOP reads inputs
+// {iteration count, trip count, condition}; inputs[1] is -1 when the trip count is the shape
+// expression `trip` (a Scan's length). NEXT's target is its LOOP.
+struct ControlStep {
+  int kind = 0;
   int target = -1;
   std::optional<ir::Dim> trip;
-  // Inputs (indices into `inputs`) the runtime may pass with strides that are not dense: a KV cache
-  // kept with capacity along its sequence axis (onnxc.CacheAppend's past and present).
-  std::set<size_t> strided_inputs;
-  // Compiled to a Halide kernel (not a host op, not a control step).
-  bool is_kernel() const { return host_op < 0 && control == 0; }
+};
+
+using StepKind = std::variant<KernelStep, HostStep, ControlStep>;
+
+struct Step {
+  std::string name;                 // for messages and profiles: the root node, e.g. "Softmax 'sm'"
+  std::vector<int> inputs;          // tensor ids
+  std::vector<int> outputs;         // tensor ids
+  StepKind kind;                    // default: a kernel step whose graph the partitioner fills
+
+  // The step's own fields if it is of that kind, else null.
+  KernelStep* kernel() { return std::get_if<KernelStep>(&kind); }
+  const KernelStep* kernel() const { return std::get_if<KernelStep>(&kind); }
+  HostStep* host() { return std::get_if<HostStep>(&kind); }
+  const HostStep* host() const { return std::get_if<HostStep>(&kind); }
+  ControlStep* control() { return std::get_if<ControlStep>(&kind); }
+  const ControlStep* control() const { return std::get_if<ControlStep>(&kind); }
 };
 
 struct Partition {
   std::vector<PlanTensor> tensors;
   std::vector<int> inputs;          // graph inputs, in order
   std::vector<int> outputs;         // graph outputs, in order
-  std::vector<KernelDesc> kernels;  // in execution order
+  std::vector<Step> steps;          // in execution order
 };
 
 // Ops that are views of their first input (same bytes, another shape); they never get a kernel.

@@ -43,18 +43,16 @@ void check_carried(const ir::Node& n, const std::vector<const ir::Value*>& forms
 }
 
 // A step of node n that runs no Halide kernel (a control or host step), named for what it does.
-KernelDesc runtime_step(const ir::Node& n, const std::string& what, const char* graph) {
-  KernelDesc k;
+Step runtime_step(const ir::Node& n, const std::string& what, StepKind kind) {
+  Step k;
   k.name = n.describe() + " (" + what + ")";
-  k.kclass = KernelClass::Other;
-  k.graph = std::make_shared<ir::Graph>(graph);
+  k.kind = std::move(kind);
   return k;
 }
 
 // A control step of node n (enum onnxc_step_kind), its target set later.
-KernelDesc control_step(const ir::Node& n, int kind, const std::string& what, std::vector<int> inputs = {}) {
-  KernelDesc k = runtime_step(n, what, "control");
-  k.control = kind;
+Step control_step(const ir::Node& n, int kind, const std::string& what, std::vector<int> inputs = {}) {
+  Step k = runtime_step(n, what, ControlStep{kind, -1, std::nullopt});
   k.inputs = std::move(inputs);
   return k;
 }
@@ -64,9 +62,9 @@ class LoopEmitter {
  public:
   LoopEmitter(ControlScope& s, const ir::Node& n) : s_(s), p_(s.plan()), n_(n) {}
 
-  int push(KernelDesc k) {
-    p_.kernels.push_back(std::move(k));
-    return static_cast<int>(p_.kernels.size()) - 1;
+  int push(Step k) {
+    p_.steps.push_back(std::move(k));
+    return static_cast<int>(p_.steps.size()) - 1;
   }
 
   int new_tensor(const std::string& name, ir::DType dtype, ir::Shape shape, std::optional<ir::Tensor> data = {}) {
@@ -88,26 +86,23 @@ class LoopEmitter {
 
   int host(int op, const std::string& what, std::vector<int> in, std::vector<int> out, std::vector<int64_t> scalars,
            std::vector<std::pair<int, int>> binds = {}) {
-    KernelDesc k = runtime_step(n_, what, "host");
-    k.host_op = op;
+    Step k = runtime_step(n_, what, HostStep{op, std::move(scalars), std::move(binds), {}});
     k.inputs = std::move(in);
     k.outputs = std::move(out);
-    k.host_scalars = std::move(scalars);
-    k.host_binds = std::move(binds);
     return push(std::move(k));
   }
 
   // LOOP {iter, trip, cond}; trip < 0: the trip count is the expression trip_dim.
   int head(int iter, int trip, std::optional<ir::Dim> trip_dim, int cond) {
-    KernelDesc k = control_step(n_, ONNXC_STEP_LOOP, "loop head", {iter, trip, cond});
-    k.trip = std::move(trip_dim);
+    Step k = control_step(n_, ONNXC_STEP_LOOP, "loop head", {iter, trip, cond});
+    k.control()->trip = std::move(trip_dim);
     return push(std::move(k));
   }
 
   void tail(int head) {
-    KernelDesc k = control_step(n_, ONNXC_STEP_NEXT, "end of body");
-    k.target = head;
-    p_.kernels[head].target = push(std::move(k)) + 1;
+    Step k = control_step(n_, ONNXC_STEP_NEXT, "end of body");
+    k.control()->target = head;
+    p_.steps[head].control()->target = push(std::move(k)) + 1;
   }
 
   void copy(int src, int dst) { push(s_.copy_kernel(src, dst)); }
@@ -181,7 +176,7 @@ void add_branch(ControlScope& s, const ir::Node& n, const std::string& attr) {
     user_check(values || (r->dtype() == y->dtype() && r->shape() && y->shape() && *r->shape() == *y->shape()))
         << n.describe() << ": output '" << y->name() << "' is " << y->type().str() << " but " << attr << " gives "
         << r->type().str() << "; an If whose branches give outputs of different shapes is not supported yet";
-    s.plan().kernels.push_back(s.copy_kernel(s.tensor_of(r), s.tensor_of(y)));
+    s.plan().steps.push_back(s.copy_kernel(s.tensor_of(r), s.tensor_of(y)));
   }
 }
 
@@ -189,15 +184,15 @@ void add_branch(ControlScope& s, const ir::Node& n, const std::string& attr) {
 
 void build_if(ControlScope& s, const ir::Node& n) {
   user_check(n.input(0) && n.input(0)->dtype() == ir::DType::Bool) << n.describe() << ": the condition must be a bool tensor";
-  auto& kernels = s.plan().kernels;
-  kernels.push_back(control_step(n, ONNXC_STEP_BRANCH, "branch on its condition", {s.tensor_of(n.input(0))}));
-  size_t branch = kernels.size() - 1;
+  auto& steps = s.plan().steps;
+  steps.push_back(control_step(n, ONNXC_STEP_BRANCH, "branch on its condition", {s.tensor_of(n.input(0))}));
+  size_t branch = steps.size() - 1;
   add_branch(s, n, "then_branch");
-  kernels.push_back(control_step(n, ONNXC_STEP_JUMP, "end of then_branch"));
-  size_t jump = kernels.size() - 1;
-  kernels[branch].target = static_cast<int>(kernels.size());
+  steps.push_back(control_step(n, ONNXC_STEP_JUMP, "end of then_branch"));
+  size_t jump = steps.size() - 1;
+  steps[branch].control()->target = static_cast<int>(steps.size());
   add_branch(s, n, "else_branch");
-  kernels[jump].target = static_cast<int>(kernels.size());
+  steps[jump].control()->target = static_cast<int>(steps.size());
 }
 
 void build_loop(ControlScope& s, const ir::Node& n) {

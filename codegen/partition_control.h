@@ -21,7 +21,7 @@ class ControlScope {
   // scope: no steps that bind symbols from data inside it).
   virtual void add_body(const ir::Graph& body) = 0;
   // A kernel copying tensor src into tensor dst (same dtype and element count).
-  virtual KernelDesc copy_kernel(int src, int dst) = 0;
+  virtual Step copy_kernel(int src, int dst) = 0;
   // True inside an If branch or a loop body.
   virtual bool nested() const = 0;
   // Symbols that graph input dims bind (known before a run).

@@ -9,12 +9,10 @@ namespace onnxc::codegen {
 
 namespace {
 
-KernelDesc host_kernel(const std::string& name, int op, std::vector<int> inputs, int output) {
-  KernelDesc k;
+Step host_kernel(const std::string& name, int op, std::vector<int> inputs, int output) {
+  Step k;
   k.name = name;
-  k.kclass = KernelClass::Other;
-  k.graph = std::make_shared<ir::Graph>("host");
-  k.host_op = op;
+  k.kind = HostStep{op, {}, {}, {}};
   k.inputs = std::move(inputs);
   k.outputs = {output};
   return k;
@@ -47,17 +45,17 @@ void build_sequence_construct(ControlScope& s, const ir::Node& n) {
   back.data = ir::Tensor::from_vector<int64_t>(ir::DType::Int64, {0}, {});
   int at_back = add_tensor(p, std::move(back));
   int seq = sequence(0);
-  p.kernels.push_back(host_kernel(n.describe(), ONNXC_HOST_VALUE_EMPTY, {}, seq));
+  p.steps.push_back(host_kernel(n.describe(), ONNXC_HOST_VALUE_EMPTY, {}, seq));
   for (size_t i = 0; i < n.num_inputs(); ++i) {
     user_check(n.input(i)) << n.describe() << ": input " << i << " is absent";
     int x = s.tensor_of(n.input(i));
     int next = sequence(i + 1);
-    p.kernels.push_back(host_kernel(n.describe(), ONNXC_HOST_SEQ_INSERT, {seq, x, at_back}, next));
+    p.steps.push_back(host_kernel(n.describe(), ONNXC_HOST_SEQ_INSERT, {seq, x, at_back}, next));
     seq = next;
   }
 }
 
-KernelDesc value_copy_kernel(const Partition& p, int src, int dst) {
+Step value_copy_kernel(const Partition& p, int src, int dst) {
   return host_kernel("copy of '" + p.tensors[src].name + "' to '" + p.tensors[dst].name + "'", ONNXC_HOST_VALUE_COPY,
                      {src}, dst);
 }

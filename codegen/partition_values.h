@@ -11,6 +11,6 @@ namespace onnxc::codegen {
 void build_sequence_construct(ControlScope& s, const ir::Node& n);
 
 // A host step copying sequence or optional tensor src into dst (an optional from a sequence too).
-KernelDesc value_copy_kernel(const Partition& p, int src, int dst);
+Step value_copy_kernel(const Partition& p, int src, int dst);
 
 }  // namespace onnxc::codegen

@@ -84,10 +84,17 @@ class SymbolNames {
 // the simplifier (x * 0.5 instead of a load).
 bool baked(const ir::Value* v) { return v->is_constant() && v->constant().numel() == 1; }
 
+// The kernel fields of step k: canonical_form and build_kernel take kernel steps only.
+const KernelStep& kernel_of(const Step& k) {
+  const KernelStep* ks = k.kernel();
+  internal_check(ks != nullptr) << k.name << ": not a Halide kernel step";
+  return *ks;
+}
+
 // `code_constants`: the constant inputs whose values a lowering read (ConstInputs); the others
 // only feed kernel data and are keyed by dtype and shape alone. Null: every constant is keyed by
 // its data.
-std::string walk_canonical(const KernelDesc& k, const std::string& target, SymbolNames& names,
+std::string walk_canonical(const KernelStep& k, const std::string& target, SymbolNames& names,
                            const std::set<const ir::Value*>* code_constants = nullptr) {
   std::ostringstream os;
   os << "target " << target << "\n";
@@ -125,9 +132,9 @@ std::string walk_canonical(const KernelDesc& k, const std::string& target, Symbo
 
 }  // namespace
 
-std::string canonical_form(const KernelDesc& k, const std::string& target) {
+std::string canonical_form(const Step& k, const std::string& target) {
   SymbolNames names;
-  return walk_canonical(k, target, names);
+  return walk_canonical(kernel_of(k), target, names);
 }
 
 Halide::Expr dim_to_expr(const ir::Dim& d, const std::map<std::string, Halide::Expr>& symbols) {
@@ -166,10 +173,10 @@ namespace {
 
 class Builder {
  public:
-  Builder(const KernelDesc& k, Partition& p, const Halide::Target& t, const std::string& tname)
-      : k_(k), p_(p), target_(t), target_name_(tname) {
+  Builder(const Step& s, Partition& p, const Halide::Target& t, const std::string& tname)
+      : s_(s), k_(kernel_of(s)), p_(p), target_(t), target_name_(tname) {
     SymbolNames names;
-    walk_canonical(k, tname, names);  // for the order of the symbols
+    walk_canonical(k_, tname, names);  // for the order of the symbols
     for (size_t i = 0; i < names.order().size(); ++i) {
       Halide::Param<int64_t> prm("s" + std::to_string(i));
       params_.push_back(prm);
@@ -238,7 +245,7 @@ class Builder {
         Halide::ImageParam ip(ty, t.rank(), "in" + std::to_string(i));
         if (k_.strided_inputs.count(i)) constrain_rows(ip);  // a KV cache with capacity
         else constrain_dense(ip, t.shape);
-        image_params_.push_back({ip, k_.inputs[i]});
+        image_params_.push_back({ip, s_.inputs[i]});
         t.func = ip;
         input_funcs_.insert(t.func.name());
       }
@@ -318,7 +325,7 @@ class Builder {
     std::set<std::string> used = input_funcs_;
     for (const ir::Value* v : k_.graph->outputs()) {
       auto it = values_.find(v);
-      internal_check(it != values_.end()) << "kernel " << k_.name << ": output '" << v->name() << "' was not lowered";
+      internal_check(it != values_.end()) << "kernel " << s_.name << ": output '" << v->name() << "' was not lowered";
       HTensor t = it->second;
       Halide::Type ty = halide_type(v->dtype());
       Halide::Func f = t.func;
@@ -387,10 +394,11 @@ class Builder {
         out_.args.push_back(params_[i]);
         out_.call_args.push_back({-1, symbol_order_[i]});
       }
-    for (int id : k_.outputs) out_.call_args.push_back({id, ""});
+    for (int id : s_.outputs) out_.call_args.push_back({id, ""});
   }
 
-  const KernelDesc& k_;
+  const Step& s_;
+  const KernelStep& k_;
   Partition& p_;
   Halide::Target target_;
   std::string target_name_;
@@ -414,7 +422,7 @@ class Builder {
 
 }  // namespace
 
-BuiltKernel build_kernel(const KernelDesc& k, Partition& p, const Halide::Target& target,
+BuiltKernel build_kernel(const Step& k, Partition& p, const Halide::Target& target,
                          const std::string& target_name) {
   try {
     return Builder(k, p, target, target_name).run();

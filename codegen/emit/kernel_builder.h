@@ -30,15 +30,16 @@ struct BuiltKernel {
   std::optional<Halide::Target> compile_target;
 };
 
-// Canonical text of a kernel for a target: op types, opsets, attributes, dtypes, shapes with symbols
+// Canonical text of a kernel step for a target: op types, opsets, attributes, dtypes, shapes with symbols
 // renamed in order of appearance (s0, s1...), constant-data fingerprints. Kernels with equal text
 // compile to the same code, whatever their names or the model's symbol names.
-std::string canonical_form(const KernelDesc& k, const std::string& target);
+std::string canonical_form(const Step& k, const std::string& target);
 
-// Lowers and schedules kernel `k` of `p`. Constants a lowering adds (LowerContext::add_constant)
+// Lowers and schedules kernel step `k` of `p` (k.kernel() is set; a host or control step is an
+// internal error). Constants a lowering adds (LowerContext::add_constant)
 // become new Weight tensors appended to p.tensors. Throws UserError naming the node when a lowering
 // rejects it.
-BuiltKernel build_kernel(const KernelDesc& k, Partition& p, const Halide::Target& target,
+BuiltKernel build_kernel(const Step& k, Partition& p, const Halide::Target& target,
                          const std::string& target_name);
 
 // A symbolic dim as a Halide Int(32) Expr, given each symbol's Expr.

@@ -34,8 +34,8 @@ class PlanMaker {
   void keep_referenced_tensors() {
     std::set<int> keep(p_.inputs.begin(), p_.inputs.end());
     keep.insert(p_.outputs.begin(), p_.outputs.end());
-    for (const auto& k : p_.kernels)
-      if (!k.is_kernel()) {
+    for (const Step& k : p_.steps)
+      if (!k.kernel()) {
         for (int t : k.inputs)
           if (t >= 0) keep.insert(t);  // a LOOP's trip count may be an expression instead (-1)
         keep.insert(k.outputs.begin(), k.outputs.end());
@@ -60,11 +60,13 @@ class PlanMaker {
     for (int id : p_.inputs)
       for (const auto& dim : p_.tensors[id].shape)
         if (dim.is_symbol() && bound.insert(dim.name()).second) add(dim.name());
-    for (size_t i = 0; i < p_.kernels.size(); ++i) {
-      const KernelDesc& k = p_.kernels[i];
+    for (size_t i = 0; i < p_.steps.size(); ++i) {
+      const Step& k = p_.steps[i];
+      const HostStep* h = k.host();
+      if (!h) continue;
       std::vector<ir::Dim> dims;
-      for (auto [out, axis] : k.host_binds) dims.push_back(p_.tensors[k.outputs.at(out)].shape.at(axis));
-      for (const std::string& name : k.host_bind_symbols) dims.push_back(ir::Dim::symbol(name));
+      for (auto [out, axis] : h->binds) dims.push_back(p_.tensors[k.outputs.at(out)].shape.at(axis));
+      for (const std::string& name : h->bind_symbols) dims.push_back(ir::Dim::symbol(name));
       for (const ir::Dim& dim : dims) {
         bool fresh = dim.is_symbol() && bound.insert(dim.name()).second;
         if (fresh) add(dim.name());
@@ -181,18 +183,24 @@ class PlanMaker {
   void add_steps() {
     std::map<std::string, int> kernel_index;
     for (size_t i = 0; i < built_.size(); ++i) {
-      if (p_.kernels[i].host_op >= 0 || p_.kernels[i].control) {
-        d_.steps.push_back(p_.kernels[i].control ? control_step(i) : host_step(i));
+      const Step& k = p_.steps[i];
+      if (const HostStep* h = k.host()) {
+        d_.steps.push_back(host_step(i, *h));
         continue;
       }
+      if (const ControlStep* c = k.control()) {
+        d_.steps.push_back(control_step(k, *c));
+        continue;
+      }
+      const KernelStep& ks = std::get<KernelStep>(k.kind);
       const BuiltKernel& b = built_[i];
       auto [it, fresh] = kernel_index.emplace(b.fn_name, static_cast<int>(d_.kernels.size()));
       if (fresh) d_.kernels.push_back(b.fn_name);
       PlanDescription::Step s;
       s.kernel = it->second;
-      s.comment = p_.kernels[i].name;
-      s.nodes = kernel_nodes(*p_.kernels[i].graph);
-      if (auto f = kernel_flops(*p_.kernels[i].graph)) s.flops = expr_id(*f);
+      s.comment = k.name;
+      s.nodes = kernel_nodes(*ks.graph);
+      if (auto f = kernel_flops(*ks.graph)) s.flops = expr_id(*f);
       for (const auto& a : b.call_args)
         s.args.push_back(a.tensor >= 0 ? new_id_.at(a.tensor) : -(expr_id(ir::Dim::symbol(a.symbol)) + 1));
       d_.steps.push_back(std::move(s));
@@ -200,15 +208,15 @@ class PlanMaker {
   }
 
   // A host step's args: its tensors in the op's order, then its attributes as constant scalars.
-  PlanDescription::Step host_step(size_t i) {
-    const KernelDesc& k = p_.kernels[i];
+  PlanDescription::Step host_step(size_t i, const HostStep& h) {
+    const Step& k = p_.steps[i];
     PlanDescription::Step s;
     s.kind = 1;  // ONNXC_STEP_HOST
-    s.kernel = k.host_op;
+    s.kernel = h.op;
     s.comment = s.nodes = k.name;
     for (int t : k.inputs) s.args.push_back(new_id_.at(t));
     for (int t : k.outputs) s.args.push_back(new_id_.at(t));
-    for (int64_t v : k.host_scalars) s.args.push_back(-(expr_id(ir::Dim(v)) + 1));
+    for (int64_t v : h.scalars) s.args.push_back(-(expr_id(ir::Dim(v)) + 1));
     s.binds = host_binds_[i];
     return s;
   }
@@ -216,19 +224,18 @@ class PlanMaker {
   // A BRANCH (args {condition}), JUMP, LOOP (args {iteration count, trip count, condition}; the trip
   // count a scalar when it is a shape expression) or NEXT; `kernel` is the target step (kernels and
   // steps are one to one).
-  PlanDescription::Step control_step(size_t i) {
-    const KernelDesc& k = p_.kernels[i];
+  PlanDescription::Step control_step(const Step& k, const ControlStep& c) {
     PlanDescription::Step s;
-    s.kind = k.control;
-    s.kernel = k.target;
+    s.kind = c.kind;
+    s.kernel = c.target;
     s.comment = s.nodes = k.name;
-    for (int t : k.inputs) s.args.push_back(t >= 0 ? new_id_.at(t) : -(expr_id(*k.trip) + 1));
+    for (int t : k.inputs) s.args.push_back(t >= 0 ? new_id_.at(t) : -(expr_id(*c.trip) + 1));
     return s;
   }
 
   const Partition& p_;
   const std::vector<BuiltKernel>& built_;
-  std::map<size_t, std::vector<int32_t>> host_binds_;  // by kernel index
+  std::map<size_t, std::vector<int32_t>> host_binds_;  // by step index
   PlanDescription d_;
   std::vector<int> kept_;
   std::map<int, int> new_id_;
@@ -241,7 +248,7 @@ class PlanMaker {
 
 PlanDescription make_plan(const Partition& p, const std::vector<BuiltKernel>& built, const std::string& name,
                           const std::string& target, bool uses_cuda) {
-  internal_check(built.size() == p.kernels.size()) << "make_plan: one built kernel per kernel";
+  internal_check(built.size() == p.steps.size()) << "make_plan: one built kernel (or none) per step";
   PlanDescription d;
   d.name = name;
   d.target = target;

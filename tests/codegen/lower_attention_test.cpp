@@ -533,8 +533,9 @@ TEST(LowerAttention, HeadSplitOfAPackedProjectionIsReadInPlace) {
     mb.output(mb.node("Attention", qkv_heads, {{"y", ir::Type::tensor(DType::Float32, head)}})->output());
 
     codegen::Partition p = codegen::partition_model(mb.model());
-    ASSERT_EQ(p.kernels.size(), 1u);
-    EXPECT_EQ(p.kernels[0].kclass, codegen::KernelClass::Attention);
+    ASSERT_EQ(p.steps.size(), 1u);
+    ASSERT_TRUE(p.steps[0].kernel());
+    EXPECT_EQ(p.steps[0].kernel()->kclass, codegen::KernelClass::Attention);
 
     std::vector<float> packed = wave(static_cast<size_t>(S) * B * 3 * e, 0.29f);
     auto in = [&](int which, int bb, int hh, int ss, int dd) {  // the packed projection's element
@@ -578,8 +579,9 @@ TEST(LowerAttention, TransposeOfTheHeadDimIsNotInlined) {
     if (n->op_type() == "Attention") n->set_input(2, tr->output());
   g.topological_sort();
   codegen::Partition p = codegen::partition_model(m.model);
-  ASSERT_EQ(p.kernels.size(), 2u);
-  EXPECT_EQ(p.kernels[0].kclass, codegen::KernelClass::DataMovement);
+  ASSERT_EQ(p.steps.size(), 2u);
+  ASSERT_TRUE(p.steps[0].kernel());
+  EXPECT_EQ(p.steps[0].kernel()->kclass, codegen::KernelClass::DataMovement);
   std::vector<float> vt_data(m.v.size());  // [b, h, s, d] -> [b, h, d, s]
   for (int bh = 0; bh < c.b * c.hkv; ++bh)
     for (int t = 0; t < c.skv; ++t)

@@ -255,7 +255,7 @@ TEST(LowerConv, ChannelScaleJoinsTheConv) {
     c->set_attr_ints("pads", k.pads);
     c->set_attr_int("group", k.group);
     b.output(c->output());
-    EXPECT_EQ(codegen::partition_model(b.model()).kernels.size(), 1u) << (depthwise ? "depthwise" : "pointwise");
+    EXPECT_EQ(codegen::partition_model(b.model()).steps.size(), 1u) << (depthwise ? "depthwise" : "pointwise");
     auto xv = random_values(k.n * k.c * k.h * k.w, 8), sv = random_values(k.n * k.c, 10);
     std::vector<float> scaled(xv.size());
     for (size_t i = 0; i < xv.size(); ++i) scaled[i] = xv[i] / (1 + std::exp(-xv[i])) * sv[i / (k.h * k.w)];
@@ -289,7 +289,7 @@ TEST(LowerConv, SiluDiamondIsTheEpilogue) {
     auto* sig = b.op("Sigmoid", {c->output()}, "sig", DType::Float32, ys);
     b.output(b.op("Mul", {c->output(), sig}, "silu", DType::Float32, ys));
     if (form == 3) b.output(sig);
-    size_t kernels = codegen::partition_model(b.model()).kernels.size();
+    size_t kernels = codegen::partition_model(b.model()).steps.size();
     if (form == 3) EXPECT_GT(kernels, 1u);  // the Conv alone, then the Sigmoid and the Mul
     else EXPECT_EQ(kernels, 1u) << form;
     auto xv = random_values(k.n * k.c * k.h * k.w, 16);

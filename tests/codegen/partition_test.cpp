@@ -35,9 +35,10 @@ std::string partition_text(const codegen::Partition& p) {
     if (t.view_of >= 0) os << " of " << p.tensors[t.view_of].name;
     os << "\n";
   }
-  for (const auto& k : p.kernels) {
+  for (const auto& k : p.steps) {
     os << "kernel";
-    for (const ir::Node* n : k.graph->nodes()) os << " " << n->op_type();
+    if (const codegen::KernelStep* ks = k.kernel())
+      for (const ir::Node* n : ks->graph->nodes()) os << " " << n->op_type();
     os << " (";
     for (size_t i = 0; i < k.inputs.size(); ++i) os << (i ? ", " : "") << p.tensors[k.inputs[i]].name;
     os << ") -> (";
@@ -110,7 +111,7 @@ TEST(Partition, ResidualAddBeforeNormJoinsNormOrGemmEpilogue) {
   std::string text = partition_text(p);
   EXPECT_NE(text.find("kernel Add LayerNormalization (x, r, g) -> (h1)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("kernel MatMul Add (h1, w, x) -> (s2)\n"), std::string::npos) << text;
-  EXPECT_EQ(p.kernels.size(), 4u) << text;  // Add+LN, MatMul+residual, LN, the last Add
+  EXPECT_EQ(p.steps.size(), 4u) << text;  // Add+LN, MatMul+residual, LN, the last Add
 }
 
 // A residual sum of two non-GEMM values (GPT-2's token + position embeddings, x + attn_out) read by
@@ -134,7 +135,7 @@ TEST(Partition, ResidualSumReadTwiceIsWrittenByTheNormKernel) {
   codegen::Partition p = codegen::partition_model(m);
   std::string text = partition_text(p);
   EXPECT_NE(text.find("kernel Add LayerNormalization (x, r, g) -> (s, h)\n"), std::string::npos) << text;
-  EXPECT_EQ(p.kernels.size(), 2u) << text;
+  EXPECT_EQ(p.steps.size(), 2u) << text;
   std::vector<float> xv(24), rv(24);
   for (int i = 0; i < 24; ++i) xv[i] = std::sin(0.7f * i) * 3, rv[i] = std::cos(0.3f * i);
   auto out = compile_and_run(m, {HostTensor::f32({3, 8}, xv), HostTensor::f32({3, 8}, rv)}, "residual_norm")[0].values<float>();
@@ -154,7 +155,7 @@ TEST(Partition, ResidualSumReadTwiceIsWrittenByTheNormKernel) {
   codegen::Partition early = codegen::partition_model(model(true));
   std::string early_text = partition_text(early);
   EXPECT_NE(early_text.find("kernel Add (x, r) -> (s)\n"), std::string::npos) << early_text;
-  EXPECT_EQ(early.kernels.size(), 3u) << early_text;  // the sum, LN, then Neg and the Adds
+  EXPECT_EQ(early.steps.size(), 3u) << early_text;  // the sum, LN, then Neg and the Adds
 }
 
 TEST(Partition, UnsupportedOpsAreAllListed) {
@@ -189,7 +190,7 @@ TEST(Partition, PlanCMatchesGolden) {
   codegen::Partition p = codegen::partition_model(b.model());
   Halide::Target t = codegen::parse_target("x86-64-avx512").with_feature(Halide::Target::NoRuntime);
   std::vector<codegen::BuiltKernel> built;
-  for (const auto& k : p.kernels) built.push_back(codegen::build_kernel(k, p, t, "x86-64-avx512"));
+  for (const auto& k : p.steps) built.push_back(codegen::build_kernel(k, p, t, "x86-64-avx512"));
   auto plan = codegen::make_plan(p, built, "golden", "x86-64-avx512", false);
   std::string text = codegen::generate_plan_c(plan);
   std::string path = std::string(ONNXC_SOURCE_DIR) + "/tests/codegen/golden/plan_add_reshape_softmax.c";
