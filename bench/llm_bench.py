@@ -34,6 +34,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
+from bench_peer import ort_runner  # noqa: E402  the session options every ORT row uses
+
 
 def prompt_ids(n, vocab):
     """The prompt: n token ids drawn with a fixed seed (the weights are random: any ids will do)."""
@@ -41,17 +44,6 @@ def prompt_ids(n, vocab):
 
 
 # ---- engines, each run in a child process: print one JSON object ----
-
-def ort_session(model, threads, spin):
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    if not spin:
-        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
-
 
 def ort_loop(sess, prompt, new):
     """Greedy generation with ONNX Runtime: prefill, then one token per step, I/O binding throughout."""
@@ -135,7 +127,7 @@ def child(o):
     prompt = prompt_ids(o.prompt, o.vocab)
     # One short generation first (4 tokens, 2 steps), untimed: the first runs of a session allocate.
     if o.child == "ort":
-        sess = ort_session(o.model, o.threads, not o.ort_no_spin)
+        sess = ort_runner(o.model, o.threads, not o.ort_no_spin)[2]
         ort_loop(sess, prompt[:4], 2)
         r = ort_loop(sess, prompt, o.new)
     else:
