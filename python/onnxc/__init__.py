@@ -3,8 +3,9 @@ interface (`onnxc.InferenceSession` in place of `onnxruntime.InferenceSession`).
 from .compiler import Comparison, Library, compare, compile, inspect
 from .errors import (CompileError, Error, InternalError, InvalidArgument, LoadError, OutOfMemory, RunError,
                      Unsupported)
-from .session import (ExecutionMode, GraphOptimizationLevel, InferenceSession, ModelMetadata, NodeArg,
-                      SessionOptions, get_available_providers, get_device)
+from .model import ModelMetadata, NodeArg
+from .session import (ExecutionMode, GraphOptimizationLevel, InferenceSession, SessionOptions,
+                      get_available_providers, get_device)
 from .tensor_pb import load_tensor
 
 __version__ = "0.1.0"

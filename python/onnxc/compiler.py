@@ -8,7 +8,7 @@ import tempfile
 from dataclasses import dataclass
 
 from . import _native, errors
-from .session import ModelMetadata, _Model
+from .model import ModelMetadata, _Model
 
 _LIBRARY_SUFFIXES = (".so", ".dylib")
 
