@@ -374,6 +374,10 @@ struct MatchEngine {
   }
 };
 
+void Match::missing_analysis() {
+  throw InternalError("a rewrite read a match analysis its rule did not make (passes/fusion.h, planned_rule)");
+}
+
 MatchResult match(const Pattern& p, ir::Value* v, const std::function<std::string(const Match&)>& accept) {
   return MatchEngine{}.run(p, v, accept);
 }
