@@ -1,5 +1,6 @@
 // The canonical spellings as rules on the fusion driver (fusion.h), family "canonical": each has a
-// name that `onnxc inspect --fusions --canonical` reports and --no-fuse turns off. canonicalize()
+// name that `onnxc inspect --fusions --canonical` reports and PassContext::disabled turns off (the
+// CLI's --no-fuse takes fusion families only). canonicalize()
 // runs the three sets in this order, each over the graph and every subgraph in program order.
 #pragma once
 

@@ -154,8 +154,8 @@ class RewriteBuilder {
 
 // How a rule set runs. Fusions: roots from the outputs backwards (so the largest match around a
 // value wins), fired rules in report.fused, near misses in report.near_misses. Canonical rules:
-// roots in program order (as the old spelling reads: a respelled producer is what a later root
-// sees), fired rules in report.canonical, no near misses (a spelling left as it is is no loss).
+// roots in program order (a later root sees its producers already respelled), fired rules in
+// report.canonical, no near misses (a spelling left as it is loses nothing).
 enum class RuleSetKind { kFusion, kCanonical };
 
 // Runs `rules` over the model's graph and every subgraph (subgraphs first), each node at most once

@@ -208,7 +208,7 @@ void print_fusions(const passes::FusionReport& r, bool json, bool canonical) {
   if (!canonical) return;
   std::printf("%-11s %zu fired\n", "canonical", r.canonical.size());
   for (const passes::FusedEntry& e : r.canonical)
-    std::printf("%-11s %-16s %3d nodes  %s\n", "", e.rule.c_str(), e.nodes_replaced, e.where.c_str());
+    std::printf("%-11s %-22s %3d nodes  %s\n", "", e.rule.c_str(), e.nodes_replaced, e.where.c_str());
 }
 
 }  // namespace
