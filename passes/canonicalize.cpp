@@ -1,8 +1,11 @@
-// canonicalize (see canonicalize.h): one spelling per idiom, each rule exact in IEEE arithmetic.
+// canonicalize (see canonicalize.h): one spelling per idiom, each a rule on the fusion driver and
+// exact in IEEE arithmetic. The one-op rules live here, with the pass that runs every set.
 //
-//   Pow(x, 2) ─▶ Mul(x, x)      Reciprocal(s) ─▶ Div(1, s)      Div(x, 8) ─▶ Mul(x, 0.125)
-//   Einsum("bhqd,bhkd->bhqk", q, k) ─▶ MatMul(q, Transpose(k, [0,1,3,2]))
-//   RotaryEmbedding(x[b,..], cos[1,s,r], sin[1,s,r]) ─▶ the caches expanded to [b, s, r]
+//   pow_square            Pow(x, 2) ─▶ Mul(x, x)
+//   reciprocal_div        Reciprocal(s) ─▶ Div(1, s)
+//   div_exact_reciprocal  Div(x, 8) ─▶ Mul(x, 0.125)
+//   einsum_matmul         Einsum("bhqd,bhkd->bhqk", q, k) ─▶ MatMul(q, Transpose(k, [0,1,3,2]))
+//   rotary_batch_caches   RotaryEmbedding(x[b,..], cos[1,s,r], sin[1,s,r]) ─▶ the caches expanded to [b, s, r]
 #include "passes/canonicalize.h"
 
 #include <cmath>
