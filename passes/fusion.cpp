@@ -185,6 +185,7 @@ struct GraphRun {
   const std::vector<const FusionRule*>& rules;
   PassContext& ctx;
   RuleSetKind kind;
+  std::map<const FusionRule*, std::vector<std::string>> root_ops;  // each rule's Pattern::root_ops()
   FusionContext fctx{model, ctx};
   int64_t opset_wanted = 0;  // a match needed a higher opset: raise it, then run again
 
@@ -232,6 +233,9 @@ struct GraphRun {
   bool at(ir::Graph& g, ir::Node& n, std::set<ir::Node*>& dead) {
     NearMiss best, owed;  // owed: the failure of a rule that must explain this root, at any depth
     for (const FusionRule* rule : rules) {
+      // A root of another op type cannot match (and owes no explanation): skip the matcher.
+      const std::vector<std::string>& ops = root_ops.at(rule);
+      if (!rule->must_explain && !ops.empty() && std::find(ops.begin(), ops.end(), n.op_type()) == ops.end()) continue;
       bool low_opset = false;
       std::any plan;  // the accepted match's, when the rule has an analysis
       auto accept = [&](const Match& m) -> std::string {
@@ -303,7 +307,8 @@ bool run_fusion_rules(ir::Model& m, const std::vector<FusionRule>& rules, PassCo
   for (const FusionRule& r : rules)
     if (!ctx.disabled.count(r.family) && !ctx.disabled.count(r.name)) on.push_back(&r);
   if (on.empty()) return false;
-  GraphRun run{m, on, ctx, kind};
+  GraphRun run{m, on, ctx, kind, {}};
+  for (const FusionRule* r : on) run.root_ops[r] = r->pattern.root_ops();
   bool changed = run.graph(*m.graph);
   if (run.opset_wanted > m.opset("")) {
     // Raising the opset rewrites other nodes to the new version's forms, so it happens between

@@ -42,6 +42,18 @@ Pattern Pattern::with(const std::function<void(PatternNode&)>& edit) const {
   return Pattern(std::move(n));
 }
 
+std::vector<std::string> Pattern::root_ops() const {
+  if (p_->kind == PatternNode::Kind::Op) return {p_->op_type};
+  if (p_->kind != PatternNode::Kind::Alt) return {};
+  std::vector<std::string> ops;
+  for (const Pattern& a : p_->alternatives) {
+    std::vector<std::string> more = a.root_ops();
+    if (more.empty()) return {};
+    ops.insert(ops.end(), more.begin(), more.end());
+  }
+  return ops;
+}
+
 Pattern Pattern::capture(std::string name) const {
   return with([&](PatternNode& n) { n.capture = std::move(name); });
 }

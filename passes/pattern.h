@@ -90,6 +90,9 @@ class Pattern {
   const pat_detail::PatternNode& node() const { return *p_; }
   int output_index() const;  // the node output an op pattern matches (0 unless .output(i))
   int min_ops() const { return min_ops_; }  // the fewest op nodes a match of this pattern covers
+  // The op types a value matching this pattern can be produced by (an op pattern's, or every
+  // alternative's); empty when any value may match (any(), an alternative that is not an op).
+  std::vector<std::string> root_ops() const;
 
  private:
   friend Pattern any();
