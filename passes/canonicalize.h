@@ -8,6 +8,7 @@
 
 #include "ir/graph.h"
 #include "ir/op_registry.h"
+#include "passes/pass_context.h"
 
 namespace onnxc::passes {
 
@@ -22,37 +23,24 @@ constexpr int64_t kCanonicalOpset = 23;
 // why the model cannot be raised (e.g. "Upsample was removed in opset 10"), leaving it unchanged.
 std::string raise_opset(ir::Model& m, int64_t version);
 
-// raise_opset(kCanonicalOpset) when possible, then the spelling rules:
-//   Pow(x, 2)          -> Mul(x, x)            (one rounding either way)
-//   Reciprocal(x)      -> Div(1, x)            (the same IEEE division)
-//   Div(x, c)          -> Mul(x, 1/c)          when every c is a power of two (exact)
-//   Einsum "bhqd,bhkd->bhqk" and every other batched matmul -> Transpose + MatMul + Transpose
-//   softmax over a column of scores K·q (Luong's decoder cell) -> the row form qᵀ·Kᵀ (attention_rows)
-//   Reshape(Add(Reshape(x, x split), m), x's shape) -> Add(x, m expanded and merged) (merge_split_add)
-//   Reshape(Transpose(Reshape(x, [-1, s, d]), [0, 2, 1]), [.., d, s]) -> Transpose(x) (swap_through_flat_view)
-//   RotaryEmbedding with [1, s, r] caches for a larger batch -> the caches expanded to x's batch
-// Returns whether anything changed.
+// raise_opset(kCanonicalOpset) when possible, then the spelling rules, each a named rule on the
+// fusion driver (canonicalize_rules.h; `onnxc inspect --fusions --canonical` lists what fired):
+//   pow_square            Pow(x, 2)          -> Mul(x, x)            (one rounding either way)
+//   reciprocal_div        Reciprocal(x)      -> Div(1, x)            (the same IEEE division)
+//   div_exact_reciprocal  Div(x, c)          -> Mul(x, 1/c)          when every c is a power of two (exact)
+//   einsum_matmul         Einsum "bhqd,bhkd->bhqk" and every other batched matmul -> Transpose + MatMul + Transpose
+//   rotary_batch_caches   RotaryEmbedding with [1, s, r] caches for a larger batch -> the caches expanded to x's batch
+//   merge_split_add       Reshape(Add(Reshape(x, x split), m), x's shape) -> Add(x, m expanded and merged)
+//                         (Swin's shifted-window mask, BART's padding mask on [b·h, t, s] scores)
+//   view_before_rows      Reshape(Cast(Softmax(y, -1)), S), S keeping y's last dim -> Cast(Softmax(Reshape(y, S))),
+//                         then merge_split_add on the moved view (BLOOM's ALiBi scores)
+//   swap_through_flat_view Reshape(Transpose(Reshape(x, [-1, s, d]), [0, 2, 1]), [.., d, s]) -> Transpose(x)
+//   attention_rows        softmax weights from a column of scores Squeeze(MatMul(K[..,s,h], u[..,h,1])) (or a
+//                         squeezed row), unsqueezed into a row for MatMul(·, V) (Luong's decoder cell): rewritten
+//                         on [.., 1, s] with the scores as MatMul(qᵀ, Kᵀ), values read elsewhere at [.., s]
+//                         becoming Squeezes under their old names. Runs after the others.
+// Fired rules go to ctx.report->canonical. Returns whether anything changed.
+bool canonicalize(ir::Model& m, PassContext& ctx);
 bool canonicalize(ir::Model& m);
-
-// Softmax weights computed from a column of scores Squeeze(MatMul(K[..,s,h], u[..,h,1])) (or from a
-// squeezed row) and unsqueezed into a row for MatMul(·, V): rewritten on [.., 1, s] with the scores
-// as MatMul(qᵀ, Kᵀ), the core form of scaled dot-product attention with a length-1 query. Values
-// read elsewhere at [.., s] become Squeezes under their old names. Returns whether anything changed.
-bool attention_rows(ir::Graph& g, const ir::OpsetMap& opsets);
-
-// Reshape(Add(Reshape(x, S'), m), shape of x), where S' is x's shape with one dim split in two
-// (Swin's shifted-window mask): rewritten as Add(x, Reshape(Expand(m over the split dims))), the
-// same sums without the views. `outer` is the outer Reshape; returns whether it was rewritten.
-bool merge_split_add(ir::Node& outer);
-
-// Reshape(Cast(Softmax(y, -1)), S) where S keeps y's last dim: the view moved in front of the row-wise
-// ops (Cast, last-axis Softmax), Cast(Softmax(Reshape(y, S))): the same rows, so merge_split_add can
-// see the view it undoes. `outer` is the Reshape; returns the moved Reshape, or null if nothing moved.
-ir::Node* view_before_rows(ir::Node& outer);
-
-// Reshape(Transpose(Reshape(x[.., s, d], [N, s, d]), [0, 2, 1]), [.., d, s]): the last two dims of x
-// swapped through a 3-D view (the dynamo exporter's Kᵀ in scaled_dot_product_attention), rewritten
-// as Transpose(x) with those two dims swapped. `outer` is the outer Reshape; returns whether it was.
-bool swap_through_flat_view(ir::Node& outer);
 
 }  // namespace onnxc::passes

@@ -17,7 +17,7 @@
 #include <set>
 
 #include "ir/infer/infer.h"
-#include "passes/canonicalize.h"
+#include "passes/canonicalize_rules.h"
 #include "passes/rewrite.h"
 
 namespace onnxc::passes {
@@ -47,7 +47,7 @@ int64_t single_axis(const ir::Node& n, int64_t rank) {
 struct Builder {
   ir::Graph& g;
   ir::Node& pos;
-  const ir::OpsetMap& opsets;
+  ir::OpsetMap opsets;
   std::map<int64_t, ir::Value*> axes = {};
   ir::InferenceResult scratch = {};
 
@@ -91,59 +91,81 @@ bool walk_up(ir::Value* x, int64_t r, std::vector<Link>& chain, int depth) {
   return false;
 }
 
-// The scores as a row [.., 1, s] from the Squeeze that made them [.., s]: the row itself when the
-// Squeeze removed the row axis, or qᵀ·Kᵀ built from the column K·u (u = [.., h, 1] per batch row).
-ir::Value* scores_row(ir::Node& squeeze, int64_t r, Builder& b) {
-  ir::Value* y = squeeze.input(0);
-  int64_t axis = single_axis(squeeze, r + 1);
-  if (rank_of(y) != r + 1 || axis < 0 || !dim_is_one(y, axis)) return nullptr;
-  if (axis == r - 1) return y;
-  if (axis != r || !produced_by_op(y, "MatMul")) return nullptr;
-  ir::Value *k = y->producer()->input(0), *u = y->producer()->input(1);
+// What the rewrite rebuilds: the weights' rank r and the chain from the scores' Squeeze to them.
+struct RowPlan {
+  int64_t r = 0;
+  std::vector<Link> chain;
+  ir::Node* squeeze = nullptr;
+  // How the scores become a row: the Squeeze removed the row axis (its input is the row), or it
+  // removed the column axis of K·u and the row is qᵀ·Kᵀ (q the Unsqueeze's input when u is one).
+  bool from_column = false;
+  ir::Value *k = nullptr, *u = nullptr, *q = nullptr;
+};
+
+// The scores as a row [.., 1, s] can be had from the Squeeze that made them [.., s]: the row itself
+// when the Squeeze removed the row axis, or qᵀ·Kᵀ from the column K·u (u = [.., h, 1] per batch row).
+std::string scores_row_plan(RowPlan& p) {
+  const int64_t r = p.r;
+  ir::Value* y = p.squeeze->input(0);
+  int64_t axis = single_axis(*p.squeeze, r + 1);
+  if (rank_of(y) != r + 1 || axis < 0 || !dim_is_one(y, axis)) return "the scores' Squeeze removes no unit axis";
+  if (axis == r - 1) return "";
+  if (axis != r || !produced_by_op(y, "MatMul")) return "the scores are not a column K·q";
+  p.from_column = true;
+  p.k = y->producer()->input(0), p.u = y->producer()->input(1);
   // A per-row query, not a weight vector shared by the batch (Bahdanau's vᵀ·tanh(...)).
-  if (rank_of(k) != r + 1 || rank_of(u) != r + 1 || u->is_constant() || !dim_is_one(u, r)) return nullptr;
-  std::vector<int64_t> perm;
-  for (int64_t i = 0; i <= r; ++i) perm.push_back(i);
-  std::swap(perm[r - 1], perm[r]);
-  auto transpose = [&](ir::Value* v, const std::string& suffix) {
-    return b.add("Transpose", {v}, y->name() + suffix, [&](ir::Node& n) { n.set_attr_ints("perm", perm); });
-  };
-  // q as the row Unsqueeze(q, r-1) when u is Unsqueeze(q, r), else uᵀ.
-  bool unsqueezed = produced_by_op(u, "Unsqueeze") && single_axis(*u->producer(), r + 1) == r;
-  ir::Value* q_row = unsqueezed ? b.add("Unsqueeze", {u->producer()->input(0), b.axis(r - 1)}, y->name() + "_q_row")
-                                : transpose(u, "_q_row");
-  return b.add("MatMul", {q_row, transpose(k, "_kt")}, y->name() + "_row");
+  if (rank_of(p.k) != r + 1 || rank_of(p.u) != r + 1 || p.u->is_constant() || !dim_is_one(p.u, r))
+    return "the column is not K times a per-row query";
+  if (produced_by_op(p.u, "Unsqueeze") && single_axis(*p.u->producer(), r + 1) == r) p.q = p.u->producer()->input(0);
+  return "";
 }
 
-// Rewrites the chain ending in `unsq` (Unsqueeze(p, r-1) read by a MatMul) when it starts at a
-// scores Squeeze and holds a softmax over the key axis. Returns whether it did.
-bool rewrite_chain(ir::Node& unsq, ir::Node& matmul, const ir::OpsetMap& opsets) {
-  ir::Value* p = unsq.input(0);
-  int64_t r = rank_of(p);
-  if (r < 2 || single_axis(unsq, r + 1) != r - 1) return false;
-  std::vector<Link> chain;
-  if (!walk_up(p, r, chain, 0) || chain.empty()) return false;
+// Weights `p` (rank r) unsqueezed at r-1 for the weighted sum, computed from a scores Squeeze by a
+// chain holding a softmax over the key axis.
+std::string plan_rows(const Match& m, const FusionContext&, RowPlan& p) {
+  ir::Node& unsq = *m.node("unsq");
+  p.r = rank_of(m["p"]);
+  const int64_t r = p.r;
+  if (r < 2 || single_axis(unsq, r + 1) != r - 1) return "not a row of the weights";
+  if (!walk_up(m["p"], r, p.chain, 0) || p.chain.empty()) return "the weights are not computed from squeezed scores";
   bool softmax = false;
-  for (const Link& l : chain) {
+  for (const Link& l : p.chain) {
     if (l.node->op_type() == "Softmax") {
       int64_t a = l.node->attr_int("axis", -1);
-      if (a != -1 && a != r - 1) return false;
+      if (a != -1 && a != r - 1) return "a softmax not over the keys";
       softmax = true;
     }
     for (size_t i = 0; i < l.node->num_inputs(); ++i)
-      if (i != l.main && l.node->input(i) && rank_of(l.node->input(i)) < 0) return false;
+      if (i != l.main && l.node->input(i) && rank_of(l.node->input(i)) < 0) return "an operand of unknown rank";
   }
-  if (!softmax) return false;
-  ir::Node& squeeze = *chain.front().node->input(chain.front().main)->producer();
-  Builder b{*unsq.graph(), matmul, opsets};
-  ir::Value* cur = scores_row(squeeze, r, b);
-  if (!cur) return false;
+  if (!softmax) return "no softmax between the scores and the weights";
+  p.squeeze = p.chain.front().node->input(p.chain.front().main)->producer();
+  return scores_row_plan(p);
+}
+
+void rewrite_rows(const Match& m, const RowPlan& p, RewriteBuilder& rb) {
+  const int64_t r = p.r;
+  ir::Node& unsq = *m.node("unsq");
+  Builder b{rb.graph(), rb.root(), ir::opset_map(rb.context().model)};
+  ir::Value* cur = p.squeeze->input(0);
+  if (p.from_column) {
+    ir::Value* y = cur;
+    std::vector<int64_t> perm;
+    for (int64_t i = 0; i <= r; ++i) perm.push_back(i);
+    std::swap(perm[r - 1], perm[r]);
+    auto transpose = [&](ir::Value* v, const std::string& suffix) {
+      return b.add("Transpose", {v}, y->name() + suffix, [&](ir::Node& n) { n.set_attr_ints("perm", perm); });
+    };
+    // q as the row Unsqueeze(q, r-1) when u is Unsqueeze(q, r), else uᵀ.
+    ir::Value* q_row = p.q ? b.add("Unsqueeze", {p.q, b.axis(r - 1)}, y->name() + "_q_row") : transpose(p.u, "_q_row");
+    cur = b.add("MatMul", {q_row, transpose(p.k, "_kt")}, y->name() + "_row");
+  }
   // Nodes that may die: the old chain, its Squeeze and the column product with its query Unsqueeze.
   std::vector<ir::Node*> dead = {&unsq};
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it) dead.push_back(it->node);
-  dead.push_back(&squeeze);
+  for (auto it = p.chain.rbegin(); it != p.chain.rend(); ++it) dead.push_back(it->node);
+  dead.push_back(p.squeeze);
   // (Only nodes nothing reads any more are removed: the row form keeps its product.)
-  if (ir::Node* column = squeeze.input(0)->producer(); column && column->op_type() == "MatMul") {
+  if (ir::Node* column = p.squeeze->input(0)->producer(); column && column->op_type() == "MatMul") {
     dead.push_back(column);
     if (ir::Node* u = column->input(1)->producer(); u && u->op_type() == "Unsqueeze") dead.push_back(u);
   }
@@ -151,7 +173,7 @@ bool rewrite_chain(ir::Node& unsq, ir::Node& matmul, const ir::OpsetMap& opsets)
   // An operand of rank ro aligned to the right of [.., s] reaches the new axis iff ro >= 2; it gains
   // it at ro - 1.
   std::vector<std::pair<ir::Value*, ir::Value*>> renamed;  // old [.., s] value, new [.., 1, s] one
-  for (const Link& l : chain) {
+  for (const Link& l : p.chain) {
     std::vector<ir::Value*> ins = l.node->inputs();
     for (size_t i = 0; i < ins.size(); ++i) {
       if (i == l.main) {
@@ -172,36 +194,34 @@ bool rewrite_chain(ir::Node& unsq, ir::Node& matmul, const ir::OpsetMap& opsets)
   replace_all_uses_everywhere(unsq.output(), cur);
   ir::Graph& g = b.g;
   for (auto [old_v, new_v] : renamed) {
-    ir::Node* sq = g.insert_node_before(&matmul, "Squeeze", {new_v, b.axis(r - 1)}, {old_v->name()});
+    ir::Node* sq = g.insert_node_before(&rb.root(), "Squeeze", {new_v, b.axis(r - 1)}, {old_v->name()});
     sq->output()->set_type(old_v->type());
     replace_all_uses_everywhere(old_v, sq->output());
     dead.push_back(sq);
   }
-  // The old chain goes now, so the fusion that follows sees the new values read only where they are
-  // (all these nodes come before the weighted sum: attention_rows has visited them already).
+  // The old chain goes now, so the fusion that follows sees the new values read only where they are.
   for (bool again = true; again;) {
     again = false;
     for (ir::Node*& n : dead) {
       if (!n || std::any_of(n->outputs().begin(), n->outputs().end(), [](ir::Value* o) { return o && is_used(*o); }))
         continue;
-      g.remove_node(n);
+      rb.remove(n);
       n = nullptr;
       again = true;
     }
   }
   g.topological_sort();  // readers of the old values may come before the weighted sum
-  return true;
 }
 
 }  // namespace
 
-bool attention_rows(ir::Graph& g, const ir::OpsetMap& opsets) {
-  bool changed = false;
-  for (ir::Node* n : g.nodes()) {
-    if (n->op_type() != "MatMul" || !n->domain().empty() || !produced_by_op(n->input(0), "Unsqueeze")) continue;
-    changed |= rewrite_chain(*n->input(0)->producer(), *n, opsets);
-  }
-  return changed;
+std::vector<FusionRule> canonical_row_rules() {
+  using namespace pat;
+  // The Unsqueeze is rewired, not replaced: every reader of the row takes the new weights.
+  Pattern row = op("Unsqueeze", {any().capture("p"), any()}).capture("unsq");
+  FusionRule rows = planned_rule<RowPlan>("attention_rows", "canonical", op("MatMul", {row, any()}), plan_rows, rewrite_rows);
+  rows.allow_shared_interior = true;
+  return {rows};
 }
 
 }  // namespace onnxc::passes

@@ -18,11 +18,15 @@
 // And the last two dims swapped through a 3-D view (torch's dynamo exporter writes Kᵀ this way):
 //
 //   Reshape(Transpose(Reshape(x[.., s, d], [N, s, d]), [0, 2, 1]), [.., d, s])  ─▶  Transpose(x, [.., d↔s])
-#include "passes/canonicalize.h"
+#include <algorithm>
+
+#include "passes/canonicalize_rules.h"
 #include "passes/rewrite.h"
 
 namespace onnxc::passes {
 namespace {
+
+using namespace pat;
 
 // The dim i where `split` is `whole` with dim i split in two (whole[i] == split[i]·split[i+1]), or -1.
 int split_dim(const ir::Shape& whole, const ir::Shape& split) {
@@ -37,97 +41,90 @@ int split_dim(const ir::Shape& whole, const ir::Shape& split) {
   return -1;
 }
 
-}  // namespace
-
-bool merge_split_add(ir::Node& outer) {
-  ir::Graph& g = *outer.graph();
-  ir::Value *sum = outer.input(0), *y = outer.output(0);
-  if (outer.op_type() != "Reshape" || !outer.domain().empty() || !produced_by_op(sum, "Add") || !only_use_is(*sum, outer))
-    return false;
-  ir::Node& add = *sum->producer();
-  for (int side = 0; side < 2; ++side) {
-    ir::Value *view = add.input(side), *m = add.input(1 - side);
-    if (!produced_by_op(view, "Reshape") || !only_use_is(*view, add) || !m) continue;
-    ir::Value* x = view->producer()->input(0);
-    const ir::Shape *xs = shape_of(x), *vs = shape_of(view), *ys = shape_of(y), *ms = shape_of(m);
-    if (!xs || !vs || !ys || !ms || *ys != *xs || ms->size() > vs->size() || m->dtype() != x->dtype()) continue;
-    const int i = split_dim(*xs, *vs);
-    if (i < 0) continue;
-    // m right-aligned to the split rank; dims after the split must be known for the merged view.
-    const size_t r5 = vs->size(), lead = r5 - ms->size();
-    std::vector<int64_t> merged;  // Reshape target: copy (0) before the split, -1 for it, then m's dims
-    bool known = true;
-    for (size_t j = 0; j < r5; ++j) {
-      if (j < static_cast<size_t>(i)) merged.push_back(0);
-      else if (j == static_cast<size_t>(i)) merged.push_back(-1);
-      else if (j > static_cast<size_t>(i) + 1) {
-        const ir::Dim d = j < lead ? ir::Dim(1) : (*ms)[j - lead];
-        known = known && d.is_const();
-        merged.push_back(known ? d.value() : 0);
-      }
-    }
-    // Expand m over the two split dims only: [1.., a, b, 1..], a and b read from the view's shape.
-    ir::Value* view_shape = g.insert_node_before(&outer, "Shape", {view}, {g.unique_name(view->name() + "/shape")})->output(0);
-    ir::Node* ab = g.insert_node_before(&outer, "Slice", {view_shape,
-        g.add_initializer(g.unique_name("split_from"), i64_tensor({i})),
-        g.add_initializer(g.unique_name("split_to"), i64_tensor({i + 2}))}, {g.unique_name(m->name() + "/split_dims")});
-    std::vector<ir::Value*> parts;
-    if (i > 0) parts.push_back(g.add_initializer(g.unique_name("ones"), i64_tensor(std::vector<int64_t>(i, 1))));
-    parts.push_back(ab->output(0));
-    if (r5 > static_cast<size_t>(i) + 2)
-      parts.push_back(g.add_initializer(g.unique_name("ones"), i64_tensor(std::vector<int64_t>(r5 - i - 2, 1))));
-    ir::Node* target = g.insert_node_before(&outer, "Concat", parts, {g.unique_name(m->name() + "/expand_to")});
-    target->set_attr_int("axis", 0);
-    ir::Value* wide = g.insert_node_before(&outer, "Expand", {m, target->output(0)}, {g.unique_name(m->name() + "/windows")})->output(0);
-    // Dims after the split known only at run time (BART's [b·h, t, s] scores viewed as [b, h, t, s])
-    // are read from the expanded mask, whose dims there are m's own.
-    ir::Value* merged_shape = nullptr;
-    if (known) {
-      merged_shape = g.add_initializer(g.unique_name("merged_shape"), i64_tensor(merged));
-    } else {
-      merged.resize(static_cast<size_t>(i) + 1);
-      ir::Value* wide_shape = g.insert_node_before(&outer, "Shape", {wide}, {g.unique_name(wide->name() + "/shape")})->output(0);
-      ir::Value* tail = g.insert_node_before(&outer, "Slice", {wide_shape,
-          g.add_initializer(g.unique_name("tail_from"), i64_tensor({i + 2})),
-          g.add_initializer(g.unique_name("tail_to"), i64_tensor({static_cast<int64_t>(r5)}))},
-          {g.unique_name(m->name() + "/tail_dims")})->output(0);
-      ir::Node* cat = g.insert_node_before(&outer, "Concat", {g.add_initializer(g.unique_name("head"), i64_tensor(merged)), tail},
-                                           {g.unique_name(m->name() + "/merged_shape")});
-      cat->set_attr_int("axis", 0);
-      merged_shape = cat->output(0);
-    }
-    ir::Value* mask = g.insert_node_before(&outer, "Reshape", {wide, merged_shape}, {g.unique_name(m->name() + "/merged")})->output(0);
-    replace_node(outer, "Add", {x, mask});
-    return true;
-  }
-  return false;
+// Reshape(Add(Reshape(x, S'), m), S), the Add either way round.
+Pattern split_add_pattern() {
+  Pattern view = op("Reshape", {any().capture("x"), any()}).one_use().capture("view");
+  return op("Reshape", {op("Add", {view, any().capture("m")}).one_use(), any()});
 }
 
-bool swap_through_flat_view(ir::Node& outer) {
-  ir::Value* t = outer.input(0);
-  if (outer.op_type() != "Reshape" || !outer.domain().empty() || !produced_by_op(t, "Transpose") ||
-      !only_use_is(*t, outer))
-    return false;
-  ir::Node& tr = *t->producer();
-  ir::Value* flat = tr.input(0);
-  if (tr.attr_ints("perm") != std::vector<int64_t>{0, 2, 1} || !produced_by_op(flat, "Reshape") || !only_use_is(*flat, tr))
-    return false;
-  ir::Value* x = flat->producer()->input(0);
-  const ir::Shape *xs = shape_of(x), *fs = shape_of(flat), *ys = shape_of(outer.output(0));
-  if (!xs || !fs || !ys || xs->size() < 3 || fs->size() != 3 || ys->size() != xs->size()) return false;
+// Where the merged mask comes from: x's dim `split` is split in two by the view.
+std::string split_add_check(const Match& mt, const FusionContext&, int& split) {
+  ir::Value *x = mt["x"], *view = mt["view"], *m = mt["m"];
+  const ir::Shape *xs = shape_of(x), *vs = shape_of(view), *ys = shape_of(mt.root()), *ms = shape_of(m);
+  if (!xs || !vs || !ys || !ms) return "shapes unknown";
+  if (*ys != *xs || ms->size() > vs->size() || m->dtype() != x->dtype()) return "the view back is not x's shape";
+  split = split_dim(*xs, *vs);
+  return split < 0 ? "the view does not split one dim of x in two" : "";
+}
+
+// Add(x, Reshape(Expand(m over the split dims), merged)) in place of the match root (`outer`).
+void merge_split_add(const Match& mt, const int& split, RewriteBuilder& b) {
+  ir::Graph& g = b.graph();
+  ir::Node& outer = b.root();
+  ir::Value *x = mt["x"], *view = mt["view"], *m = mt["m"];
+  const ir::Shape *vs = shape_of(view), *ms = shape_of(m);
+  const int i = split;
+  // m right-aligned to the split rank; dims after the split must be known for the merged view.
+  const size_t r5 = vs->size(), lead = r5 - ms->size();
+  std::vector<int64_t> merged;  // Reshape target: copy (0) before the split, -1 for it, then m's dims
+  bool known = true;
+  for (size_t j = 0; j < r5; ++j) {
+    if (j < static_cast<size_t>(i)) merged.push_back(0);
+    else if (j == static_cast<size_t>(i)) merged.push_back(-1);
+    else if (j > static_cast<size_t>(i) + 1) {
+      const ir::Dim d = j < lead ? ir::Dim(1) : (*ms)[j - lead];
+      known = known && d.is_const();
+      merged.push_back(known ? d.value() : 0);
+    }
+  }
+  // Expand m over the two split dims only: [1.., a, b, 1..], a and b read from the view's shape.
+  ir::Value* view_shape = g.insert_node_before(&outer, "Shape", {view}, {g.unique_name(view->name() + "/shape")})->output(0);
+  ir::Node* ab = g.insert_node_before(&outer, "Slice", {view_shape,
+      g.add_initializer(g.unique_name("split_from"), i64_tensor({i})),
+      g.add_initializer(g.unique_name("split_to"), i64_tensor({i + 2}))}, {g.unique_name(m->name() + "/split_dims")});
+  std::vector<ir::Value*> parts;
+  if (i > 0) parts.push_back(g.add_initializer(g.unique_name("ones"), i64_tensor(std::vector<int64_t>(i, 1))));
+  parts.push_back(ab->output(0));
+  if (r5 > static_cast<size_t>(i) + 2)
+    parts.push_back(g.add_initializer(g.unique_name("ones"), i64_tensor(std::vector<int64_t>(r5 - i - 2, 1))));
+  ir::Node* target = g.insert_node_before(&outer, "Concat", parts, {g.unique_name(m->name() + "/expand_to")});
+  target->set_attr_int("axis", 0);
+  ir::Value* wide = g.insert_node_before(&outer, "Expand", {m, target->output(0)}, {g.unique_name(m->name() + "/windows")})->output(0);
+  // Dims after the split known only at run time (BART's [b·h, t, s] scores viewed as [b, h, t, s])
+  // are read from the expanded mask, whose dims there are m's own.
+  ir::Value* merged_shape = nullptr;
+  if (known) {
+    merged_shape = g.add_initializer(g.unique_name("merged_shape"), i64_tensor(merged));
+  } else {
+    merged.resize(static_cast<size_t>(i) + 1);
+    ir::Value* wide_shape = g.insert_node_before(&outer, "Shape", {wide}, {g.unique_name(wide->name() + "/shape")})->output(0);
+    ir::Value* tail = g.insert_node_before(&outer, "Slice", {wide_shape,
+        g.add_initializer(g.unique_name("tail_from"), i64_tensor({i + 2})),
+        g.add_initializer(g.unique_name("tail_to"), i64_tensor({static_cast<int64_t>(r5)}))},
+        {g.unique_name(m->name() + "/tail_dims")})->output(0);
+    ir::Node* cat = g.insert_node_before(&outer, "Concat", {g.add_initializer(g.unique_name("head"), i64_tensor(merged)), tail},
+                                         {g.unique_name(m->name() + "/merged_shape")});
+    cat->set_attr_int("axis", 0);
+    merged_shape = cat->output(0);
+  }
+  ir::Value* mask = g.insert_node_before(&outer, "Reshape", {wide, merged_shape}, {g.unique_name(m->name() + "/merged")})->output(0);
+  respell_node(b.root(), "Add", {x, mask});
+}
+
+// Reshape(Transpose(Reshape(x, [N, s, d]), [0, 2, 1]), [.., d, s]).
+std::string swap_check(const Match& m, const FusionContext&, std::vector<int64_t>& perm) {
+  const ir::Shape *xs = shape_of(m["x"]), *fs = shape_of(m["flat"]), *ys = shape_of(m.root());
+  if (!xs || !fs || !ys || xs->size() < 3 || fs->size() != 3 || ys->size() != xs->size()) return "shapes unknown or not 3-D";
   const size_t r = xs->size();
-  if (!((*fs)[1] == (*xs)[r - 2]) || !((*fs)[2] == (*xs)[r - 1])) return false;  // the view keeps [s, d]
+  if (!((*fs)[1] == (*xs)[r - 2]) || !((*fs)[2] == (*xs)[r - 1])) return "the view does not keep [s, d]";
   for (size_t i = 0; i + 2 < r; ++i)
-    if (!((*ys)[i] == (*xs)[i])) return false;
-  if (!((*ys)[r - 2] == (*xs)[r - 1]) || !((*ys)[r - 1] == (*xs)[r - 2])) return false;
-  std::vector<int64_t> perm(r);
+    if (!((*ys)[i] == (*xs)[i])) return "the view back changes a leading dim";
+  if (!((*ys)[r - 2] == (*xs)[r - 1]) || !((*ys)[r - 1] == (*xs)[r - 2])) return "the view back is not [.., d, s]";
+  perm.resize(r);
   for (size_t i = 0; i < r; ++i) perm[i] = static_cast<int64_t>(i);
   std::swap(perm[r - 2], perm[r - 1]);
-  replace_node(outer, "Transpose", {x})->set_attr_ints("perm", perm);
-  return true;
+  return "";
 }
-
-namespace {
 
 // The row-wise op `f` (Cast, or Softmax over the last axis) whose output only `view` reads, when
 // `view` keeps the last dim of f's input; else null.
@@ -144,12 +141,12 @@ const ir::Node* row_op_under(const ir::Node& view) {
   return f->op_type() == "Cast" || rows ? f : nullptr;
 }
 
-}  // namespace
-
-ir::Node* view_before_rows(ir::Node& outer) {
-  // Only when the chain ends at an Add of a split view of a value shaped as `outer`'s output.
+// Only when the chain of row-wise ops (Cast*, [Softmax, Cast*]) under the view starts at an Add of
+// a split view of a value shaped as the view's output.
+std::string rows_check(const Match& m, const FusionContext&) {
+  const ir::Node& outer = *m.root()->producer();
   const ir::Node* f = row_op_under(outer);
-  if (!f) return nullptr;
+  if (!f) return "not a view of a row-wise op";
   const ir::Value* a = f->input(0);
   auto step = [&](const char* op) {
     bool ok = produced_by_op(a, op) && only_use_is(*a, *f);
@@ -161,33 +158,58 @@ ir::Node* view_before_rows(ir::Node& outer) {
   if (step("Softmax"))
     while (step("Cast")) {
     }
-  if (!produced_by_op(a, "Add")) return nullptr;
-  const ir::Shape* os = shape_of(outer.output(0));
-  bool undoes = false;
+  if (!produced_by_op(a, "Add")) return "the rows are not of a sum";
+  const ir::Shape* os = shape_of(m.root());
   for (const ir::Value* in : a->producer()->inputs())
-    undoes = undoes || (produced_by_op(in, "Reshape") && os && shape_of(in->producer()->input(0)) &&
-                        *shape_of(in->producer()->input(0)) == *os);
-  if (!undoes) return nullptr;
-  ir::Graph& g = *outer.graph();
-  ir::Node* view = &outer;
-  // `outer` is freed by the first move and a later node may take its address, so whether anything
-  // moved is counted, never read from a comparison with &outer.
-  int moves = 0;
+    if (produced_by_op(in, "Reshape") && os && shape_of(in->producer()->input(0)) && *shape_of(in->producer()->input(0)) == *os)
+      return "";
+  return "the sum is not of a view this one undoes";
+}
+
+// Moves the view in front of the row-wise ops, then merges the split Add it now undoes.
+void move_view(const Match&, RewriteBuilder& b) {
+  ir::Graph& g = b.graph();
+  ir::Node* view = &b.root();
   while (const ir::Node* op = row_op_under(*view)) {
-    ++moves;
     ir::Value* y = op->input(0);
     ir::Node* inner = g.insert_node_before(view, "Reshape", {y, view->input(1)}, {g.unique_name(y->name() + "/view")});
     inner->output(0)->set_type(ir::Type::tensor(y->dtype(), *shape_of(view->output(0))));
     for (const ir::Attribute& at : view->attributes()) inner->set_attr(at);
-    std::vector<ir::Attribute> attrs = op->attributes();
-    const std::string type = op->op_type();
-    ir::Node* moved = replace_node(*view, type, {inner->output(0)});
-    for (ir::Attribute& at : attrs) moved->set_attr(at);
-    if (type == "Softmax") moved->set_attr_int("axis", -1);
-    g.remove_node(const_cast<ir::Node*>(op));
+    // The op again on the view's output, in the view's place.
+    ir::Node* moved = respell_node(*view, op->op_type(), {inner->output(0)});
+    for (const ir::Attribute& at : op->attributes()) moved->set_attr(at);
+    if (moved->op_type() == "Softmax") moved->set_attr_int("axis", -1);
+    // The old view and op go at once, so the next step sees the inner view as y's only reader.
+    b.remove(view);
+    b.remove(const_cast<ir::Node*>(op));
     view = inner;
   }
-  return moves > 0 ? view : nullptr;
+  // The view now reads the sum: Reshape(Add(Reshape(x), m)) as merge_split_add rewrites it.
+  static const Pattern merge = split_add_pattern();
+  int split = -1;
+  const FusionContext& c = b.context();
+  MatchResult r = match(merge, view->output(0), [&](const Match& m) { return split_add_check(m, c, split); });
+  if (!r) return;
+  RewriteBuilder here(g, *view, c);
+  merge_split_add(*r, split, here);
+  for (ir::Node* n : r->nodes())  // the moved view first, then the sum and the split view it read
+    if (std::none_of(n->outputs().begin(), n->outputs().end(), [](ir::Value* o) { return o && is_used(*o); }))
+      b.remove(n);
+}
+
+}  // namespace
+
+std::vector<FusionRule> canonical_view_rules() {
+  Pattern flat = op("Reshape", {any().capture("x"), any()}).one_use().capture("flat");
+  Pattern swapped = op("Reshape", {op("Transpose", {flat}).attr_ints("perm", {0, 2, 1}).one_use(), any()});
+  return {
+      planned_rule<int>("merge_split_add", "canonical", split_add_pattern(), split_add_check, merge_split_add),
+      planned_rule<std::vector<int64_t>>("swap_through_flat_view", "canonical", swapped, swap_check,
+          [](const Match& m, const std::vector<int64_t>& perm, RewriteBuilder& b) {
+            respell_node(b.root(), "Transpose", {m["x"]})->set_attr_ints("perm", perm);
+          }),
+      FusionRule{"view_before_rows", "canonical", op("Reshape"), rows_check, move_view},
+  };
 }
 
 }  // namespace onnxc::passes

@@ -376,11 +376,6 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
   return "";
 }
 
-std::string check(const Match& m, const FusionContext& c) {
-  Plan p;
-  return analyse(m, c, p);
-}
-
 ir::Value* i64s(RewriteBuilder& b, const std::vector<int64_t>& v, const std::string& hint) {
   return b.constant(i64_tensor(v), hint);
 }
@@ -399,9 +394,9 @@ ir::Value* merge_lead(RewriteBuilder& b, ir::Value* x) {
   return b.add("Reshape", {x, shape})->output();
 }
 
-void rewrite(const Match& m, RewriteBuilder& b) {
-  Plan p;
-  analyse(m, b.context(), p);
+// Builds the Attention node the match's plan (analyse, run once in the check) describes.
+void rewrite(const Match& m, const Plan& plan, RewriteBuilder& b) {
+  Plan p = plan;  // a working copy: Q and the masks are replaced by the nodes built below
   // (q·k)·f = (q·f)·k for f one value per query row: the run-time scale joins Q.
   if (p.q_factor) p.q = b.add(p.q_factor_divides ? "Div" : "Mul", {p.q, p.q_factor})->output();
   ir::Value* k = p.k;
@@ -514,7 +509,7 @@ bool weighs_by_softmax_of_a_product(const ir::Node& n) {
 }  // namespace
 
 std::vector<FusionRule> attention_rules() {
-  FusionRule r{"sdpa", "attention", attention_pattern(), check, rewrite, 23};
+  FusionRule r = planned_rule<Plan>("sdpa", "attention", attention_pattern(), analyse, rewrite, 23);
   r.may_escape = {"probs"};
   r.must_explain = weighs_by_softmax_of_a_product;
   return {r};

@@ -140,11 +140,6 @@ std::string analyse(const Match& m, const FusionContext& c, Plan& p) {
   return "";
 }
 
-std::string check(const Match& m, const FusionContext& c) {
-  Plan p;
-  return analyse(m, c, p);
-}
-
 ir::Value* i64s(RewriteBuilder& b, std::vector<int64_t> v, const std::string& hint) {
   return b.constant(i64_tensor(v), hint);
 }
@@ -161,9 +156,7 @@ ir::Value* half_cache(RewriteBuilder& b, ir::Value* cache, ir::Value* x, int64_t
   return b.add("Expand", {h, shape})->output();
 }
 
-void rewrite(const Match& m, RewriteBuilder& b) {
-  Plan p;
-  analyse(m, b.context(), p);
+void rewrite(const Match& m, const Plan& p, RewriteBuilder& b) {
   std::vector<ir::Attribute> attrs;
   if (p.rotary_dim > 0) attrs.push_back(RewriteBuilder::attr("rotary_embedding_dim", p.rotary_dim));
   b.replace({m.root()}, "RotaryEmbedding",
@@ -173,7 +166,7 @@ void rewrite(const Match& m, RewriteBuilder& b) {
 }  // namespace
 
 std::vector<FusionRule> rotary_rules() {
-  return {{"rotary_half", "rotary", rotary_pattern(), check, rewrite, 23}};
+  return {planned_rule<Plan>("rotary_half", "rotary", rotary_pattern(), analyse, rewrite, 23)};
 }
 
 }  // namespace onnxc::passes

@@ -113,6 +113,11 @@ ir::Node* RewriteBuilder::replace(const std::vector<ir::Value*>& replaced, const
   return n;
 }
 
+void RewriteBuilder::remove(ir::Node* n) {
+  g_.remove_node(n);
+  if (removed_) removed_->insert(n);
+}
+
 ir::Value* RewriteBuilder::constant(ir::Tensor t, const std::string& hint) {
   return g_.add_initializer(g_.unique_name(hint), std::move(t));
 }
@@ -179,11 +184,15 @@ struct GraphRun {
   ir::Model& model;
   const std::vector<const FusionRule*>& rules;
   PassContext& ctx;
+  RuleSetKind kind;
+  std::map<const FusionRule*, std::vector<std::string>> root_ops;  // each rule's Pattern::root_ops()
   FusionContext fctx{model, ctx};
   int64_t opset_wanted = 0;  // a match needed a higher opset: raise it, then run again
 
+  bool fusing() const { return kind == RuleSetKind::kFusion; }
+
   void note_near_miss(NearMiss nm) {
-    if (!ctx.report) return;
+    if (!ctx.report || !fusing()) return;
     auto& v = ctx.report->near_misses;
     auto it = std::find_if(v.begin(), v.end(), [&](const NearMiss& o) { return o.where == nm.where; });
     if (it == v.end()) v.push_back(std::move(nm));
@@ -192,6 +201,10 @@ struct GraphRun {
 
   void note_fused(FusedEntry e) {
     if (!ctx.report) return;
+    if (!fusing()) {
+      ctx.report->canonical.push_back(std::move(e));
+      return;
+    }
     auto& v = ctx.report->near_misses;
     v.erase(std::remove_if(v.begin(), v.end(), [&](const NearMiss& o) { return o.where == e.where; }), v.end());
     ctx.report->fused.push_back(std::move(e));
@@ -220,13 +233,21 @@ struct GraphRun {
   bool at(ir::Graph& g, ir::Node& n, std::set<ir::Node*>& dead) {
     NearMiss best, owed;  // owed: the failure of a rule that must explain this root, at any depth
     for (const FusionRule* rule : rules) {
+      // A root of another op type cannot match (and owes no explanation): skip the matcher.
+      const std::vector<std::string>& ops = root_ops.at(rule);
+      if (!rule->must_explain && !ops.empty() && std::find(ops.begin(), ops.end(), n.op_type()) == ops.end()) continue;
       bool low_opset = false;
+      std::any plan;  // the accepted match's, when the rule has an analysis
       auto accept = [&](const Match& m) -> std::string {
         std::vector<const ir::Value*> escape;
         for (const std::string& name : rule->may_escape)
           if (m.has(name)) escape.push_back(m[name]);
         std::string why = rule->allow_shared_interior ? "" : m.interior_use_outside(escape);
         if (why.empty() && rule->check) why = rule->check(m, fctx);
+        if (why.empty() && rule->analyse) {
+          plan.reset();
+          why = rule->analyse(m, fctx, plan);
+        }
         if (why.empty() && model.opset("") < rule->opset) {
           low_opset = true;
           why = "needs opset " + std::to_string(rule->opset);
@@ -247,7 +268,8 @@ struct GraphRun {
         continue;
       }
       std::string where = where_of(g, n);
-      RewriteBuilder b(g, n, fctx);
+      r.match->set_analysis(std::move(plan));
+      RewriteBuilder b(g, n, fctx, &dead);
       rule->rewrite(*r, b);
       remove_dead(g, r->nodes(), dead);
       note_fused(FusedEntry{rule->name, rule->family, r.matched, where});
@@ -264,6 +286,11 @@ struct GraphRun {
     for (ir::Node* n : nodes)
       for (ir::Graph* sg : n->subgraphs()) changed |= graph(*sg);
     std::set<ir::Node*> dead;
+    if (!fusing()) {
+      for (ir::Node* n : nodes)
+        if (!dead.count(n)) changed |= at(g, *n, dead);
+      return changed;
+    }
     size_t first = ctx.report ? ctx.report->fused.size() : 0;
     for (auto it = nodes.rbegin(); it != nodes.rend(); ++it)
       if (!dead.count(*it)) changed |= at(g, **it, dead);
@@ -275,12 +302,13 @@ struct GraphRun {
 
 }  // namespace
 
-bool run_fusion_rules(ir::Model& m, const std::vector<FusionRule>& rules, PassContext& ctx) {
+bool run_fusion_rules(ir::Model& m, const std::vector<FusionRule>& rules, PassContext& ctx, RuleSetKind kind) {
   std::vector<const FusionRule*> on;
   for (const FusionRule& r : rules)
     if (!ctx.disabled.count(r.family) && !ctx.disabled.count(r.name)) on.push_back(&r);
   if (on.empty()) return false;
-  GraphRun run{m, on, ctx};
+  GraphRun run{m, on, ctx, kind, {}};
+  for (const FusionRule* r : on) run.root_ops[r] = r->pattern.root_ops();
   bool changed = run.graph(*m.graph);
   if (run.opset_wanted > m.opset("")) {
     // Raising the opset rewrites other nodes to the new version's forms, so it happens between

@@ -23,8 +23,16 @@
 // opset (raise_opset) when the rule needs a newer one.
 // The rewrite never walks edges: the builder inserts new nodes before the match root, gives the
 // nodes that replace values those values' names and types, and the driver removes what is dead.
+//
+// A rule whose check works out how to rewrite (attention: where Q, K, V, the masks and the scale
+// are) is declared with planned_rule: its analysis runs once per match, in the check, and the
+// rewrite reads the plan it returned (m.analysis<Plan>()).
+//
+// The same driver runs canonicalization (canonicalize.h): rules that respell an idiom rather than
+// fuse, walked in program order and reported apart from the fusions (FusionReport::canonical).
 #pragma once
 
+#include <any>
 #include <functional>
 #include <map>
 #include <memory>
@@ -74,13 +82,35 @@ struct FusionRule {
   // usual depth was found, the rule's failure there is reported whatever its depth, so a user always
   // learns why (attention: a product of softmax weights over a product of two inputs). May be null.
   std::function<bool(const ir::Node&)> must_explain = {};
+  // Instead of check: a check that also leaves the plan the rewrite follows in `plan` (see
+  // planned_rule); the driver hands the accepted match's plan to the rewrite. May be null.
+  std::function<std::string(const Match&, const FusionContext&, std::any& plan)> analyse = {};
 };
+
+// A rule whose check is `analyse(match, context, plan)` ("" = fuse, `plan` filled) and whose rewrite
+// is `build(match, plan, builder)`: the analysis runs once per match, not again in the rewrite.
+template <class Plan>
+FusionRule planned_rule(std::string name, std::string family, Pattern pattern,
+                        std::string (*analyse)(const Match&, const FusionContext&, Plan&),
+                        void (*build)(const Match&, const Plan&, RewriteBuilder&), int64_t opset = 0) {
+  FusionRule r{std::move(name), std::move(family), std::move(pattern), nullptr,
+               [build](const Match& m, RewriteBuilder& b) { build(m, m.analysis<Plan>(), b); }, opset};
+  r.analyse = [analyse](const Match& m, const FusionContext& c, std::any& out) {
+    Plan p{};
+    std::string why = analyse(m, c, p);
+    if (why.empty()) out = std::move(p);
+    return why;
+  };
+  return r;
+}
 
 // Builds the replacement of one match. New nodes go just before the match root, so every captured
 // value (all defined before the root) can feed them.
 class RewriteBuilder {
  public:
-  RewriteBuilder(ir::Graph& g, ir::Node& root, FusionContext& ctx) : g_(g), root_(root), ctx_(ctx) {}
+  // `removed` (the driver's): where remove() records what it removed; may be null.
+  RewriteBuilder(ir::Graph& g, ir::Node& root, const FusionContext& ctx, std::set<ir::Node*>* removed = nullptr)
+      : g_(g), root_(root), ctx_(ctx), removed_(removed) {}
 
   // A node `op_type(inputs)` with attributes and `num_outputs` fresh outputs (types inferred).
   ir::Node* add(const std::string& op_type, const std::vector<ir::Value*>& inputs,
@@ -105,6 +135,11 @@ class RewriteBuilder {
   static ir::Attribute attr(const std::string& name, std::vector<int64_t> v);
   static ir::Attribute attr(const std::string& name, std::string v);
 
+  // Removes `n`, which nothing reads any more, at once: for a node outside the match that the rewrite
+  // left unread (a chain it rebuilt) and that must not count as a reader in what follows. The
+  // driver, which removes the match's own dead nodes afterwards, then skips it.
+  void remove(ir::Node* n);
+
   ir::Node& root() const { return root_; }
   const FusionContext& context() const { return ctx_; }
   ir::Graph& graph() const { return g_; }
@@ -113,13 +148,21 @@ class RewriteBuilder {
   void infer(ir::Node& n);
   ir::Graph& g_;
   ir::Node& root_;
-  FusionContext& ctx_;
+  const FusionContext& ctx_;
+  std::set<ir::Node*>* removed_;
 };
 
-// Runs `rules` over the model's graph and every subgraph, roots from the outputs backwards (so the
-// largest match around a value wins), each node at most once per call. Rules whose family or name
-// is in ctx.disabled are skipped. Returns whether anything changed.
-bool run_fusion_rules(ir::Model& m, const std::vector<FusionRule>& rules, PassContext& ctx);
+// How a rule set runs. Fusions: roots from the outputs backwards (so the largest match around a
+// value wins), fired rules in report.fused, near misses in report.near_misses. Canonical rules:
+// roots in program order (a later root sees its producers already respelled), fired rules in
+// report.canonical, no near misses (a spelling left as it is loses nothing).
+enum class RuleSetKind { kFusion, kCanonical };
+
+// Runs `rules` over the model's graph and every subgraph (subgraphs first), each node at most once
+// per call; nodes a rewrite adds are not visited in the same call. Rules whose family or name is in
+// ctx.disabled are skipped. Returns whether anything changed.
+bool run_fusion_rules(ir::Model& m, const std::vector<FusionRule>& rules, PassContext& ctx,
+                      RuleSetKind kind = RuleSetKind::kFusion);
 
 // A registry factory for a pass that runs the rules `make_rules` returns (built once).
 std::function<std::unique_ptr<Pass>()> fusion_pass(std::function<std::vector<FusionRule>()> make_rules);

@@ -34,6 +34,20 @@ class FunctionPass : public Pass {
   std::function<bool(ir::Model&)> fn_;
 };
 
+// The same for a function that reads the pass context (canonicalize: where its rules report).
+class ContextFunctionPass : public Pass {
+ public:
+  explicit ContextFunctionPass(std::function<bool(ir::Model&, PassContext&)> fn) : fn_(std::move(fn)) {}
+  bool run(ir::Model& model) override {
+    PassContext ctx;
+    return fn_(model, ctx);
+  }
+  bool run(ir::Model& model, PassContext& ctx) override { return fn_(model, ctx); }
+
+ private:
+  std::function<bool(ir::Model&, PassContext&)> fn_;
+};
+
 struct PassInfo {
   std::string name;     // the pass's file stem, e.g. "constant_folding": what --dump-after takes
   std::string summary;  // one line for --help and inspect

@@ -23,6 +23,9 @@ struct NearMiss {
 };
 struct FusionReport {
   std::vector<FusedEntry> fused;
+  // Canonicalization rules that fired (family "canonical"), in model order: not fusions, so not
+  // counted; `onnxc inspect --fusions --canonical` lists them.
+  std::vector<FusedEntry> canonical;
   std::vector<NearMiss> near_misses;
   // Fusions fired per family; every known family is present (0 when none fired).
   std::map<std::string, int> counts() const;

@@ -42,6 +42,18 @@ Pattern Pattern::with(const std::function<void(PatternNode&)>& edit) const {
   return Pattern(std::move(n));
 }
 
+std::vector<std::string> Pattern::root_ops() const {
+  if (p_->kind == PatternNode::Kind::Op) return {p_->op_type};
+  if (p_->kind != PatternNode::Kind::Alt) return {};
+  std::vector<std::string> ops;
+  for (const Pattern& a : p_->alternatives) {
+    std::vector<std::string> more = a.root_ops();
+    if (more.empty()) return {};
+    ops.insert(ops.end(), more.begin(), more.end());
+  }
+  return ops;
+}
+
 Pattern Pattern::capture(std::string name) const {
   return with([&](PatternNode& n) { n.capture = std::move(name); });
 }
@@ -373,6 +385,10 @@ struct MatchEngine {
     return r;
   }
 };
+
+void Match::missing_analysis() {
+  throw InternalError("a rewrite read a match analysis its rule did not make (passes/fusion.h, planned_rule)");
+}
 
 MatchResult match(const Pattern& p, ir::Value* v, const std::function<std::string(const Match&)>& accept) {
   return MatchEngine{}.run(p, v, accept);

@@ -45,6 +45,7 @@
 // Fusion rules (a pattern, a check and a rewrite run by one driver) are in passes/fusion.h.
 #pragma once
 
+#include <any>
 #include <functional>
 #include <map>
 #include <memory>
@@ -89,6 +90,9 @@ class Pattern {
   const pat_detail::PatternNode& node() const { return *p_; }
   int output_index() const;  // the node output an op pattern matches (0 unless .output(i))
   int min_ops() const { return min_ops_; }  // the fewest op nodes a match of this pattern covers
+  // The op types a value matching this pattern can be produced by (an op pattern's, or every
+  // alternative's); empty when any value may match (any(), an alternative that is not an op).
+  std::vector<std::string> root_ops() const;
 
  private:
   friend Pattern any();
@@ -141,9 +145,20 @@ class Match {
   // (so replacing the root makes them all dead); else which value escapes and to where. Values in
   // `may_escape` are exempt: the rewrite replaces them with outputs of the fused node.
   std::string interior_use_outside(const std::vector<const ir::Value*>& may_escape = {}) const;
+  // What a rule's analysis worked out for this match (fusion.h, planned_rule): set by the driver once
+  // the match is accepted, read by the rewrite. InternalError when absent or of another type.
+  template <class Plan>
+  const Plan& analysis() const {
+    const Plan* p = std::any_cast<Plan>(&analysis_);
+    if (!p) missing_analysis();
+    return *p;
+  }
+  void set_analysis(std::any a) { analysis_ = std::move(a); }
 
  private:
   friend struct MatchEngine;
+  [[noreturn]] static void missing_analysis();
+  std::any analysis_;
   std::map<std::string, ir::Value*> values_;
   std::map<std::string, ir::Node*> nodes_;
   std::vector<ir::Node*> all_nodes_;

@@ -91,7 +91,10 @@ const std::vector<PassInfo>& pass_registry() {
       {"dce", "remove unused nodes and initializers", fn([](ir::Model& m) { return eliminate_dead_code(m); })},
       {"canonicalize",
        "raise the model to opset 23 forms; Pow(x,2) -> x*x, Reciprocal -> Div(1,x), x/2^k -> x*2^-k, Einsum -> MatMul",
-       fn(canonicalize), /*needs_shapes=*/true},
+       [] {
+         return std::make_unique<ContextFunctionPass>([](ir::Model& m, PassContext& c) { return canonicalize(m, c); });
+       },
+       /*needs_shapes=*/true},
       {"fuse_attention", "softmax(Q*K^T*scale + mask)*V in plain ops -> Attention (opset 23)",
        fusion_pass(attention_rules), /*needs_shapes=*/true},
       {"fuse_attention_forms",

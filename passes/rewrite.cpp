@@ -83,7 +83,7 @@ void replace_outputs_with_constants(ir::Node& n, std::vector<ir::Tensor> values)
   g.remove_node(&n);
 }
 
-ir::Node* replace_node(ir::Node& n, const std::string& op_type, const std::vector<ir::Value*>& inputs,
+ir::Node* respell_node(ir::Node& n, const std::string& op_type, const std::vector<ir::Value*>& inputs,
                        const std::string& domain) {
   ir::Graph& g = *n.graph();
   std::vector<std::string> names;
@@ -95,7 +95,13 @@ ir::Node* replace_node(ir::Node& n, const std::string& op_type, const std::vecto
     r->output(i)->set_type(n.output(i)->type());
     replace_all_uses_everywhere(n.output(i), r->output(i));
   }
-  g.remove_node(&n);
+  return r;
+}
+
+ir::Node* replace_node(ir::Node& n, const std::string& op_type, const std::vector<ir::Value*>& inputs,
+                       const std::string& domain) {
+  ir::Node* r = respell_node(n, op_type, inputs, domain);
+  n.graph()->remove_node(&n);
   return r;
 }
 

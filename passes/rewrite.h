@@ -24,6 +24,9 @@ ir::Value* replace_with_constant(ir::Value* v, ir::Tensor t);
 // every use of n's outputs to it and removes `n`. For rewrites that swap one op for another.
 ir::Node* replace_node(ir::Node& n, const std::string& op_type, const std::vector<ir::Value*>& inputs,
                        const std::string& domain = "");
+// The same, leaving `n` in place and unread: for a rule on the fusion driver, which removes it.
+ir::Node* respell_node(ir::Node& n, const std::string& op_type, const std::vector<ir::Value*>& inputs,
+                       const std::string& domain = "");
 
 // Graph::replace_all_uses, plus outputs of nested subgraphs that return `from` directly.
 void replace_all_uses_everywhere(ir::Value* from, ir::Value* to);

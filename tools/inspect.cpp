@@ -187,9 +187,9 @@ void print_summary_json(const std::string& path, const ir::Model& m, bool covera
 }
 
 // `inspect --fusions`: what fired (rule, nodes replaced, where) and the near misses with reasons.
-void print_fusions(const passes::FusionReport& r, bool json) {
+void print_fusions(const passes::FusionReport& r, bool json, bool canonical) {
   if (json) {
-    std::printf("%s\n", fusion_report_json(r).c_str());
+    std::printf("%s\n", fusion_report_json(r, canonical).c_str());
     return;
   }
   std::vector<passes::NearMiss> misses = r.ranked_near_misses();
@@ -205,6 +205,10 @@ void print_fusions(const passes::FusionReport& r, bool json) {
     std::printf("%-11s %-16s %3d nodes  %s: %s\n", i ? "" : "near miss", e.rule.c_str(), e.matched, e.where.c_str(),
                 e.reason.c_str());
   }
+  if (!canonical) return;
+  std::printf("%-11s %zu fired\n", "canonical", r.canonical.size());
+  for (const passes::FusedEntry& e : r.canonical)
+    std::printf("%-11s %-22s %3d nodes  %s\n", "", e.rule.c_str(), e.nodes_replaced, e.where.c_str());
 }
 
 }  // namespace
@@ -212,7 +216,7 @@ void print_fusions(const passes::FusionReport& r, bool json) {
 int inspect_main(const std::vector<std::string>& args) {
   std::string model, passes_arg;
   PassOptions po;
-  bool ir_text = false, list_passes = false, no_coverage = false, fusions = false, json = false;
+  bool ir_text = false, list_passes = false, no_coverage = false, fusions = false, json = false, canonical = false;
   ArgParser p("inspect", "MODEL [--ir] [--passes LIST] [--dump-after PASS] [--timings]",
               "Describes an ONNX model: producer, IR version, opset imports, inputs and outputs with dtypes\n"
               "and symbolic shapes, op histogram, parameter count and bytes, external data, and which ops\n"
@@ -228,6 +232,8 @@ int inspect_main(const std::vector<std::string>& args) {
   p.flag("list-passes", 0, "list the registered passes and the default pipeline", &list_passes);
   p.flag("fusions", 0, "run the passes (default pipeline unless --passes) and list each fusion that\n"
                        "fired (rule, nodes replaced, where) and each near miss with its reason", &fusions);
+  p.flag("canonical", 0, "with --fusions, also list the rules of the canonicalize pass that fired\n"
+                         "(pow_square, div_exact_reciprocal, einsum_matmul, attention_rows, ...)", &canonical);
   p.flag("json", 0, "print the summary (or with --fusions, {\"fused\": [...], \"near_misses\": [...],\n"
                     "\"counts\": {...}}) as JSON", &json);
   p.option("no-fuse", 0, "LIST", no_fuse_help(), &po.no_fuse);
@@ -241,6 +247,7 @@ int inspect_main(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (model.empty()) throw UsageError("missing MODEL");
+  if (canonical && !fusions) throw UsageError("--canonical goes with --fusions");
   if (fusions) {
     ir::Model m = read_model(model);
     passes::FusionReport report;
@@ -248,7 +255,7 @@ int inspect_main(const std::vector<std::string>& args) {
     po.report = &report;
     po.dump = &std::cerr;
     optimize_model(m, po);
-    print_fusions(report, json);
+    print_fusions(report, json, canonical);
     return kExitOk;
   }
 

@@ -28,13 +28,23 @@ std::string json_num(double v) {
   return buf;
 }
 
-std::string fusion_report_json(const passes::FusionReport& r) {
-  std::string out = "{\"fused\": [";
-  for (size_t i = 0; i < r.fused.size(); ++i) {
-    const passes::FusedEntry& e = r.fused[i];
+namespace {
+
+std::string fused_json(const std::vector<passes::FusedEntry>& fired) {
+  std::string out;
+  for (size_t i = 0; i < fired.size(); ++i) {
+    const passes::FusedEntry& e = fired[i];
     out += std::string(i ? "," : "") + "\n  {\"rule\": " + json_str(e.rule) + ", \"family\": " + json_str(e.family) +
            ", \"nodes_replaced\": " + std::to_string(e.nodes_replaced) + ", \"where\": " + json_str(e.where) + "}";
   }
+  return out;
+}
+
+}  // namespace
+
+std::string fusion_report_json(const passes::FusionReport& r, bool canonical) {
+  std::string out = "{\"fused\": [" + fused_json(r.fused);
+  if (canonical) out += "],\n \"canonical\": [" + fused_json(r.canonical);
   out += "],\n \"near_misses\": [";
   std::vector<passes::NearMiss> misses = r.ranked_near_misses();
   for (size_t i = 0; i < misses.size(); ++i) {

@@ -13,6 +13,7 @@ std::string json_str(const std::string& s);
 // A JSON number; NaN and infinities, which JSON lacks, become null.
 std::string json_num(double v);
 // {"fused": [...], "near_misses": [...], "counts": {...}}: what `inspect --fusions --json` prints.
-std::string fusion_report_json(const passes::FusionReport& r);
+// With `canonical`, also "canonical": [...], the canonicalization rules that fired (same fields).
+std::string fusion_report_json(const passes::FusionReport& r, bool canonical = false);
 
 }  // namespace onnxc::tools

@@ -35,6 +35,45 @@ TEST(Canonicalize, Spellings) {
   )"));
 }
 
+// Each spelling is a named rule on the fusion driver: the report lists them in model order, apart
+// from the fusions.
+TEST(Canonicalize, RulesReportByName) {
+  ir::Model m = parse_model(dedent(R"(
+    model ir_version=8 opset=[ai.onnx:23]
+    graph main(%x: f32[4], %q: f32[2,3,5,8], %k: f32[2,3,7,8]) {
+      %two = const f32[] {2}
+      %eight = const f32[] {8}
+      %a: f32[4] = Pow(%x, %two)
+      %b: f32[4] = Reciprocal(%a)
+      %c: f32[4] = Div(%b, %eight)
+      %s: f32[2,3,5,7] = Einsum(%q, %k) {equation="bhqd,bhkd->bhqk"}
+      return %c, %s
+    }
+  )"));
+  passes::FusionReport report;
+  passes::PassContext ctx;
+  ctx.report = &report;
+  EXPECT_TRUE(passes::canonicalize(m, ctx));
+  std::vector<std::string> fired;
+  for (const passes::FusedEntry& e : report.canonical) fired.push_back(e.rule + " " + e.where);
+  EXPECT_EQ(fired, (std::vector<std::string>{"pow_square a", "reciprocal_div b", "div_exact_reciprocal c",
+                                             "einsum_matmul s"}));
+  EXPECT_TRUE(report.fused.empty());
+  EXPECT_TRUE(report.near_misses.empty());
+  // Turned off by name like a fusion (--no-fuse).
+  ir::Model again = parse_model(dedent(R"(
+    model ir_version=8 opset=[ai.onnx:23]
+    graph main(%x: f32[4]) {
+      %two = const f32[] {2}
+      %a: f32[4] = Pow(%x, %two)
+      return %a
+    }
+  )"));
+  passes::PassContext off;
+  off.disabled = {"pow_square"};
+  EXPECT_FALSE(passes::canonicalize(again, off));
+}
+
 // finfo.min masks and divisions whose reciprocal would round or overflow stay as written.
 TEST(Canonicalize, MasksAndInexactDivisionsStay) {
   std::string before = R"(

@@ -132,5 +132,65 @@ TEST(FusionDriver, DisabledFamilyAndNearMissRanking) {
   EXPECT_EQ(ranked[1].rule, "a");
 }
 
+// A planned rule's analysis runs once per match, in the check (a rejected candidate costs one more
+// run), and the rewrite reads the plan of the match it rewrites.
+int g_analyses = 0;
+
+std::string plan_neg(const Match& m, const passes::FusionContext&, std::string& plan) {
+  ++g_analyses;
+  if (m["x"]->name() == "skip") return "the input is named skip";
+  plan = m["x"]->name() + "_twice_negated";
+  return "";
+}
+
+void build_neg(const Match& m, const std::string& plan, passes::RewriteBuilder& b) {
+  b.replace({m.root()}, "Identity", {m["x"]})->set_name(plan);
+}
+
+TEST(FusionDriver, PlannedRuleAnalysesOncePerMatch) {
+  ir::Model m = parse_model(dedent(R"(
+    graph main(%x: f32[4], %skip: f32[4]) {
+      %a: f32[4] = Neg(%x)
+      %y: f32[4] = Neg(%a)
+      %b: f32[4] = Neg(%skip)
+      %z: f32[4] = Neg(%b)
+      return %y, %z
+    }
+  )"));
+  std::vector<passes::FusionRule> rules = {passes::planned_rule<std::string>(
+      "double_neg", "gelu", op("Neg", {op("Neg", {any().capture("x")})}), plan_neg, build_neg)};
+  passes::FusionReport report;
+  passes::PassContext ctx;
+  ctx.report = &report;
+  g_analyses = 0;
+  EXPECT_TRUE(passes::run_fusion_rules(m, rules, ctx));
+  EXPECT_EQ(g_analyses, 2);  // y's match (rewritten) and z's (rejected); none again in the rewrite
+  ASSERT_EQ(report.fused.size(), 1u);
+  EXPECT_EQ(m.graph->outputs()[0]->producer()->name(), "x_twice_negated");
+  EXPECT_EQ(m.graph->outputs()[1]->producer()->op_type(), "Neg");
+}
+
+// Canonical rule sets walk in program order and report apart from the fusions, without near misses.
+TEST(FusionDriver, CanonicalRulesReportApart) {
+  ir::Model m = parse_model(dedent(R"(
+    graph main(%x: f32[4]) {
+      %a: f32[4] = Neg(%x)
+      %y: f32[4] = Neg(%a)
+      %n: f32[4] = Neg(%y)
+      return %n
+    }
+  )"));
+  passes::FusionReport report;
+  passes::PassContext ctx;
+  ctx.report = &report;
+  EXPECT_TRUE(passes::run_fusion_rules(m, toy_rules(), ctx, passes::RuleSetKind::kCanonical));
+  EXPECT_TRUE(report.fused.empty());
+  EXPECT_TRUE(report.near_misses.empty());
+  // In program order, y = Neg(Neg(x)) is rewritten first; n then reads the Pair and stays.
+  ASSERT_EQ(report.canonical.size(), 1u);
+  EXPECT_EQ(report.canonical[0].where, "y");
+  EXPECT_EQ(report.counts().at("gelu"), 0);
+}
+
 }  // namespace
 }  // namespace onnxc::testing

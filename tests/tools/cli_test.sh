@@ -389,6 +389,17 @@ case_fusions() {
   expect_out '"gelu": 2'
   expect_out '"rule": "gelu_erf", "family": "gelu", "nodes_replaced": 5'
   expect_out '^ "near_misses": \[\],'
+  # --canonical: the canonicalize rules that fired too (the scores' division by 8 as a product by 0.125).
+  run_onnxc inspect --fusions --canonical "$dec"
+  expect_rc 0
+  expect_out '^canonical +2 fired'
+  expect_out '^ +div_exact_reciprocal +1 nodes +/layers.0/attn/Div_2'
+  run_onnxc inspect --fusions --canonical --json "$dec"
+  expect_rc 0
+  expect_out '"rule": "div_exact_reciprocal", "family": "canonical", "nodes_replaced": 1'
+  run_onnxc inspect --canonical "$dec"
+  expect_rc 2
+  expect_err "--canonical goes with --fusions"
   run_onnxc inspect --fusions --json --no-fuse gelu,layer_norm "$dec"
   expect_rc 0
   expect_out '"gelu": 0'
