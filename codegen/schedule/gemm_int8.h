@@ -36,7 +36,7 @@ struct Int8Block {
 // (AVX2: 16 columns × 5 rows in 10 of 16 ymm). Elsewhere (NEON, SSE): bytes widened in the loop, small blocks.
 Int8Block int8_block(const TargetDesc& d);
 
-// B (K×N int8) in the layout above for `block` (int16 when its k group is 2).
+// B (K×N int8, or int16 for a k group of 2) in the layout above for `block` (int16 when its k group is 2).
 ir::Tensor pack_int8_panels(const ir::Tensor& b, const Int8Block& block);
 
 // What the lowering built: acc(n, m) = Σ_k aq(k, m)·B[k, n] over r = (ki, ko), k = g·ko + ki, the

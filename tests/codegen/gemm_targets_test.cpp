@@ -26,7 +26,7 @@ TEST(TargetDesc, DescribesEachIsaFromItsTargetString) {
   EXPECT_EQ(avx2.f32_lanes(), 8);
   EXPECT_EQ(avx2.vector_registers, 16);
   EXPECT_TRUE(avx2.fma);
-  EXPECT_EQ(avx2.int8_dot, Int8Dot::MaddUbs);
+  EXPECT_EQ(avx2.int8_dot, Int8Dot::Int16Pairs);
   EXPECT_EQ(neon.isa, "neon");
   EXPECT_EQ(neon.f32_lanes(), 4);
   EXPECT_EQ(neon.int8_dot, Int8Dot::None);
