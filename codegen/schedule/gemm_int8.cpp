@@ -12,10 +12,22 @@ using namespace Halide;
 
 Int8Block int8_block(const TargetDesc& d) {
   const int lanes = std::max(1, d.f32_lanes());  // int32 lanes: as many as float32 ones
-  // Four-way dot products (vpdpbusd on zmm, sdot on NEON): two vectors of columns, as many rows as
-  // the accumulator budget holds (AVX-512: 32 × 12 in 24 zmm; NEON: 8 × 12 in 24 of 32 q registers).
-  if (d.int8_dot == Int8Dot::Vnni512 || d.int8_dot == Int8Dot::ArmSdot)
-    return {2 * lanes, std::max(1, d.accumulator_budget() / 2), 4};
+  // Four-way dot products (vpdpbusd on zmm, sdot on NEON): the accumulator budget split into
+  // column vectors × rows with the fewest loads per product ((vecs + rows) / (vecs · rows): a weight
+  // vector per column vector and a broadcast per row each k step). AVX-512: 48 columns × 8 rows in
+  // 24 zmm, 11 loads per 24 vpdpbusd (32 × 12 took 14: gemm_bench --int8 on BERT's shapes, 1 thread,
+  // 73-85% -> 86-92% of the VNNI peak; it also divides seq 128). Three vectors at most: 64 × 6 ran at
+  // 13% of the peak (gemm_bench, same day; not looked into). NEON: 12 × 8 in 24 of 32 q registers.
+  if (d.int8_dot == Int8Dot::Vnni512 || d.int8_dot == Int8Dot::ArmSdot) {
+    Int8Block best{lanes, 1, 4};
+    double best_loads = 2.0;
+    for (int vecs : {2, 3}) {
+      const int rows = std::max(1, d.accumulator_budget() / vecs);
+      const double loads = static_cast<double>(vecs + rows) / (vecs * rows);
+      if (loads < best_loads) best = {vecs * lanes, rows, 4}, best_loads = loads;
+    }
+    return best;
+  }
   if (d.int8_dot == Int8Dot::Int16Pairs) {
     // Registers: rows·vecs accumulators, vecs weight vectors, one broadcast pair of the row, one
     // product on its way to its accumulator, and one spare: with none (12 accumulators in 16 ymm)
