@@ -40,11 +40,12 @@ Halide::Target with_dot_products(const Halide::Target& t) {
 }
 
 bool int8_products_pay(const Halide::Target& t) {
-  // x86: vpdpbusd (VNNI) or vpmaddwd on int16 pairs (AVX2), both ahead of the FMA rate. ARM's
-  // sdot/udot multiply like-signed bytes; the kernel's u8 activations × s8 weights would need usdot
-  // (ARMv8.6 i8mm), which Halide 14 does not emit, so there it widens bytes in the loop.
+  // x86: vpdpbusd (VNNI) or vpmaddwd on int16 pairs (AVX2), both ahead of the FMA rate. ARM with
+  // dotprod: sdot, four byte products per int32 lane against one float per FMA lane; the rows go in
+  // as q - 128 (quant_matmul.cpp), since sdot multiplies like-signed bytes (usdot, u8 × s8, is
+  // ARMv8.6 i8mm, which Halide 14 does not emit). Plain NEON would widen bytes in the loop: float32.
   const Int8Dot dot = describe(with_dot_products(t)).int8_dot;
-  return dot == Int8Dot::Vnni512 || dot == Int8Dot::MaddUbs;
+  return dot == Int8Dot::Vnni512 || dot == Int8Dot::Int16Pairs || dot == Int8Dot::ArmSdot;
 }
 
 Halide::Target parse_target(const std::string& name) {

@@ -10,17 +10,19 @@ namespace onnxc::passes {
 // Rewrites y = MatMul(A [M, K], W [K, N]) and y = Gemm(A, W, C) (alpha 1, transA 0, C a constant
 // bias) with W a constant float32 matrix, K and N >= 16, as
 //
-//   y = DynamicQuantMatMul(A, round(W / s_w) [int8], s_w)   (+ beta·C)
+//   y = DynamicQuantMatMul(A, round(W / s_w) [int8, or int16 for wide rows], s_w)   (+ beta·C)
 //
 // with s_w[n] = max_k |W[k, n]| / 127 (1 for a zero column). Left as they are: A of rank other
 // than 2 (fold_matmul_batch runs first and makes the usual [seq, batch, K] activations 2-D), a
-// weight holding NaN or ±inf, y a graph output (its name is the user's), and A an attention output
-// (a fused Attention, or softmax(..)·V, through views): its row holds every head's context, each a
-// weighted average of that head's values, so one row range set by the widest head leaves the
-// others few of the 256 levels. Measured on the bench's random-weight BERT and GPT-2 (the output
-// projection is ~8% of their product FLOPs): final error 3.75% -> 2.94% and 2.25% -> 1.91%; no
-// other single product kept in float32 did as much. Changes values: the error
-// against float32 is what `onnxc compare` reports; softmax, norms and everything else stay float32.
+// weight holding NaN or ±inf, and y a graph output (its name is the user's). When A is an
+// attention output (a fused Attention, or softmax(..)·V, through views) its row holds every head's
+// context, each a weighted average of that head's values, so one 256-level row range set by the
+// widest head leaves the others few levels: that product gets an int16 weight (s_w = max|W| / q,
+// q = floor(sqrt(2^31 / K)), 1672 for K = 768) and the attribute wide_rows = 1, which quantizes
+// its rows to as many levels as keep the int32 sums exact. Measured on the bench's random-weight
+// BERT: final error 3.75% with that product in 8 bits, 2.94% with it float32. Changes values: the
+// error against float32 is what `onnxc compare` reports; softmax, norms and everything else stay
+// float32.
 bool quantize_dynamic_int8(ir::Model& model);
 
 }  // namespace onnxc::passes

@@ -150,7 +150,8 @@ void optimize_model(ir::Model& m, const PassOptions& opt) {
     std::cerr << "onnxc: note: --quantize dynamic-int8 left the model float32: on target "
               << (opt.target.empty() ? "host" : opt.target)
               << " int8 products are not known to beat float32 (onnxc's int8 kernel is faster on x86 with AVX2 "
-                 "or AVX-512; ARM's sdot takes like-signed bytes); --quantize dynamic-int8:force quantizes anyway\n";
+                 "or AVX-512 and on ARM with dotprod, e.g. --target arm64-dotprod); --quantize dynamic-int8:force "
+                 "quantizes anyway\n";
   } else if (!opt.quantize.empty() && !int4) {
     // After fold_matmul_batch, which makes [seq, batch, K] activations the 2-D rows it quantizes.
     auto at = std::find(names.begin(), names.end(), "fold_matmul_batch");
@@ -179,8 +180,8 @@ void add_quantize_option(ArgParser& p, std::string* mode) {
   p.option("quantize", 0, "MODE",
            "dynamic-int8: products with a constant weight run in int8 (weights per column,\n"
            "activations per row at run time, int32 sums); norms, softmax and the rest stay float32.\n"
-           "Only on targets where that is faster than float32 (x86 with AVX2 or AVX-512);\n"
-           "elsewhere (ARM, x86 below AVX2) the model stays float32 and a note says so\n"
+           "Only on targets where that is faster than float32 (x86 with AVX2 or AVX-512, ARM with\n"
+           "dotprod); elsewhere (ARM without dotprod, x86 below AVX2) the model stays float32 and a note says so\n"
            "(dynamic-int8:force: quantize anyway).\n"
            "int4-weights[:block=N][:symmetric]: products with a constant weight keep it as 4-bit\n"
            "codes per block of N (default 32) along K, with a scale and (unless :symmetric) a zero\n"

@@ -12,8 +12,23 @@ using namespace Halide;
 
 Int8Block int8_block(const TargetDesc& d) {
   const int lanes = std::max(1, d.f32_lanes());  // int32 lanes: as many as float32 ones
-  if (d.int8_dot == Int8Dot::Vnni512) return {2 * lanes, std::max(1, d.accumulator_budget() / 2), 4};
-  if (d.int8_dot == Int8Dot::MaddUbs) {
+  // Four-way dot products (vpdpbusd on zmm, sdot on NEON): the accumulator budget split into
+  // column vectors × rows with the fewest loads per product ((vecs + rows) / (vecs · rows): a weight
+  // vector per column vector and a broadcast per row each k step). AVX-512: 48 columns × 8 rows in
+  // 24 zmm, 11 loads per 24 vpdpbusd (32 × 12 took 14: gemm_bench --int8 on BERT's shapes, 1 thread,
+  // 73-85% -> 86-92% of the VNNI peak; it also divides seq 128). Three vectors at most: 64 × 6 ran at
+  // 13% of the peak (gemm_bench, same day; not looked into). NEON: 12 × 8 in 24 of 32 q registers.
+  if (d.int8_dot == Int8Dot::Vnni512 || d.int8_dot == Int8Dot::ArmSdot) {
+    Int8Block best{lanes, 1, 4};
+    double best_loads = 2.0;
+    for (int vecs : {2, 3}) {
+      const int rows = std::max(1, d.accumulator_budget() / vecs);
+      const double loads = static_cast<double>(vecs + rows) / (vecs * rows);
+      if (loads < best_loads) best = {vecs * lanes, rows, 4}, best_loads = loads;
+    }
+    return best;
+  }
+  if (d.int8_dot == Int8Dot::Int16Pairs) {
     // Registers: rows·vecs accumulators, vecs weight vectors, one broadcast pair of the row, one
     // product on its way to its accumulator, and one spare: with none (12 accumulators in 16 ymm)
     // LLVM spilled an accumulator inside the k loop of kernels whose epilogue holds constants (BERT's
@@ -28,29 +43,32 @@ Int8Block int8_block(const TargetDesc& d) {
     }
     return best;
   }
-  // Bytes widened inside the loop (NEON, whose sdot takes like-signed bytes, and x86 below AVX2,
-  // neither of which `--quantize dynamic-int8` quantizes for unless forced): room for the widened
-  // operands beside the accumulators.
+  // Bytes widened inside the loop (NEON without dotprod, x86 below AVX2, neither of which
+  // `--quantize dynamic-int8` quantizes for unless forced): room for the widened operands beside
+  // the accumulators.
   const int spare = d.vector_registers > 16 ? 0 : 4;
   return {2 * lanes, std::max(1, (d.accumulator_budget() - spare) / 2), 4};
 }
 
 ir::Tensor pack_int8_panels(const ir::Tensor& b, const Int8Block& block) {
-  internal_check(b.rank() == 2 && b.dtype() == ir::DType::Int8) << "pack_int8_panels needs an int8 matrix";
   const int64_t g = block.k_group, width = block.width;
+  internal_check(b.rank() == 2 && (b.dtype() == ir::DType::Int8 || (g == 2 && b.dtype() == ir::DType::Int16)))
+      << "pack_int8_panels needs an int8 matrix (or int16 for int16 pairs)";
   internal_check(g == 2 || g == 4) << "int8 k group " << g;
   const int64_t k_ext = b.dims()[0], n_ext = b.dims()[1];
   const int64_t kp = (k_ext + g - 1) / g * g;
   const int64_t np = (n_ext + width - 1) / width * width;
   ir::Tensor out(g == 4 ? ir::DType::Int8 : ir::DType::Int16, {np / width, kp / g, g * width});  // zero-filled padding
-  const auto* src = static_cast<const int8_t*>(b.raw());
-  auto put = [&](int64_t at, int8_t v) {
-    if (g == 4) out.mutable_data<int8_t>()[at] = v;
+  auto src = [&](int64_t i) -> int16_t {
+    return b.dtype() == ir::DType::Int8 ? static_cast<const int8_t*>(b.raw())[i] : static_cast<const int16_t*>(b.raw())[i];
+  };
+  auto put = [&](int64_t at, int16_t v) {
+    if (g == 4) out.mutable_data<int8_t>()[at] = static_cast<int8_t>(v);
     else out.mutable_data<int16_t>()[at] = v;
   };
   for (int64_t k = 0; k < k_ext; ++k)
     for (int64_t n = 0; n < n_ext; ++n)
-      put((((n / width) * (kp / g) + k / g) * width + n % width) * g + k % g, src[k * n_ext + n]);
+      put((((n / width) * (kp / g) + k / g) * width + n % width) * g + k % g, src(k * n_ext + n));
   return out;
 }
 

@@ -28,15 +28,16 @@ struct Int8Block {
   int k_group = 4;  // k summed per int32 lane by one instruction: 4 (u8 × s8 bytes) or 2 (int16 pairs)
 };
 
-// The block for target `d`. With a four-way u8 × s8 instruction (AVX-512 VNNI): two int32 vectors
-// wide, 32 columns × 12 rows in 24 zmm. With vpmaddubsw/vpmaddwd only (AVX2, AVX-512 without VNNI):
+// The block for target `d`. With a four-way dot product (AVX-512 VNNI's vpdpbusd, ARM's sdot): the
+// accumulator budget split for the fewest loads per product, 48 columns × 8 rows in 24 zmm (NEON:
+// 12 × 8). With vpmaddubsw/vpmaddwd only (AVX2, AVX-512 without VNNI):
 // int16 pairs through vpmaddwd, which sums them exactly (vpmaddubsw's int16 sums of two u8 × s8
 // products saturate: 2·255·127 > 32767), with as many accumulators as the registers hold beside one
 // vector per column group, the broadcast row value, the product before it is added and one spare
 // (AVX2: 16 columns × 5 rows in 10 of 16 ymm). Elsewhere (NEON, SSE): bytes widened in the loop, small blocks.
 Int8Block int8_block(const TargetDesc& d);
 
-// B (K×N int8) in the layout above for `block` (int16 when its k group is 2).
+// B (K×N int8, or int16 for a k group of 2) in the layout above for `block` (int16 when its k group is 2).
 ir::Tensor pack_int8_panels(const ir::Tensor& b, const Int8Block& block);
 
 // What the lowering built: acc(n, m) = Σ_k aq(k, m)·B[k, n] over r = (ki, ko), k = g·ko + ki, the

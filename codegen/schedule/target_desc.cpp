@@ -21,12 +21,12 @@ TargetDesc describe(const Halide::Target& t) {
       d.vector_registers = 32;
       d.l2_bytes = 1 << 20;
       // Halide 14 enables vpdpbusd only through its Sapphire Rapids feature set (see target.h).
-      d.int8_dot = t.has_feature(T::AVX512_SapphireRapids) ? Int8Dot::Vnni512 : Int8Dot::MaddUbs;
+      d.int8_dot = t.has_feature(T::AVX512_SapphireRapids) ? Int8Dot::Vnni512 : Int8Dot::Int16Pairs;
     } else if (t.has_feature(T::AVX2)) {
       d.isa = "avx2";
       d.vector_bytes = 32;
       d.vector_registers = 16;
-      d.int8_dot = Int8Dot::MaddUbs;
+      d.int8_dot = Int8Dot::Int16Pairs;
       d.l2_bytes = 512 << 10;
     } else {
       d.isa = t.has_feature(T::AVX) ? "avx" : "sse4";

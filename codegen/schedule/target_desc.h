@@ -13,9 +13,12 @@ namespace onnxc::codegen {
 // How a target computes int8 dot products (u8 × s8 summed into int32 lanes).
 enum class Int8Dot {
   None,        // widen to int16/int32 and multiply (SSE, plain NEON)
-  MaddUbs,     // vpmaddubsw + vpmaddwd (AVX2): u8×s8 pairs into saturating int16, then pairs into int32
+  Int16Pairs,  // vpmaddwd (AVX2, AVX-512 without VNNI): the row stored as int16 0..255, the weight
+               // widened to int16 at compile time; two exact int16 products into each int32 lane
+               // (not vpmaddubsw, whose u8×s8 pair sums saturate in int16: see docs/int8.md)
   Vnni512,     // vpdpbusd on zmm (AVX-512 VNNI): four u8×s8 products added into each int32 lane
-  ArmSdot,     // sdot/udot (ARMv8.2 dotprod): four like-signed 8-bit products into each int32 lane
+  ArmSdot,     // sdot (ARMv8.2 dotprod): four s8×s8 products into each int32 lane; the u8 row goes in
+               // as q - 128 and 128·colsum(W) is added back, so the int32 sums are the u8×s8 ones
 };
 
 struct TargetDesc {

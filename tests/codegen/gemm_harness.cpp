@@ -226,6 +226,7 @@ GemmKernel::GemmKernel(const GemmCase& c, const ir::Tensor& a, const ir::Tensor&
     consts.push_back(&keep_.back());
   }
   ir::Node* node = graph_.add_node(c.op, values, {"Y"}, int8 ? "onnxc" : "");
+  if (int8 && c.wide_rows) node->set_attr_int("wide_rows", 1);
   if (c.op == "Gemm") {
     node->set_attr_int("transA", c.trans_a);
     node->set_attr_int("transB", c.trans_b);

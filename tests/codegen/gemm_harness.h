@@ -31,6 +31,7 @@ struct GemmCase {
   float alpha = 1.0f, beta = 1.0f;
   bool relu_bias_epilogue = false;  // compose out = relu(result + bias[n]) as a fused consumer
   bool flatten_epilogue = false;    // compose a Reshape of the result to 2-D (other dims than acc)
+  bool wide_rows = false;           // DynamicQuantMatMul's wide_rows = 1 (int16 pairs; B may be int16)
 };
 
 std::string describe(const GemmCase& c);

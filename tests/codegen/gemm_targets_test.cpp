@@ -26,7 +26,7 @@ TEST(TargetDesc, DescribesEachIsaFromItsTargetString) {
   EXPECT_EQ(avx2.f32_lanes(), 8);
   EXPECT_EQ(avx2.vector_registers, 16);
   EXPECT_TRUE(avx2.fma);
-  EXPECT_EQ(avx2.int8_dot, Int8Dot::MaddUbs);
+  EXPECT_EQ(avx2.int8_dot, Int8Dot::Int16Pairs);
   EXPECT_EQ(neon.isa, "neon");
   EXPECT_EQ(neon.f32_lanes(), 4);
   EXPECT_EQ(neon.int8_dot, Int8Dot::None);
@@ -37,7 +37,7 @@ TEST(TargetDesc, DescribesEachIsaFromItsTargetString) {
 // Every block fits the ISA's accumulator registers; N a multiple of every width gets the widest
 // intensity (three vectors).
 TEST(TargetDesc, GemmBlocksFitTheRegisters) {
-  for (const char* name : {"x86-64-avx512", "x86-64-avx2", "arm64"}) {
+  for (const char* name : {"x86-64-avx512", "x86-64-avx2", "arm64", "arm64-dotprod"}) {
     TargetDesc d = desc(name);
     for (int64_t n : {16, 24, 47, 64, 100, 768, 2304, 3072}) {
       PanelShape p = choose_panel(n, d);
@@ -46,9 +46,9 @@ TEST(TargetDesc, GemmBlocksFitTheRegisters) {
     }
     Int8Block b = int8_block(d);
     const int vecs = b.width / d.f32_lanes();
-    // Accumulators, one vector per column group, the broadcast row value, one product in flight and
-    // one spare.
-    EXPECT_LE(b.rows * vecs + (b.k_group == 2 ? vecs + 3 : 0), d.vector_registers) << name;
+    // Accumulators, one vector per column group, the broadcast row value, and with int16 pairs one
+    // product in flight and one spare.
+    EXPECT_LE(b.rows * vecs + vecs + (b.k_group == 2 ? 3 : 1), d.vector_registers) << name;
   }
   EXPECT_EQ(choose_panel(768, desc("x86-64-avx512")).width, 48);
   EXPECT_EQ(choose_panel(768, desc("x86-64-avx512")).rows, 8);
@@ -59,9 +59,13 @@ TEST(TargetDesc, GemmBlocksFitTheRegisters) {
   // int8: vpdpbusd takes four bytes per lane (AVX-512 VNNI, which Halide 14 knows as Sapphire
   // Rapids); without it, int16 pairs through vpmaddwd in as many registers as are left.
   Int8Block vnni = int8_block(codegen::describe(parse_target("x86-64-avx512").with_feature(Halide::Target::AVX512_SapphireRapids)));
-  EXPECT_EQ(vnni.width, 32);
-  EXPECT_EQ(vnni.rows, 12);
+  EXPECT_EQ(vnni.width, 48);  // the float32 panel's shape: 24 accumulators, 11 loads per 24 products
+  EXPECT_EQ(vnni.rows, 8);
   EXPECT_EQ(vnni.k_group, 4);
+  Int8Block sdot = int8_block(desc("arm64-dotprod"));
+  EXPECT_EQ(sdot.width, 12);
+  EXPECT_EQ(sdot.rows, 8);
+  EXPECT_EQ(sdot.k_group, 4);
   Int8Block avx512 = int8_block(desc("x86-64-avx512"));
   EXPECT_EQ(avx512.width, 32);
   EXPECT_EQ(avx512.rows, 13);

@@ -90,7 +90,7 @@ std::vector<float> rows(int64_t m_ext) {
   return a;
 }
 
-// On every ISA this machine runs (the blocks differ: AVX-512 32 × 12 with vpdpbusd where the CPU has
+// On every ISA this machine runs (the blocks differ: AVX-512 48 × 8 with vpdpbusd where the CPU has
 // VNNI, AVX2 16 × 5 through int16 pairs and vpmaddwd).
 TEST(LowerQuantMatMul, MatchesTheInt8ArithmeticAndStaysNearFloat) {
   ir::Model model = quant_model();

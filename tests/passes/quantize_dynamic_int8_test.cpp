@@ -76,9 +76,10 @@ TEST(QuantizeDynamicInt8, NearMissesStayFloat) {
   EXPECT_EQ(out, run_passes(text, {"infer_shapes", "dce"}));
 }
 
-TEST(QuantizeDynamicInt8, AttentionContextStaysFloat) {
+TEST(QuantizeDynamicInt8, AttentionContextGetsWideRows) {
   // The heads' contexts (softmax·V, seen through a Transpose and a Reshape) feed the output
-  // projection, which stays float32; the projection of the plain input beside it is quantized.
+  // projection, which gets an int16 weight and wide_rows = 1; the projection of the plain input
+  // beside it gets the int8 form.
   std::string text = "    graph main(%x: f32[m,16], %s: f32[2,m,m], %v: f32[2,m,8]) {\n" + weight("w", false) +
                      weight("wo", false) +
                      "      %shape = const i64[2] {-1, 16}\n"
@@ -91,8 +92,11 @@ TEST(QuantizeDynamicInt8, AttentionContextStaysFloat) {
                      "      %sum: f32[m,16] = Add(%out, %in)\n"
                      "      return %sum\n    }\n";
   std::string out = run_passes(text, {"quantize_dynamic_int8", "infer_shapes", "dce"});
-  EXPECT_TRUE(has(out, "= MatMul(%rows, %wo)")) << out;
-  EXPECT_TRUE(has(out, "onnxc.DynamicQuantMatMul(%x, %w/int8")) << out;
+  EXPECT_FALSE(has(out, "= MatMul(%rows, %wo)")) << out;
+  // K = 16: the weight's integers reach floor(sqrt(2^31 / 16)) = 11585.
+  EXPECT_TRUE(has(out, "onnxc.DynamicQuantMatMul(%rows, %wo/int16, %wo/int8_scale) {wide_rows=1}")) << out;
+  EXPECT_TRUE(has(out, "%wo/int16 = const i16[16,16]")) << out;
+  EXPECT_TRUE(has(out, "onnxc.DynamicQuantMatMul(%x, %w/int8, %w/int8_scale)\n")) << out;
 }
 
 }  // namespace
