@@ -56,10 +56,14 @@ stage() {
   fi
 }
 # The GPU: nvidia-smi must list one. Without it the stages that time or compare on the device skip.
-GPU=$(nvidia-smi -L 2>&1 | grep -m1 '^GPU ')
+if ! command -v nvidia-smi > /dev/null; then
+  GPU= NO_GPU="nvidia-smi not found"
+else
+  GPU=$(nvidia-smi -L 2>&1 | grep -m1 '^GPU ') NO_GPU="nvidia-smi lists no GPU: $(nvidia-smi -L 2>&1 | head -1)"
+fi
 needs_gpu() {
   [ -n "$GPU" ] && return 0
-  log "$1: SKIPPED (no GPU here: $(nvidia-smi -L 2>&1 | head -1 || true))" | tee -a "$OUT/skipped.txt"
+  log "$1: SKIPPED (no GPU here: $NO_GPU)" | tee -a "$OUT/skipped.txt"
   return 1
 }
 
@@ -70,10 +74,11 @@ if [ ! -x "$ONNXC" ]; then
 fi
 log "unpacked onnxc into $PACK"
 
-log "GPU: ${GPU:-none found}"
+log "GPU: ${GPU:-none ($NO_GPU)}"
 if stage env; then
   {
-    nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.mem --format=csv 2>&1
+    [ -n "$GPU" ] && nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.mem --format=csv 2>&1
+    [ -z "$GPU" ] && echo "gpu: none ($NO_GPU)"
     echo "gcc: $(gcc --version 2>&1 | head -1)"
     echo "ld: $(ld --version 2>&1 | head -1)"
     echo "onnxc: $("$ONNXC" --version 2>&1 | head -1)"
@@ -135,7 +140,7 @@ if stage bert; then
     ONNXC_CACHE_DIR=$PACK/cache_$B timeout "$(left 240)" "$PACK/bin/$B" compile "$M/bert.onnx" --target cuda -o "$PACK/bert_$B" --stats > "$OUT/bert_compile_$B.log" 2>&1
     tail -2 "$OUT/bert_compile_$B.log"
     if [ -z "$GPU" ]; then  # compiled without a GPU; running must be refused with the driver's message
-      "$PACK/bin/$B" run "$LIB" --dims batch=1,seq=128 > "$OUT/bert_no_gpu_$B.txt" 2>&1
+      "$PACK/bin/$B" bench "$LIB" --dims batch=1,seq=128 --runs 1 --warmup 0 > "$OUT/bert_no_gpu_$B.txt" 2>&1
       log "bert: run without a GPU exited $? with: $(tail -1 "$OUT/bert_no_gpu_$B.txt")"
       needs_gpu "bert (compare and timing)"
       continue
