@@ -15,6 +15,11 @@
 #
 #   bench/gpu/check.sh OUT [--quick] [--stages env,models,...]
 # --quick: fewer shapes and a sample of the conformance tests (a first smoke run).
+# The whole call keeps within CHECK_SECONDS (default 450: 7.5 minutes, for a device call of 8 to 10):
+# each stage's limit is cut to what is left, and a stage with under 20 s left is skipped, saying so.
+# Without a GPU (no nvidia-smi, or it lists none) the stages that need one say SKIPPED and why; the
+# rest (the environment, compiling the BERT and attention libraries for --target cuda, and one run
+# that must be refused with the driver's message) still runs, so the script is checked up to the GPU.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -31,6 +36,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 mkdir -p "$OUT"
+: > "$OUT/skipped.txt"
 PACK=${ONNXC_GPU_PACK:-/tmp/onnxc-gpu}
 ONNXC=$PACK/bin/onnxc
 export ONNXC_CACHE_DIR=$PACK/cache PYTHONUNBUFFERED=1
@@ -38,6 +44,28 @@ PY=${PYTHON:-python3}
 JOBS=$(nproc)
 log() { echo "[$(date -u +%T) +${SECONDS}s] $*"; }
 want() { case ",$STAGES," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+BUDGET=${CHECK_SECONDS:-450}
+# left N: the seconds a step may take, N or what is left of the budget (less a margin for the summary).
+left() { local l=$((BUDGET - SECONDS - 15)); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
+# stage NAME [MIN]: true when NAME is wanted and at least MIN (20) seconds are left; says why not.
+stage() {
+  want "$1" || return 1
+  if [ "$(left 100000)" -lt "${2:-20}" ]; then
+    log "$1: SKIPPED (the ${BUDGET} s budget is spent)" | tee -a "$OUT/skipped.txt"
+    return 1
+  fi
+}
+# The GPU: nvidia-smi must list one. Without it the stages that time or compare on the device skip.
+if ! command -v nvidia-smi > /dev/null; then
+  GPU= NO_GPU="nvidia-smi not found"
+else
+  GPU=$(nvidia-smi -L 2>&1 | grep -m1 '^GPU ') NO_GPU="nvidia-smi lists no GPU: $(nvidia-smi -L 2>&1 | head -1)"
+fi
+needs_gpu() {
+  [ -n "$GPU" ] && return 0
+  log "$1: SKIPPED (no GPU here: $NO_GPU)" | tee -a "$OUT/skipped.txt"
+  return 1
+}
 
 if [ ! -x "$ONNXC" ]; then
   [ -f .gpu/onnxc.tar.xz ] || { echo "check.sh: .gpu/onnxc.tar.xz missing: run bench/gpu/pack.sh first" >&2; exit 1; }
@@ -46,9 +74,11 @@ if [ ! -x "$ONNXC" ]; then
 fi
 log "unpacked onnxc into $PACK"
 
-if want env; then
+log "GPU: ${GPU:-none ($NO_GPU)}"
+if stage env; then
   {
-    nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.mem --format=csv 2>&1
+    [ -n "$GPU" ] && nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.mem --format=csv 2>&1
+    [ -z "$GPU" ] && echo "gpu: none ($NO_GPU)"
     echo "gcc: $(gcc --version 2>&1 | head -1)"
     echo "ld: $(ld --version 2>&1 | head -1)"
     echo "onnxc: $("$ONNXC" --version 2>&1 | head -1)"
@@ -58,27 +88,27 @@ if want env; then
   } | tee "$OUT/env.txt"
 fi
 
-if want models; then
+if stage models && needs_gpu models; then
   log "models: compare on --target cuda"
   : > "$OUT/models.tsv"
   for d in tests/models/*/ tests/models/*/*/; do
     [ -f "$d/model.onnx" ] && ls -d "$d"/test_data_set_* >/dev/null 2>&1 && echo "${d%/}"
   done | xargs -P "$JOBS" -I{} sh -c '
-      r=$(timeout 300 "$0" compare "{}" --target cuda 2>&1 | tail -1)
+      r=$(timeout "$1" "$0" compare "{}" --target cuda 2>&1 | tail -1)
       rc=$?; case "$r" in *"data sets match"*) s=pass ;; *) s=FAIL ;; esac
-      printf "%s\t%s\t%s\n" "{}" "$s" "$r"' "$ONNXC" >> "$OUT/models.tsv"
+      printf "%s\t%s\t%s\n" "{}" "$s" "$r"' "$ONNXC" "$(left 120)" >> "$OUT/models.tsv"
   sort -o "$OUT/models.tsv" "$OUT/models.tsv"
   log "models: $(grep -c $'\tpass\t' "$OUT/models.tsv") of $(wc -l < "$OUT/models.tsv") match"
   grep -v $'\tpass\t' "$OUT/models.tsv" | head -20
 fi
 
-if want conformance; then
+if stage conformance && needs_gpu conformance; then
   log "conformance: ONNX 1.12 backend tests on --target cuda"
   TD=$PACK/data
   FILTER=()
   [ $QUICK = 1 ] && FILTER=(--filter '^test_(add|mul|matmul|gemm|softmax|relu|conv|reduce_mean|layer_normalization|gelu|transpose|concat|gather|slice|cast)')
   # Each result is logged as it finishes: if the time limit stops the run, the log still counts.
-  timeout "${CONFORMANCE_SECONDS:-200}" "$ONNXC" test-suite "$TD/node" "$TD/pytorch-converted" "$TD/pytorch-operator" "$TD/simple" \
+  timeout "$(left "${CONFORMANCE_SECONDS:-150}")" "$ONNXC" test-suite "$TD/node" "$TD/pytorch-converted" "$TD/pytorch-operator" "$TD/simple" \
     --target cuda --jobs "$JOBS" --threads 1 --timeout 60 "${FILTER[@]}" \
     --tsv "$OUT/conformance_cuda.tsv" > "$OUT/conformance_cuda.log" 2>&1 || log "conformance: stopped at its time limit"
   tail -1 "$OUT/conformance_cuda.log"
@@ -87,9 +117,9 @@ if want conformance; then
   head -3 "$OUT/conformance_diff.txt"
 fi
 
-if want ceilings; then
+if stage ceilings && needs_gpu ceilings; then
   log "ceilings: float32 product and copy bandwidth through torch"
-  timeout 120 $PY bench/gpu/torch_peer.py ceilings | tee "$OUT/ceilings.txt"
+  timeout "$(left 60)" $PY bench/gpu/torch_peer.py ceilings | tee "$OUT/ceilings.txt"
 fi
 
 SHAPES="1 128 8 128 1 512 8 512"
@@ -97,35 +127,42 @@ SHAPES="1 128 8 128 1 512 8 512"
 # The builds to time: onnxc, and onnxc-base when pack.sh packed one (each with its own kernel cache).
 BUILDS=onnxc
 [ -x "$PACK/bin/onnxc-base" ] && BUILDS="onnxc onnxc-base"
-if want bert; then
+if stage bert; then
   log "bert: export (torch), compile (--target cuda), compare, time"
   M=$PACK/models
   # torch 2.x's TorchScript exporter bakes the traced sequence length into nn.MultiheadAttention's
   # reshapes (onnxc refuses such a model at any other length): the dynamo exporter keeps it symbolic.
-  ONNXC_EXPORTER=${ONNXC_EXPORTER:-dynamo} timeout 300 $PY bench/models.py "$M" bert > "$OUT/bert_export.log" 2>&1 || { log "bert: export failed"; tail -5 "$OUT/bert_export.log"; }
+  ONNXC_EXPORTER=${ONNXC_EXPORTER:-dynamo} timeout "$(left 180)" $PY bench/models.py "$M" bert > "$OUT/bert_export.log" 2>&1 || { log "bert: export failed"; tail -5 "$OUT/bert_export.log"; }
   : > "$OUT/bert.tsv"
   for B in $BUILDS; do
     [ -f "$M/bert.onnx" ] || break
     LIB=$PACK/bert_$B/libbert.so
-    ONNXC_CACHE_DIR=$PACK/cache_$B timeout 300 "$PACK/bin/$B" compile "$M/bert.onnx" --target cuda -o "$PACK/bert_$B" --stats > "$OUT/bert_compile_$B.log" 2>&1
+    ONNXC_CACHE_DIR=$PACK/cache_$B timeout "$(left 240)" "$PACK/bin/$B" compile "$M/bert.onnx" --target cuda -o "$PACK/bert_$B" --stats > "$OUT/bert_compile_$B.log" 2>&1
     tail -2 "$OUT/bert_compile_$B.log"
-    timeout 120 "$PACK/bin/$B" compare "$LIB" "$M/bert_data/test_data_set_0" --rtol 1e-3 --atol 1e-4 2>&1 | tail -3 | tee "$OUT/bert_compare_$B.txt"
+    if [ -z "$GPU" ]; then  # compiled without a GPU; running must be refused with the driver's message
+      "$PACK/bin/$B" bench "$LIB" --dims batch=1,seq=128 --runs 1 --warmup 0 > "$OUT/bert_no_gpu_$B.txt" 2>&1
+      log "bert: run without a GPU exited $? with: $(tail -1 "$OUT/bert_no_gpu_$B.txt")"
+      needs_gpu "bert (compare and timing)"
+      continue
+    fi
+    timeout "$(left 120)" "$PACK/bin/$B" compare "$LIB" "$M/bert_data/test_data_set_0" --rtol 1e-3 --atol 1e-4 2>&1 | tail -3 | tee "$OUT/bert_compare_$B.txt"
     set -- $SHAPES
     while [ $# -ge 2 ]; do
-      r=$(timeout 120 "$PACK/bin/$B" bench "$LIB" --dims batch=$1,seq=$2 --runs 30 --warmup 5 --tsv 2>&1 | tail -1)
+      r=$(timeout "$(left 120)" "$PACK/bin/$B" bench "$LIB" --dims batch=$1,seq=$2 --runs 30 --warmup 5 --tsv 2>&1 | tail -1)
       printf "%s\t%s\t%s\t%s\n" "$B" "$1" "$2" "$r" | tee -a "$OUT/bert.tsv"
       shift 2
     done
-    timeout 120 "$PACK/bin/$B" bench "$LIB" --dims batch=8,seq=128 --runs 20 --profile > "$OUT/bert_profile_$B.txt" 2>&1
+    # Per-step GPU time: a CUDA library waits for the device after every step while profiled.
+    timeout "$(left 120)" "$PACK/bin/$B" bench "$LIB" --dims batch=8,seq=128 --runs 20 --profile > "$OUT/bert_profile_$B.txt" 2>&1
   done
-  [ -f "$M/bert.onnx" ] && timeout 200 $PY bench/gpu/torch_peer.py bert $SHAPES 2>"$OUT/torch_bert.err" |
+  [ -n "$GPU" ] && [ -f "$M/bert.onnx" ] && timeout "$(left 150)" $PY bench/gpu/torch_peer.py bert $SHAPES 2>"$OUT/torch_bert.err" |
     awk '{printf "torch\t%s\t%s\t%s\n", $2, $3, $4}' | tee -a "$OUT/bert.tsv"
 fi
 
 SEQS="512 1024 2048 4096 8192"
 [ $QUICK = 1 ] && SEQS="512 2048"
 ATTENTION_BUILDS=${ATTENTION_BUILDS:-onnxc}  # the base build's attention schedule is the same
-if want attention; then
+if stage attention; then
   log "attention: the fused kernel alone beside torch SDPA"
   A=$PACK/attention
   mkdir -p "$A"
@@ -133,12 +170,18 @@ if want attention; then
   for s in $SEQS; do
     $PY -c "import sys; sys.path.insert(0, 'bench'); import attention_bench as a, onnx; onnx.save(a.plain_model($s, 12, 64), '$A/sdpa_$s.onnx')" || continue
     for B in $ATTENTION_BUILDS; do
-      ONNXC_CACHE_DIR=$PACK/cache_$B timeout 120 "$PACK/bin/$B" compile "$A/sdpa_$s.onnx" --target cuda -o "$A/lib_${B}_$s" -n sdpa -q > "$A/compile_$s.log" 2>&1 &&
-      r=$(timeout 120 "$PACK/bin/$B" bench "$A/lib_${B}_$s/libsdpa.so" --runs 20 --warmup 3 --tsv 2>&1 | tail -1) || r="error: $(tail -1 "$A/compile_$s.log")"
+      if ! ONNXC_CACHE_DIR=$PACK/cache_$B timeout "$(left 120)" "$PACK/bin/$B" compile "$A/sdpa_$s.onnx" --target cuda -o "$A/lib_${B}_$s" -n sdpa -q > "$A/compile_$s.log" 2>&1; then
+        r="error: $(tail -1 "$A/compile_$s.log")"
+      elif [ -z "$GPU" ]; then
+        r="compiled for cuda; not timed (no GPU)"
+      else
+        r=$(timeout "$(left 120)" "$PACK/bin/$B" bench "$A/lib_${B}_$s/libsdpa.so" --runs 20 --warmup 3 --tsv 2>&1 | tail -1)
+      fi
       printf "%s\t%s\t%s\n" "$B" "$s" "$r" | tee -a "$OUT/attention.tsv"
     done
   done
-  timeout 120 $PY bench/gpu/torch_peer.py sdpa $SEQS 2>"$OUT/torch_sdpa.err" | awk '{printf "torch\t%s\t%s\n", $2, $3}' | tee -a "$OUT/attention.tsv"
+  [ -z "$GPU" ] && needs_gpu "attention (timing)"
+  [ -n "$GPU" ] && timeout "$(left 120)" $PY bench/gpu/torch_peer.py sdpa $SEQS 2>"$OUT/torch_sdpa.err" | awk '{printf "torch\t%s\t%s\n", $2, $3}' | tee -a "$OUT/attention.tsv"
 fi
 
 log "summary"

@@ -67,6 +67,9 @@ def read_ceilings(out):
 def report(out):
     env = open(os.path.join(out, "env.txt")).read().strip() if os.path.exists(os.path.join(out, "env.txt")) else "(no env stage)"
     print("# onnxc on the GPU: bench/gpu/check.sh\n\n```\n" + env + "\n```\n")
+    skipped = os.path.join(out, "skipped.txt")
+    if os.path.exists(skipped) and open(skipped).read().strip():
+        print("## Not run\n\n```\n" + open(skipped).read().strip() + "\n```\n")
     fp32, bw = read_ceilings(out)
     if fp32:
         print(f"Ceilings measured through torch: float32 product {fp32:.1f} TFLOP/s (8192³, TF32 off), "
@@ -86,6 +89,12 @@ def report(out):
     if bert:
         print("## BERT-base-like encoder (12 × 768, float32), median latency in ms\n")
         table(bert, ["batch", "seq"], lambda key: bert_gflop(*key), fp32)
+    profile = os.path.join(out, "bert_profile_onnxc.txt")
+    if bert and os.path.exists(profile):
+        # A CUDA library waits for the GPU after each step while profiled: these are GPU times.
+        lines = open(profile).read().strip().splitlines()
+        print("## Where BERT b8 s128's time goes on the GPU (onnxc bench --profile, first 30 lines)\n\n```\n"
+              + "\n".join(lines[:30]) + "\n```\n")
     attn = timings(os.path.join(out, "attention.tsv"), 1)
     if attn:
         print("## Fused attention alone: softmax(Q·Kᵀ/8)·V, batch 1, 12 heads of 64, float32, median ms\n")

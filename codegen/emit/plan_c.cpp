@@ -56,6 +56,7 @@ std::string generate_plan_c(const PlanDescription& d) {
      << "extern onnxc_halide_error_handler halide_set_error_handler(onnxc_halide_error_handler);\n";
   if (d.uses_cuda) {
     os << "extern int halide_copy_to_host(void *, void *);\nextern int halide_device_free(void *, void *);\n"
+       << "extern int halide_cuda_device_sync(void *, void *);\n"
        // Device memory a kernel allocates for its intermediates (attention's scores, staged operands)
        // is kept for the next call while the library is loaded: otherwise every call pays a
        // cuMemAlloc and a cuMemFree, which waits for the whole device, per intermediate.
@@ -139,7 +140,8 @@ std::string generate_plan_c(const PlanDescription& d) {
      << "    halide_set_num_threads, " << (d.uses_cuda ? 1 : 0) << ",\n"
      << "    " << (d.uses_cuda ? "halide_copy_to_host, halide_device_free" : "NULL, NULL") << ",\n"
      << "    halide_set_error_handler, " << d.default_num_threads << ",\n"
-     << "    " << (d.steps.empty() ? "NULL" : "step_info") << "};\n\n"
+     << "    " << (d.steps.empty() ? "NULL" : "step_info") << ",\n"
+     << "    " << (d.uses_cuda ? "halide_cuda_device_sync" : "NULL") << "};\n\n"
      << "const onnxc_model_desc *onnxc_model_" << n << "(void) { return &desc; }\n"
      << "__attribute__((weak)) const onnxc_model_desc *onnxc_model_entry(void) { return &desc; }\n";
   return os.str();

@@ -1,6 +1,7 @@
 // MatMul and Gemm lowerings: numpy-style batched matmul (1-D operands, broadcast batch dims) and
 // Gemm (transA/transB, alpha, beta, broadcast C). Constant weights are packed into column panels at
 // compile time; the loops are in schedule/gemm.cpp.
+#include <functional>
 #include <optional>
 
 #include "codegen/lower/lower.h"
@@ -96,16 +97,19 @@ Built build_product(LowerContext& ctx, const Product& p) {
 
   RDom k(0, k_ext, "k");
   out.g.k = k;
-  Expr b_val;
-  // GPU targets pack a constant f32 B too (panels as wide as a thread block's columns: each k row
-  // of a block's columns is one contiguous, coalesced read); a run-time B is read where it lies.
+  // B(k, n) as the product reads it. GPU targets pack a constant f32 B too (panels as wide as a
+  // thread block's columns: each k row of a block's columns is one contiguous, coalesced read); a
+  // run-time B is read where it lies.
   const bool gpu_panels = !cpu && f32 && p.b_const && !p.a_vec && !p.b_vec && n_static.value_or(0) >= 16;
+  std::function<Expr(const Expr&)> b_value;
   if ((out.g.blocked || gpu_panels) && p.b_const) {
     ir::Tensor packed = pack_panels(*p.b_const, p.trans_b, width);
     HTensor bp = ctx.add_constant("b_panels", std::move(packed));
-    std::vector<Expr> idx = batch_index(p.b, 2, out.out_batch);
-    idx.insert(idx.end(), {n / width, k.x, n % width});
-    b_val = bp.at(idx);
+    b_value = [bp, n, width, ob = out.out_batch, b = p.b](const Expr& kk) {
+      std::vector<Expr> idx = batch_index(b, 2, ob);
+      idx.insert(idx.end(), {n / width, kk, n % width});
+      return bp.at(idx);
+    };
   } else if (out.g.blocked) {
     Func stage("b_panels");
     Var i("i"), kk("kk"), pn("p");
@@ -113,16 +117,39 @@ Built build_product(LowerContext& ctx, const Product& p) {
     sargs.insert(sargs.end(), out.acc_vars.begin() + 2, out.acc_vars.end());
     stage(sargs) = b_at(kk, pn * width + i, out.out_batch);
     out.g.b_stage = stage;
-    std::vector<Expr> sidx = {n % width, k.x, n / width};
-    sidx.insert(sidx.end(), out.acc_vars.begin() + 2, out.acc_vars.end());
-    b_val = stage(sidx);
+    b_value = [stage, n, width, batch = std::vector<Var>(out.acc_vars.begin() + 2, out.acc_vars.end())](const Expr& kk) {
+      std::vector<Expr> sidx = {n % width, kk, n / width};
+      sidx.insert(sidx.end(), batch.begin(), batch.end());
+      return stage(sidx);
+    };
   } else {
-    b_val = b_at(k.x, n, out.out_batch);
+    b_value = [&b_at, n, ob = out.out_batch](const Expr& kk) { return b_at(kk, n, ob); };
+  }
+  Expr a_val = a_at(k.x, m, out.out_batch), b_val = b_value(k.x);
+  if (!cpu && !p.a_vec && !p.b_vec) {
+    // GPU schedules stage tiles of A and B in shared memory (gpu_gemm.cpp). The tiles are Funcs of
+    // their own with k clamped as rows and columns are, so a tile may cover k, rows and columns
+    // past the ends: those values are loaded but feed no output.
+    Var kk("kk");
+    std::vector<Var> batch(out.acc_vars.begin() + 2, out.acc_vars.end());
+    std::vector<Var> a_args = {kk, m}, b_args = {n, kk};
+    a_args.insert(a_args.end(), batch.begin(), batch.end());
+    b_args.insert(b_args.end(), batch.begin(), batch.end());
+    Func a_tile("gemm_a_tile"), b_tile("gemm_b_tile");
+    a_tile(a_args) = a_at(min(kk, k_ext - 1), m, out.out_batch);
+    b_tile(b_args) = b_value(min(kk, k_ext - 1));
+    std::vector<Expr> a_idx = {k.x, m}, b_idx = {n, k.x};
+    a_idx.insert(a_idx.end(), batch.begin(), batch.end());
+    b_idx.insert(b_idx.end(), batch.begin(), batch.end());
+    a_val = a_tile(a_idx);
+    b_val = b_tile(b_idx);
+    out.g.a_tile = a_tile;
+    out.g.b_tile = b_tile;
   }
 
   Func acc("matmul_acc");
   acc(out.acc_vars) = cast(acc_t, 0);
-  acc(out.acc_vars) += cast(acc_t, a_at(k.x, m, out.out_batch)) * cast(acc_t, b_val);
+  acc(out.acc_vars) += cast(acc_t, a_val) * cast(acc_t, b_val);
   ctx.reassociable.push_back(acc);
   // Until the schedule callback places them per output tile (and if it never runs: emission gives
   // a fresh output its default schedule when a Func is shared), the product is computed whole.

@@ -20,7 +20,7 @@ PanelShape choose_panel(int64_t n, const TargetDesc& d) {
   static const double kSpeed[] = {0, 0.75, 0.9, 1.0, 1.0};
   if (d.gpu) {  // a constant B is packed in panels as wide as a thread block's columns
     const GpuGemmTile tile = gpu_gemm_tile(d);
-    return {tile.block_cols, tile.thread_rows};
+    return {tile.block_cols, tile.block_rows};
   }
   const int lanes = std::max(1, d.f32_lanes());
   const int budget = std::max(1, d.accumulator_budget());

@@ -44,6 +44,9 @@ struct GemmFuncs {
   Halide::Func acc;
   Halide::RDom k;
   Halide::Func b_stage;
+  // GPU targets (a matrix times a matrix): acc reads A and B through these, a_tile(k, m, batch..)
+  // and b_tile(n, k, batch..), which a schedule may stage per tile of k (undefined elsewhere).
+  Halide::Func a_tile, b_tile;
   PanelShape panel;
   bool blocked = false;  // f32 with panelled B: use the register-blocked kernel
   // A 1-D operand (MatMul): the output lacks m (a_vector) or n (b_vector), so acc is computed whole

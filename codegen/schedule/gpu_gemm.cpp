@@ -1,15 +1,22 @@
 // CUDA GEMM schedule (see gpu_gemm.h).
 //
-// Loop nest of `out` (outermost first):
+// Loop nest (outermost first), with the default tile (128 columns × 16 rows per one-warp block):
 //   gpu block (batch..), gpu block row tile bm, gpu block column tile bn
-//     gpu thread (tm, tn): block_rows/thread_rows × block_cols/thread_cols threads
-//       acc[thread_rows][thread_cols] = 0                       -- registers
-//       for k (unrolled k_unroll): one vector of B (thread_cols wide), thread_rows values of A,
-//                                  thread_rows × thread_cols FMAs
-//       out = epilogue(acc)                                     -- vector stores
-// A warp's threads read adjacent column vectors of one k row of B (coalesced; contiguous in the
-// packed panels of a constant B) and share the A values of their rows (one load per row, served
-// to the warp by L1). Each thread does thread_rows·thread_cols FMAs per 1 + thread_rows loads.
+//     acc = 0                                   lane: 4 columns (one vector) × 16 rows, registers
+//     for ko (k / 16):
+//       a_tile[16 rows][16 k]   shared memory   each lane loads float4s of A's rows
+//       b_tile[16 k][128 cols]  shared memory   each lane loads float4s of B's k rows
+//       (barrier)
+//       for ki (16, unrolled), per lane:        1 vector of B, 16 values of A (broadcast), 64 FMAs
+//       (barrier)
+//     out = epilogue(acc)                       lane: 16 vector stores
+// acc is a block-level Func stored in registers: Halide stripes a block-level register allocation
+// across the lanes of a warp (each lane keeps only the elements it stores), but not across warps,
+// whose share would be indexed by the warp and so land in local memory; hence one warp per block.
+// Each stage also runs inside a loop over GPU threads of extent 1: that loop is what makes Halide put
+// a barrier between the stores into a shared tile and the loads from it (it puts none between lanes,
+// which it assumes run in lockstep, as GPUs since Volta no longer guarantee).
+// Tiles past the last row, column or k are loaded from clamped indices (matmul.cpp) and never stored.
 #include "codegen/schedule/gpu_gemm.h"
 
 #include "codegen/schedule/schedule.h"
@@ -21,19 +28,61 @@ using Halide::TailStrategy;
 using Halide::Var;
 
 GpuGemmTile gpu_gemm_tile(const TargetDesc& d) {
-  (void)d;  // one tile for every CUDA capability onnxc targets (sm_80+): 32 threads of 4 × 8
+  (void)d;  // one tile for every CUDA capability onnxc targets (sm_80+): 9 KiB of shared memory
   return GpuGemmTile{};
 }
 
+namespace {
+
+// One thread per element of acc, computed whole: outputs that do not tile like acc.
+void schedule_whole_gpu(GemmFuncs g, Func out, const Halide::Target& t) {
+  Var an = g.acc.args()[0], am = g.acc.args()[1];
+  Var bn("gemm_bn"), bm("gemm_bm"), tn("gemm_tn"), tm("gemm_tm");
+  g.acc.compute_root().gpu_tile(an, am, bn, bm, tn, tm, 32, 8, TailStrategy::GuardWithIf);
+  g.acc.update().gpu_tile(an, am, bn, bm, tn, tm, 32, 8, TailStrategy::GuardWithIf);
+  if (g.b_stage.defined()) g.b_stage.compute_root();
+  schedule_output(out, KernelClass::Elementwise, t);
+}
+
+// A lane's register block of one stage over columns `n` and rows `m` (bound to the block tile):
+// lanes over column vectors, the rows unrolled, inside the one-thread warp loop. An update stage
+// passes its k loops: `ki` runs per lane inside the block, `ko` at block level outside the warp.
+void lane_block(Halide::Stage s, const Var& n, const Var& m, const GpuGemmTile& g, bool vec,
+                const Halide::RVar* ki = nullptr, const Halide::RVar* ko = nullptr) {
+  Var lane("gemm_lane"), nv("gemm_nv"), warp("gemm_warp"), mi("gemm_mi");
+  s.split(n, lane, nv, g.thread_cols).split(m, warp, mi, g.block_rows);
+  if (ki) s.reorder(nv, mi, *ki, lane, warp, *ko).unroll(*ki);
+  else s.reorder(nv, mi, lane, warp);
+  s.gpu_threads(warp).gpu_lanes(lane).unroll(mi);
+  if (vec) s.vectorize(nv);
+  else s.unroll(nv);
+}
+
+// A tile Func (its first two args the tile's dims, any others one batch index) loaded once per k
+// step by the warp: `inner` (the contiguous dim of its source) `inner_ext` wide, `outer` `outer_ext`
+// long, `vec` inner elements per lane and load, the (inner / vec × outer) slots dealt to the lanes.
+void stage_tile(Func tile, Func acc, Halide::RVar ko, const Var& inner, int inner_ext, const Var& outer, int outer_ext,
+                int vec, const GpuGemmTile& g) {
+  Var io("st_io"), ii("st_ii"), f("st_f"), rep("st_rep"), lane("st_lane"), warp("st_warp");
+  tile.compute_at(acc, ko).bound_extent(inner, inner_ext).bound_extent(outer, outer_ext);
+  for (size_t i = 2; i < tile.args().size(); ++i) tile.bound_extent(tile.args()[i], 1);
+  tile.split(inner, io, ii, vec)
+      .fuse(io, outer, f)
+      .split(f, rep, lane, g.lanes())
+      .split(rep, rep, warp, 1)
+      .reorder(ii, lane, warp, rep)
+      .gpu_threads(warp)
+      .gpu_lanes(lane)
+      .unroll(rep);
+  if (vec > 1) tile.vectorize(ii);
+  else tile.unroll(ii);
+}
+
+}  // namespace
 
 void schedule_gemm_gpu(GemmFuncs g, Func out, const Halide::Target& t) {
-  Var an = g.acc.args()[0], am = g.acc.args()[1];
-  Var bn("gemm_bn"), bm("gemm_bm"), tn("gemm_tn"), tm("gemm_tm"), ni("gemm_ni"), mi("gemm_mi");
-  if (!g.output_matches() || out.dimensions() != g.acc.dimensions()) {
-    g.acc.compute_root().gpu_tile(an, am, bn, bm, tn, tm, 32, 8, TailStrategy::GuardWithIf);
-    g.acc.update().gpu_tile(an, am, bn, bm, tn, tm, 32, 8, TailStrategy::GuardWithIf);
-    if (g.b_stage.defined()) g.b_stage.compute_root();
-    schedule_output(out, KernelClass::Elementwise, t);
+  if (!g.output_matches() || out.dimensions() != g.acc.dimensions() || !g.a_tile.defined()) {
+    schedule_whole_gpu(g, out, t);
     return;
   }
   const GpuGemmTile tile = gpu_gemm_tile(describe(t));
@@ -41,36 +90,30 @@ void schedule_gemm_gpu(GemmFuncs g, Func out, const Halide::Target& t) {
   // float64 block (ONNX's einsum batch-matmul test), and other types gain little from it.
   const bool vec = g.acc.output_types()[0] == Halide::Float(32);
   std::vector<Var> args = out.args();
-  Var n = args[0], m = args[1];
-  out.split(n, bn, tn, tile.block_cols, TailStrategy::GuardWithIf)
-      .split(m, bm, tm, tile.block_rows, TailStrategy::GuardWithIf)
-      .split(tn, tn, ni, tile.thread_cols)
-      .split(tm, tm, mi, tile.thread_rows)
-      .reorder(ni, mi, tn, tm, bn, bm)
-      .gpu_blocks(bn, bm)
-      .gpu_threads(tn, tm)
-      .unroll(ni)
-      .unroll(mi);
-  if (vec) out.vectorize(ni);
+  Var n = args[0], m = args[1], bn("gemm_bn"), bm("gemm_bm"), nt("gemm_nt"), mt("gemm_mt");
+  out.split(n, bn, nt, tile.block_cols, TailStrategy::GuardWithIf)
+      .split(m, bm, mt, tile.block_rows, TailStrategy::GuardWithIf)
+      .reorder(nt, mt, bn, bm)
+      .gpu_blocks(bn, bm);
+  lane_block(out, nt, mt, tile, vec);
   std::vector<Var> batch(args.begin() + 2, args.end());
   if (!batch.empty()) out.gpu_blocks(fuse_vars(out, batch));
+
+  // The block's accumulators, over the whole tile (past the last row or column too).
+  Var an = g.acc.args()[0], am = g.acc.args()[1];
+  g.acc.compute_at(out, bn).store_in(Halide::MemoryType::Register);
+  g.acc.bound_extent(an, tile.block_cols).bound_extent(am, tile.block_rows);
   for (size_t i = 2; i < g.acc.args().size(); ++i) g.acc.bound_extent(g.acc.args()[i], 1);
-  g.acc.compute_at(out, tn)
-      .bound_extent(an, tile.thread_cols)
-      .bound_extent(am, tile.thread_rows)
-      .store_in(Halide::MemoryType::Register)
-      .unroll(an)
-      .unroll(am);
-  if (vec) g.acc.vectorize(an);
+  lane_block(g.acc, an, am, tile, vec);
   Halide::RVar ko("gemm_ko"), ki("gemm_ki");
-  g.acc.update()
-      .split(g.k.x, ko, ki, tile.k_unroll, TailStrategy::GuardWithIf)
-      .reorder(an, am, ki, ko)
-      .unroll(an)
-      .unroll(am)
-      .unroll(ki);
-  if (vec) g.acc.update().vectorize(an);
-  if (g.b_stage.defined()) g.b_stage.compute_root();
+  Halide::Stage update = g.acc.update();
+  update.split(g.k.x, ko, ki, tile.k_tile, TailStrategy::GuardWithIf);
+  lane_block(update, an, am, tile, vec, &ki, &ko);
+
+  // The operand tiles of one k step, in shared memory (a block-level allocation's default).
+  const int v = vec ? 4 : 1;
+  stage_tile(g.a_tile, g.acc, ko, g.a_tile.args()[0], tile.k_tile, g.a_tile.args()[1], tile.block_rows, v, tile);
+  stage_tile(g.b_tile, g.acc, ko, g.b_tile.args()[0], tile.block_cols, g.b_tile.args()[1], tile.k_tile, v, tile);
 }
 
 }  // namespace onnxc::codegen

@@ -127,6 +127,17 @@ static bool nothing_to_write(const onnxc_session *s, uint32_t k) {
   return written > 0 && written == empty;
 }
 
+/* While profiling a CUDA library: waits until the GPU has finished what step k queued, so that the
+ * step's time is its GPU time (kernels return once their launches are queued). */
+static onnxc_status wait_for_device(onnxc_session *s, uint32_t k, const char *label) {
+  onnxc_kernel_call_begin();
+  int rc = s->model->desc->device_sync(NULL, NULL);
+  const char *msg = onnxc_kernel_call_end();
+  if (rc == 0) return ONNXC_OK;
+  return onnxc_fail(ONNXC_ERR_KERNEL_FAILED, "waiting for the GPU after step %u ('%s') failed: CUDA error %d%s%s", k, label,
+                    rc, *msg ? ": " : "", msg);
+}
+
 /* Steps in order, except where a step that MOVES goes on elsewhere; `prev` tells a LOOP step whether
  * it is entered afresh or from its NEXT. Each step costs one look-up in the kinds table. */
 static onnxc_status run_steps(onnxc_session *s, const onnxc_plan *p) {
@@ -142,6 +153,10 @@ static onnxc_status run_steps(onnxc_session *s, const onnxc_plan *p) {
     if (timed) t0[0] = clock_ns(CLOCK_MONOTONIC), t0[1] = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     onnxc_status st = kind->run(s, p, k, prev, &next);
     if (st != ONNXC_OK) return st;
+    if (timed && d->uses_cuda && d->device_sync) {
+      st = wait_for_device(s, k, kind->label(d, k));
+      if (st != ONNXC_OK) return st;
+    }
     if (timed) {
       t1[1] = clock_ns(CLOCK_PROCESS_CPUTIME_ID), t1[0] = clock_ns(CLOCK_MONOTONIC);
       report_step(s, k, kind->label(d, k), t0, t1);

@@ -13,6 +13,7 @@
 #include "codegen/lower/lower_util.h"
 #include "codegen/target.h"
 #include "ir/error.h"
+#include "gpu_on_host.h"
 
 namespace onnxc::codegen::testing {
 
@@ -255,6 +256,12 @@ GemmKernel::GemmKernel(const GemmCase& c, const ir::Tensor& a, const ir::Tensor&
   if (const char* dump = getenv("ONNXC_GEMM_ASM"))
     pipeline_.compile_to_assembly(dump, pipeline_.infer_arguments(), "gemm", compile_target);
   if (jit) pipeline_.compile_jit(compile_target);
+}
+
+int GemmKernel::jit_gpu_schedule_on_host() {
+  const int loops = gpu_loops_to_host(output_);
+  pipeline_.compile_jit(host_target());
+  return loops;
 }
 
 void GemmKernel::run_into(ir::Tensor& out) {

@@ -52,6 +52,9 @@ class GemmKernel {
   // Binds other operands (same ranks; any extents that are run-time ones) without recompiling; `c`
   // describes the new shapes. A constant B stays the one the kernel was compiled with.
   void bind(const GemmCase& c, const ir::Tensor& a, const ir::Tensor& b);
+  // After construction for a GPU target without `jit`: the GPU schedule's loops turned into host
+  // loops (gpu_on_host.h) and JIT-compiled for this machine. Returns how many loops were GPU loops.
+  int jit_gpu_schedule_on_host();
   ir::Tensor run();               // realizes into a fresh tensor
   void run_into(ir::Tensor& out);  // realizes into `out` (output_shape, dtype)
   Halide::Pipeline& pipeline() { return pipeline_; }

@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "desc_builder.h"
@@ -137,6 +138,50 @@ TEST(CudaBookkeeping, DeviceStateFollowsRootsAcrossRunsAndShapes) {
   onnxc_session_free(s);
   EXPECT_EQ(dev.frees, 6);
   EXPECT_TRUE(dev.memory.empty()) << "no device allocation outlives the session";
+  onnxc_model_free(model);
+}
+
+// Profiling a CUDA library: the runtime waits for the device after every kernel step and before the
+// step's end time, and only while a profiler is set; a failing wait is the run's error, with its step.
+struct SyncLog {
+  int syncs = 0, fail_at = -1;
+  std::vector<int> syncs_before_report;  // per profiled step: waits done when it was reported
+} sync_log;
+
+int fake_device_sync(void *, void *buffer) {
+  if (buffer != nullptr) return -1;  // the runtime passes no buffer
+  return ++sync_log.syncs == sync_log.fail_at ? -42 : 0;
+}
+
+void record_step(void *, const onnxc_step_profile *) { sync_log.syncs_before_report.push_back(sync_log.syncs); }
+
+TEST(CudaBookkeeping, ProfilerWaitsForTheDeviceAfterEachStep) {
+  dev = FakeDevice();
+  sync_log = SyncLog();
+  DescBuilder b = cuda_model();
+  b.d.device_sync = fake_device_sync;
+  onnxc_model *model = nullptr;
+  ASSERT_EQ(onnxc_model_from_desc(b.get(), &model), ONNXC_OK) << onnxc_last_error();
+  onnxc_session *s = nullptr;
+  ASSERT_EQ(onnxc_session_create(model, nullptr, &s), ONNXC_OK);
+
+  run(s, 4);
+  EXPECT_EQ(sync_log.syncs, 0) << "no waiting without a profiler";
+  ASSERT_EQ(onnxc_session_set_profiler(s, record_step, nullptr), ONNXC_OK);
+  run(s, 4);
+  EXPECT_EQ(sync_log.syncs, 2) << "one wait per kernel step";
+  EXPECT_EQ(sync_log.syncs_before_report, (std::vector<int>{1, 2})) << "each step reported after its own wait";
+
+  sync_log.fail_at = 3;  // the first step of the next run
+  int64_t n = 4;
+  std::vector<float> x(4, 1.0f);
+  onnxc_tensor in{ONNXC_DTYPE_FLOAT, 1, &n, x.data()};
+  ASSERT_EQ(onnxc_session_set_input(s, 0, &in), ONNXC_OK);
+  EXPECT_EQ(onnxc_session_run(s), ONNXC_ERR_KERNEL_FAILED);
+  EXPECT_NE(std::string(onnxc_session_last_error(s)).find("waiting for the GPU after step 0 ('fake_double') failed: CUDA error -42"),
+            std::string::npos)
+      << onnxc_session_last_error(s);
+  onnxc_session_free(s);
   onnxc_model_free(model);
 }
 

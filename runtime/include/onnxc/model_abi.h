@@ -305,6 +305,12 @@ typedef struct onnxc_model_desc {
 
   /* Appended to v1 (NULL if absent): n_steps entries describing each step for profiles. */
   const onnxc_step_info *step_info;
+
+  /* Appended to v5, CUDA libraries only (else NULL): halide_cuda_device_sync of the library's runtime,
+   * which waits until the device has finished the work queued so far (the buffer argument is unused;
+   * the runtime passes NULL). Kernels return once their launches are queued, so while a profiler is
+   * set the runtime waits after every step: each step's time is then its work on the GPU. */
+  int (*device_sync)(void *user_context, void *halide_buffer);
 } onnxc_model_desc;
 
 /* Every compiled library defines `const onnxc_model_desc *onnxc_model_<NAME>(void)` (declared in the

@@ -309,7 +309,9 @@ typedef struct onnxc_step_profile {
 typedef void (*onnxc_profile_callback)(void *user, const onnxc_step_profile *step);
 
 /* Calls callback(user, ...) after every step of each later run (NULL turns profiling off). Timing adds
- * two clock reads per step, and only while a callback is set. */
+ * two clock reads per step, and only while a callback is set. For a CUDA library the runtime also waits
+ * for the GPU after every step while a callback is set, so that start_ns..end_ns spans the step's work
+ * on the device (kernel launches return before it is done); runs are then slower than unprofiled ones. */
 ONNXC_API onnxc_status onnxc_session_set_profiler(onnxc_session *session, onnxc_profile_callback callback,
                                                   void *user);
 

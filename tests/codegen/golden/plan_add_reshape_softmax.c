@@ -68,7 +68,8 @@ static const onnxc_model_desc desc = {
     halide_set_num_threads, 0,
     NULL, NULL,
     halide_set_error_handler, 0,
-    step_info};
+    step_info,
+    NULL};
 
 const onnxc_model_desc *onnxc_model_golden(void) { return &desc; }
 __attribute__((weak)) const onnxc_model_desc *onnxc_model_entry(void) { return &desc; }
