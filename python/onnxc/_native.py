@@ -76,7 +76,7 @@ class SessionOptions(ctypes.Structure):
                 ("max_arena_bytes", ctypes.c_uint64)]
 
 
-class TensorDesc(ctypes.Structure):  # model_abi.h, onnxc_tensor_desc (ABI version 5)
+class TensorDesc(ctypes.Structure):  # model_abi.h, onnxc_tensor_desc (ABI version 6)
     _fields_ = [("name", ctypes.c_char_p), ("dtype", ctypes.c_int32), ("kind", ctypes.c_int32),
                 ("rank", ctypes.c_int32), ("dims", ctypes.c_void_p), ("view_of", ctypes.c_int32),
                 ("weight_offset", ctypes.c_uint64), ("weight_bytes", ctypes.c_uint64), ("value", ctypes.c_int32)]
@@ -93,7 +93,7 @@ class ModelDescHead(ctypes.Structure):
                 ("n_outputs", ctypes.c_uint32), ("outputs", ctypes.POINTER(ctypes.c_int32))]
 
 
-ABI_VERSION = 5  # ONNXC_ABI_VERSION the struct above mirrors
+ABI_VERSION = 6  # ONNXC_ABI_VERSION the struct above mirrors
 
 _lib = None
 

@@ -33,19 +33,22 @@ TEST(ModelValidation, AbiVersionAndName) {
   DescBuilder b = tiny();
   b.d.abi_version = 1;  // a library built before host steps: refused, its steps are never read
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 1 but this runtime reads version 5: recompile the model with a matching onnxc");
+            "model library has ABI version 1 but this runtime reads version 6: recompile the model with a matching onnxc");
   b.d.abi_version = 2;  // before control steps
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 2 but this runtime reads version 5: recompile the model with a matching onnxc");
+            "model library has ABI version 2 but this runtime reads version 6: recompile the model with a matching onnxc");
   b.d.abi_version = 3;  // before loops
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 3 but this runtime reads version 5: recompile the model with a matching onnxc");
+            "model library has ABI version 3 but this runtime reads version 6: recompile the model with a matching onnxc");
   b.d.abi_version = 4;  // before run-time sequences and optionals
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 4 but this runtime reads version 5: recompile the model with a matching onnxc");
-  b.d.abi_version = 6;
+            "model library has ABI version 4 but this runtime reads version 6: recompile the model with a matching onnxc");
+  b.d.abi_version = 5;  // before device_sync was appended to the descriptor
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 6 but this runtime reads version 5: recompile the model with a matching onnxc");
+            "model library has ABI version 5 but this runtime reads version 6: recompile the model with a matching onnxc");
+  b.d.abi_version = 7;
+  EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
+            "model library has ABI version 7 but this runtime reads version 6: recompile the model with a matching onnxc");
   b = tiny();
   b.d.name = nullptr;
   EXPECT_EQ(load_error(b), "model descriptor has no name");

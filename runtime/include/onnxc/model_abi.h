@@ -55,8 +55,11 @@ extern "C" {
  * binds). Version 3 added control steps (BRANCH, JUMP: an ONNX If), which a version 2 runtime would
  * misread as kernel calls. Version 4 added loops (LOOP, NEXT and the scan host ops: ONNX Loop and Scan).
  * Version 5 added run-time sequences and optionals (onnxc_tensor_desc's value, the value host ops).
+ * Version 6 appended device_sync to onnxc_model_desc: a v5 descriptor ends before it, so reading it from
+ * a v5 library would read past the library's struct. (Host ops added within a version are refused by an
+ * older runtime by their number, with a message: no version change is needed for them.)
  * A library of another version is refused at load with a message, before any other field is read. */
-#define ONNXC_ABI_VERSION 5
+#define ONNXC_ABI_VERSION 6
 
 /* Shape expressions are integer programs in reverse Polish notation over int64. Expression i is
  * expr_code[expr_start[i] .. expr_start[i + 1]). CONST and SYM take one immediate word. Division
@@ -306,7 +309,7 @@ typedef struct onnxc_model_desc {
   /* Appended to v1 (NULL if absent): n_steps entries describing each step for profiles. */
   const onnxc_step_info *step_info;
 
-  /* Appended to v5, CUDA libraries only (else NULL): halide_cuda_device_sync of the library's runtime,
+  /* Version 6, CUDA libraries only (else NULL): halide_cuda_device_sync of the library's runtime,
    * which waits until the device has finished the work queued so far (the buffer argument is unused;
    * the runtime passes NULL). Kernels return once their launches are queued, so while a profiler is
    * set the runtime waits after every step: each step's time is then its work on the GPU. */
