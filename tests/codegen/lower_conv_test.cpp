@@ -140,6 +140,19 @@ TEST(LowerConv, PartialBlocksSymbolicBatch) {
   check_conv(k, true);
 }
 
+// The output computed in tiles of image rows × output channel groups, each tile's products in
+// cache (schedule_conv_tiles): a pointwise conv of 200 channels over 37 rows (channel groups with a
+// partial last one, a partial last row tile, partial pixel panels in each tile) over a symbolic
+// batch of 2, and a strided padded 3×3 conv whose grid rows are wider than the output's.
+TEST(LowerConv, TiledRowsAndChannelGroups) {
+  ConvCase pw;
+  pw.n = 2, pw.c = 24, pw.m = 200, pw.h = 37, pw.w = 30, pw.kh = pw.kw = 1;
+  check_conv(pw, true);
+  ConvCase strided;
+  strided.c = 5, strided.m = 33, strided.h = 41, strided.w = 23, strided.sh = strided.sw = 2, strided.pads = {1, 1, 1, 1};
+  check_conv(strided);
+}
+
 TEST(LowerConv, GroupedAndDepthwise) {
   ConvCase g;
   g.c = 6, g.m = 4, g.group = 2, g.pads = {1, 1, 1, 1};
@@ -191,7 +204,8 @@ TEST(LowerConv, SymbolicImageWithEpilogue) {
   auto* relu = b.op("Relu", {c->output()}, "r", DType::Float32, ir::Shape{1, 6, h, w});
   b.output(b.op("Add", {relu, res}, "sum", DType::Float32, ir::Shape{1, 6, h, w}));
   auto result = compile(b.model(), "conv_symbolic");
-  for (auto [hh, ww] : {std::pair<int64_t, int64_t>{5, 8}, {12, 7}}) {
+  // 40×33: several tiles of rows, the last one partial.
+  for (auto [hh, ww] : {std::pair<int64_t, int64_t>{5, 8}, {12, 7}, {40, 33}}) {
     k.h = hh, k.w = ww;
     auto xv = random_values(4 * hh * ww, 1), rv = random_values(6 * hh * ww, 2);
     LoadedModel lib(result.so_path);
