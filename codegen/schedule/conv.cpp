@@ -46,8 +46,8 @@ Expr tile_rows(const Expr& row_pixels, int width) {
 //     gemm over the tile: for each panel of `width` pixels, for each register block of `rows`
 //       channels: acc block (rows × width) = 0; for k: rows × width/vec FMAs; store
 //     output over the tile (bias, epilogue) from gemm, rows vectorized (the last vector masked)
-// The tile's products stay in cache until the epilogue reads them: computed whole (the form
-// below), they were written to memory and read back, a pass as large as the output itself, which
+// The tile's products stay in cache until the epilogue reads them: computed whole (as a 1-D
+// convolution still is, below), they were written to memory and read back, a pass as large as the output itself, which
 // for a pointwise convolution with few input channels costs more than its arithmetic. A group's
 // products fit in a quarter of L2; when the image has few tiles, channels are split into smaller
 // groups until there are about kTasks tasks.
@@ -63,7 +63,7 @@ void schedule_conv_tiles(ConvGemmFuncs g, Func output, const Target& t) {
   const int64_t* r_static = Internal::as_const_int(r);
   const int64_t* rp = Internal::as_const_int(g.row_pixels);
   const int64_t* p_static = Internal::as_const_int(g.p_extent);
-  const int64_t tile_pixels = r_static && rp ? *r_static * *rp : 4 * width;
+  const int64_t tile_pixels = r_static && rp ? *r_static * *rp : 4 * width;  // dynamic: tile_rows' aim
   // Channels per group: a multiple of the register block, at most what a quarter of L2 holds.
   const int64_t blocks = (g.m_extent + rows - 1) / rows;
   int64_t group_blocks = std::clamp<int64_t>(d.l2_bytes / 4 / (tile_pixels * 4 * rows), 1, blocks);
@@ -96,7 +96,8 @@ void schedule_conv_tiles(ConvGemmFuncs g, Func output, const Target& t) {
 
 }  // namespace
 
-// Loop nest of gemm (outermost first):
+// A 1-D convolution (the image has no rows to tile): gemm computed whole. Loop nest of gemm
+// (outermost first):
 //   parallel task over (group of row blocks, panel of `width` pixels, image)
 //     for each register block of `rows` output channels:
 //       acc block (rows × width) = 0; for k: rows × width/vec FMAs in registers; store
