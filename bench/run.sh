@@ -10,7 +10,7 @@
 #                cache, past read in place) against ONNX Runtime through I/O binding (bench_peer --bind)
 #     --cnn      the convolutional table instead: ResNet-50, MobileNetV3-large, EfficientNet-B0,
 #                ConvNeXt-Tiny at b1 224x224 and LR-ASPP (one library, dynamic H x W) at 224x288
-#                and 480x640 (with --large also ResNet-50 and MobileNetV3-large at b8)
+#                and 480x640 (with --large also the four classifiers at b8)
 #     --large    also BERT and GPT-2 at b8 s128 and b1 s512
 #     --int8     also BERT and GPT-2 at b1 s128 compiled with --quantize dynamic-int8 (model names
 #                *_int8). ORT runs its own dynamic int8 form of the same model (ort_quantize_dynamic.py:
@@ -85,7 +85,8 @@ if (( CNN )); then
     "lraspp_mobilenet_v3|b1 224x288|--dims batch=1,height=224,width=288"
     "lraspp_mobilenet_v3|b1 480x640|--dims batch=1,height=480,width=640"
   )
-  (( LARGE )) && ROWS+=("resnet50|b8 224px|--dims batch=8" "mobilenet_v3_large|b8 224px|--dims batch=8")
+  (( LARGE )) && ROWS+=("resnet50|b8 224px|--dims batch=8" "mobilenet_v3_large|b8 224px|--dims batch=8"
+                       "efficientnet_b0|b8 224px|--dims batch=8" "convnext_tiny|b8 224px|--dims batch=8")
 fi
 if (( INT8 )); then
   ROWS+=(

@@ -222,6 +222,11 @@ std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
   ConvGemmFuncs g;
   g.panel = choose_panel(p_static ? *p_static : 64, describe(ctx.target));
   g.p_extent = in.pixels;
+  if (sp >= 2) {
+    Expr row = 1;
+    for (int s = 1; s < sp; ++s) row = row * in.grid[s];
+    g.row_pixels = Halide::Internal::simplify(row);
+  }
   g.m_extent = static_cast<int>(m_ext);
   g.input = in.planes;
   g.input_rows = in.interiors;

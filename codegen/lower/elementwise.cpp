@@ -66,16 +66,6 @@ LowerFn variadic(std::function<Expr(Expr, Expr)> f, bool mean = false) {
   });
 }
 
-// max/min that propagate NaN, as numpy (ONNX's reference) does: the x86 max/min instructions return
-// their second operand when either is NaN, so Relu(NaN) would be 0 and Clip would drop a NaN.
-Expr max_nan(Expr a, Expr b) {
-  if (!a.type().is_float()) return Halide::max(a, b);
-  return Halide::select(Halide::is_nan(a), a, Halide::is_nan(b), b, Halide::max(a, b));
-}
-Expr min_nan(Expr a, Expr b) {
-  if (!a.type().is_float()) return Halide::min(a, b);
-  return Halide::select(Halide::is_nan(a), a, Halide::is_nan(b), b, Halide::min(a, b));
-}
 Expr clamp_nan(Expr x, Expr lo, Expr hi) { return min_nan(max_nan(x, lo), hi); }
 
 Expr sigmoid(Expr x) { return lit(x, 1) / (lit(x, 1) + exp_ieee(-x)); }

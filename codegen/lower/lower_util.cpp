@@ -22,6 +22,23 @@ Halide::Expr cast_keep_nan(Halide::Type t, Halide::Expr v) {
   return Halide::select(Halide::is_nan(v), nan, Halide::cast(t, v));
 }
 
+Halide::Expr max_nan(Halide::Expr a, Halide::Expr b) {
+  if (!a.type().is_float()) return Halide::max(a, b);
+  return Halide::select(Halide::is_nan(a), a, Halide::is_nan(b), b, Halide::max(a, b));
+}
+
+Halide::Expr min_nan(Halide::Expr a, Halide::Expr b) {
+  if (!a.type().is_float()) return Halide::min(a, b);
+  return Halide::select(Halide::is_nan(a), a, Halide::is_nan(b), b, Halide::min(a, b));
+}
+
+Halide::Expr nan_where(const Halide::Expr& cond, const Halide::Expr& value) {
+  Halide::Type t = value.type(), bits = Halide::UInt(t.bits());
+  uint64_t qnan = t.bits() == 64 ? 0x7ff8000000000000ull : t.bits() == 32 ? 0x7fc00000ull : t.is_bfloat() ? 0x7fc0 : 0x7e00;
+  Halide::Expr b = Halide::select(cond, Halide::Internal::make_const(bits, qnan), Halide::reinterpret(bits, value));
+  return Halide::reinterpret(t, b);
+}
+
 HTensor define(const std::string& name, std::vector<Halide::Expr> shape, ir::DType dtype,
                const std::function<Halide::Expr(const Index&)>& body) {
   HTensor t;

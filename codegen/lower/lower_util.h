@@ -22,6 +22,14 @@ Index onnx_index(const std::vector<Halide::Var>& vars);
 // Halide::cast, except that a float -> float16/bfloat16 conversion keeps NaN a NaN (Halide's turns
 // it into inf).
 Halide::Expr cast_keep_nan(Halide::Type t, Halide::Expr v);
+// max/min that propagate NaN, as numpy (ONNX's reference) does: the x86 max/min instructions return
+// their second operand when either is NaN, so Relu(NaN) would be 0, Clip would drop a NaN and a
+// running maximum would forget one unless it came last. Integer types take Halide's max/min.
+Halide::Expr max_nan(Halide::Expr a, Halide::Expr b);
+Halide::Expr min_nan(Halide::Expr a, Halide::Expr b);
+// `value`, or a quiet NaN of its type where `cond` holds (written as bits through an integer select
+// that no float flag can fold).
+Halide::Expr nan_where(const Halide::Expr& cond, const Halide::Expr& value);
 // A new tensor whose element at ONNX index i is body(i).
 HTensor define(const std::string& name, std::vector<Halide::Expr> shape, ir::DType dtype,
                const std::function<Halide::Expr(const Index&)>& body);

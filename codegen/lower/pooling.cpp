@@ -59,11 +59,39 @@ std::vector<std::vector<int>> offsets(const Window& w) {
 
 enum class Pool { Max, Avg, Lp };
 
+// LpPool's p, an integer >= 1.
+int64_t lp_order(const ir::Node& n) {
+  int64_t p = n.attr_int("p", 2);
+  user_check(p >= 1) << n.describe() << ": p must be a positive integer, got " << p;
+  return p;
+}
+
+// |v|^p by products, and s^(1/p) with sqrt for p = 2: Halide's pow_f32 returned 2^64 for an
+// infinite or NaN argument (ONNX's reference, numpy's power, gives inf and NaN).
+Expr lp_power(const Expr& v, int64_t p) {
+  Expr r, b = Halide::abs(v);
+  for (; p > 0; p >>= 1, b = b * b)
+    if (p & 1) r = r.defined() ? r * b : b;
+  return r;
+}
+Expr lp_root(const Expr& s, int64_t p) {
+  if (p == 1) return s;
+  if (p == 2) return Halide::sqrt(s);
+  return Halide::select(Halide::is_nan(s) || Halide::is_inf(s) || s == 0, s, Halide::pow(s, literal(s.type(), 1.0 / p)));
+}
+
+// The largest of `v` over the RDom it reads, NaN when any is NaN (Halide's maximum, as the x86 max
+// instruction, keeps a NaN only when it comes last).
+Expr maximum_nan(const Expr& v) {
+  if (!v.type().is_float()) return Halide::maximum(v);
+  return nan_where(Halide::maximum(Halide::cast<uint8_t>(Halide::is_nan(v))) != 0, Halide::maximum(v));
+}
+
 // The pooled value at output index `o` (ONNX order, [n, c, spatial...]).
 Expr pool_at(const LowerContext& ctx, const HTensor& x, const Window& w, Pool kind, const Index& o) {
   Halide::Type ty = halide_type(x.dtype), at = kind == Pool::Max ? ty : accumulator_type(ty);
   bool include_pad = ctx.node.attr_int("count_include_pad", 0) != 0;
-  double p = ctx.node.attr_int("p", 2);
+  const int64_t p = kind == Pool::Lp ? lp_order(ctx.node) : 2;
   Expr acc, count = Halide::cast(at, 0);
   auto visit = [&](const std::vector<Expr>& r) {
     Index i = {o[0], o[1]};
@@ -78,8 +106,8 @@ Expr pool_at(const LowerContext& ctx, const HTensor& x, const Window& w, Pool ki
     Expr term;
     if (kind == Pool::Max) term = Halide::select(valid, v, at.min());
     else if (kind == Pool::Avg) term = Halide::select(valid, v, Halide::cast(at, 0));
-    else term = Halide::select(valid, Halide::pow(Halide::abs(v), literal(at, p)), Halide::cast(at, 0));
-    acc = !acc.defined() ? term : kind == Pool::Max ? Halide::max(acc, term) : acc + term;
+    else term = Halide::select(valid, lp_power(v, p), Halide::cast(at, 0));
+    acc = !acc.defined() ? term : kind == Pool::Max ? max_nan(acc, term) : acc + term;
     count = count + Halide::cast(at, include_pad ? in_pads : valid);
   };
   int64_t volume = 1;
@@ -98,19 +126,19 @@ Expr pool_at(const LowerContext& ctx, const HTensor& x, const Window& w, Pool ki
     visit(r);
     a0 = acc;
     c0 = count;
-    acc = kind == Pool::Max ? Halide::maximum(a0) : Halide::sum(a0);
+    acc = kind == Pool::Max ? maximum_nan(a0) : Halide::sum(a0);
     count = Halide::sum(c0);
   }
   if (kind == Pool::Avg) acc = acc / Halide::max(count, Halide::cast(at, 1));
-  if (kind == Pool::Lp) acc = Halide::pow(acc, literal(at, 1.0 / p));
+  if (kind == Pool::Lp) acc = lp_root(acc, p);
   return acc;
 }
 
 // Global pooling: a reduction over an RDom as wide as the input's spatial extents, static or known
-// only at run time (one library for every image size). One scalar sum per (image, channel), in
-// parallel: the output's innermost dims have extent 1, and the default schedule, vectorizing them,
-// computed 16 lanes of which one was kept.
-HTensor global_pool(LowerContext& ctx, const HTensor& x, Pool kind, const std::vector<Expr>& shape) {
+// only at run time (one library for every image size). One sum per (image, channel), in parallel:
+// the output's innermost dims have extent 1, and the default schedule, vectorizing them, computed 16
+// lanes of which one was kept.
+HTensor global_max_or_gpu(LowerContext& ctx, const HTensor& x, Pool kind, const std::vector<Expr>& shape) {
   ctx.schedule = [](Halide::Func out, const Halide::Target& t) {
     if (t.has_gpu_feature()) return schedule_output(out, KernelClass::Elementwise, t);
     out.parallel(fuse_vars(out, out.args()), 64, Halide::TailStrategy::GuardWithIf);
@@ -119,7 +147,7 @@ HTensor global_pool(LowerContext& ctx, const HTensor& x, Pool kind, const std::v
   std::vector<Halide::Range> ranges;
   for (int i = 2; i < x.rank(); ++i) ranges.emplace_back(0, x.shape[i]);
   Halide::RDom r(Halide::Region(ranges.begin(), ranges.end()));
-  double p = ctx.node.attr_int("p", 2);
+  const int64_t p = kind == Pool::Lp ? lp_order(ctx.node) : 2;
   return define(ctx.node.op_type(), shape, out_dtype(ctx), [&](const Index& o) {
     Index i = {o[0], o[1]};
     Expr count = Halide::cast(at, 1);
@@ -128,9 +156,53 @@ HTensor global_pool(LowerContext& ctx, const HTensor& x, Pool kind, const std::v
       count = count * Halide::cast(at, x.shape[s + 2]);
     }
     Expr v = Halide::cast(at, x.at(i));
-    if (kind == Pool::Max) return Halide::cast(ty, Halide::maximum(v));
+    if (kind == Pool::Max) return Halide::cast(ty, maximum_nan(v));
     if (kind == Pool::Avg) return Halide::cast(ty, Halide::sum(v) / Halide::max(count, Halide::cast(at, 1)));
-    return Halide::cast(ty, Halide::pow(Halide::sum(Halide::pow(Halide::abs(v), literal(at, p))), literal(at, 1.0 / p)));
+    return Halide::cast(ty, lp_root(Halide::sum(lp_power(v, p)), p));
+  });
+}
+
+// Global average and Lp pooling on a CPU: the sum over a channel's plane, as one scalar chain, waited
+// ~4 cycles per element on the add before it (a 112×112 plane: 50k cycles). Here the innermost
+// spatial dim is summed in vector lanes (rows read with dense loads, the last vector of a row masked),
+// then the lanes: ceil(W / lanes)·H vector adds per channel. ONNX fixes no order for the sum; each add
+// stays IEEE (as for the row sums of schedule.cpp's vectorize_row_sum). Max keeps the serial form:
+// reordering a max could lose a NaN.
+HTensor global_pool(LowerContext& ctx, const HTensor& x, Pool kind, const std::vector<Expr>& shape) {
+  if (kind == Pool::Max || is_gpu(ctx.target) || !ir::dtype_is_float(x.dtype)) return global_max_or_gpu(ctx, x, kind, shape);
+  const int sp = x.rank() - 2;
+  Halide::Type ty = halide_type(x.dtype), at = accumulator_type(ty);
+  std::vector<Halide::Range> ranges;  // innermost spatial dim first: the loop over it is innermost
+  for (int s = sp - 1; s >= 0; --s) ranges.emplace_back(0, x.shape[s + 2]);
+  Halide::RDom r(Halide::Region(ranges.begin(), ranges.end()), "gpool_r");
+  const int64_t p = kind == Pool::Lp ? lp_order(ctx.node) : 2;
+  Halide::Var c("c"), n("n");
+  Index i = {n, c};
+  Expr count = Halide::cast(at, 1);
+  for (int s = 0; s < sp; ++s) {
+    i.push_back(r[sp - 1 - s]);
+    count = count * Halide::cast(at, x.shape[s + 2]);
+  }
+  Expr v = Halide::cast(at, x.at(i));
+  Halide::Func total("gpool_sum");
+  total(c, n) = Halide::cast(at, 0);
+  total(c, n) += kind == Pool::Avg ? v : lp_power(v, p);
+  total.compute_root();  // until the schedule places it
+  ctx.schedule = [total, r](Halide::Func out, const Halide::Target& t) mutable {
+    const int vec = std::max(1, t.natural_vector_size(total.output_types()[0]));
+    Halide::Var po("gpool_po"), pi("gpool_pi"), lane("gpool_lane");
+    Halide::Var fused = fuse_vars(out, out.args());
+    out.split(fused, po, pi, 64, Halide::TailStrategy::GuardWithIf).parallel(po);
+    total.compute_at(out, pi);
+    Halide::RVar rx(r[0].name()), ro("gpool_ro"), ri("gpool_ri");
+    Halide::Func lanes = total.update().split(rx, ro, ri, vec, Halide::TailStrategy::GuardWithIf).rfactor(ri, lane);
+    lanes.compute_at(out, pi).vectorize(lane);
+    lanes.update().vectorize(lane);
+  };
+  return define(ctx.node.op_type(), shape, out_dtype(ctx), [&](const Index& o) {
+    Expr sum = total(o[1], o[0]);
+    if (kind == Pool::Avg) return Halide::cast(ty, sum / Halide::max(count, Halide::cast(at, 1)));
+    return Halide::cast(ty, lp_root(sum, p));
   });
 }
 
@@ -148,6 +220,7 @@ LowerFn pool(Pool kind, bool global) {
       bool column_major = ctx.node.attr_int("storage_order", 0) != 0;
       outs.push_back(define("MaxPoolIndices", out_shape(ctx, 1), ir::DType::Int64, [&](const Index& o) {
         Expr best = outs[0].at(o), found = Halide::cast<int64_t>(-1);
+        const bool is_float = best.type().is_float();  // a NaN maximum: the index of the first NaN
         auto all = offsets(w);
         for (auto it = all.rbegin(); it != all.rend(); ++it) {  // reverse: the first match wins
           Index i = {o[0], o[1]};
@@ -171,7 +244,9 @@ LowerFn pool(Pool kind, bool global) {
               cs = cs * Halide::cast<int64_t>(x.shape[s + 2]);
             }
           }
-          found = Halide::select(valid && x.at(i) == best, flat * stride + spatial, found);
+          Expr hit = x.at(i) == best;
+          if (is_float) hit = hit || (Halide::is_nan(best) && Halide::is_nan(x.at(i)));
+          found = Halide::select(valid && hit, flat * stride + spatial, found);
         }
         return found;
       }));

@@ -116,8 +116,8 @@ LowerFn reduction(Reducer red, int64_t input_axes_from) {
       switch (red.op) {
         case Reducer::Sum: acc(args) = Halide::Internal::make_zero(at); acc(args) += e; break;
         case Reducer::Prod: acc(args) = Halide::Internal::make_one(at); acc(args) *= e; break;
-        case Reducer::Max: acc(args) = at.min(); acc(args) = Halide::max(acc(args), e); break;
-        case Reducer::Min: acc(args) = at.max(); acc(args) = Halide::min(acc(args), e); break;
+        case Reducer::Max: acc(args) = at.min(); acc(args) = max_nan(acc(args), e); break;
+        case Reducer::Min: acc(args) = at.max(); acc(args) = min_nan(acc(args), e); break;
       }
     }
     out(args) = Halide::cast(ot, red.post ? red.post(acc(args), count) : acc(args));

@@ -22,14 +22,6 @@ std::vector<int> softmax_axes(const LowerContext& ctx, int rank) {
 
 enum class Kind { Softmax, LogSoftmax, Hardmax };
 
-// `value`, or a quiet NaN of its type where `cond` holds.
-Expr nan_where(const Expr& cond, const Expr& value) {
-  Halide::Type t = value.type(), bits = Halide::UInt(t.bits());
-  uint64_t qnan = t.bits() == 64 ? 0x7ff8000000000000ull : t.bits() == 32 ? 0x7fc00000ull : t.is_bfloat() ? 0x7fc0 : 0x7e00;
-  Expr b = Halide::select(cond, Halide::Internal::make_const(bits, qnan), Halide::reinterpret(bits, value));
-  return Halide::reinterpret(t, b);
-}
-
 LowerFn softmax_like(Kind kind) {
   return [kind](LowerContext& ctx) -> std::vector<HTensor> {
     const HTensor& x = ctx.in[0];

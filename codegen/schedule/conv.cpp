@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "codegen/schedule/schedule.h"
+#include "codegen/schedule/target_desc.h"
 
 namespace onnxc::codegen {
 
@@ -22,9 +23,81 @@ void vectorize_planes(Func planes, const std::vector<RDom>& rows, int vec) {
     planes.update(static_cast<int>(i)).allow_race_conditions().vectorize(rows[i][0], vec, TailStrategy::Predicate);
 }
 
+// Image rows per output tile: the fewest that give a tile kPanels panels of pixels; for a static
+// row width, up to twice that many when more rows waste less of the tile's last panel.
+Expr tile_rows(const Expr& row_pixels, int width) {
+  constexpr int kPanels = 4;
+  const int want = kPanels * width;
+  const int64_t* rp = Internal::as_const_int(row_pixels);
+  if (!rp) return max(1, (want + row_pixels - 1) / row_pixels);
+  const int64_t least = std::max<int64_t>(1, (want + *rp - 1) / *rp);
+  int64_t best = least;
+  double best_use = 0;
+  for (int64_t r = least; r <= 2 * least; ++r) {
+    const int64_t px = r * *rp, padded = (px + width - 1) / width * width;
+    const double use = static_cast<double>(px) / static_cast<double>(padded);
+    if (use > best_use + 1e-9) best = r, best_use = use;
+  }
+  return static_cast<int32_t>(best);
+}
+
+// Loop nest of a convolution with two or more spatial dims (outermost first):
+//   parallel task over (tile of image rows, group of output channels, image)
+//     gemm over the tile: for each panel of `width` pixels, for each register block of `rows`
+//       channels: acc block (rows × width) = 0; for k: rows × width/vec FMAs; store
+//     output over the tile (bias, epilogue) from gemm, rows vectorized (the last vector masked)
+// The tile's products stay in cache until the epilogue reads them: computed whole (as a 1-D
+// convolution still is, below), they were written to memory and read back, a pass as large as the output itself, which
+// for a pointwise convolution with few input channels costs more than its arithmetic. A group's
+// products fit in a quarter of L2; when the image has few tiles, channels are split into smaller
+// groups until there are about kTasks tasks.
+void schedule_conv_tiles(ConvGemmFuncs g, Func output, const Target& t) {
+  constexpr int kTasks = 8;
+  const TargetDesc d = describe(t);
+  const int vec = t.natural_vector_size<float>();
+  const int width = g.panel.width, rows = g.panel.rows;
+  std::vector<Var> o = output.args();
+  const int sp = static_cast<int>(o.size()) - 2;
+  Var y = o[sp - 1], m = o[sp], n = o[sp + 1];
+  Expr r = tile_rows(g.row_pixels, width);
+  const int64_t* r_static = Internal::as_const_int(r);
+  const int64_t* rp = Internal::as_const_int(g.row_pixels);
+  const int64_t* p_static = Internal::as_const_int(g.p_extent);
+  const int64_t tile_pixels = r_static && rp ? *r_static * *rp : 4 * width;  // dynamic: tile_rows' aim
+  // Channels per group: a multiple of the register block, at most what a quarter of L2 holds.
+  const int64_t blocks = (g.m_extent + rows - 1) / rows;
+  int64_t group_blocks = std::clamp<int64_t>(d.l2_bytes / 4 / (tile_pixels * 4 * rows), 1, blocks);
+  if (p_static && rp && r_static) {
+    const int64_t ytiles = (*p_static / *rp + *r_static - 1) / *r_static;
+    const int64_t want_groups = (kTasks + ytiles - 1) / ytiles;
+    group_blocks = std::min(group_blocks, std::max<int64_t>(1, blocks / want_groups));
+  }
+  const int group = static_cast<int>(group_blocks * rows);
+  Var yo("conv_yo"), yi("conv_yi"), mg("conv_mg"), mc("conv_mc");
+  std::vector<VarOrRVar> order(o.begin(), o.begin() + sp - 1);
+  for (const Var& v : {yi, mc, yo, mg, n}) order.emplace_back(v);
+  output.split(y, yo, yi, r, TailStrategy::GuardWithIf)
+      .split(m, mg, mc, group, TailStrategy::GuardWithIf)
+      .reorder(order)
+      .vectorize(o[0], vec, TailStrategy::Predicate);
+  Var task = fuse_vars(output, {yo, mg, n});
+  output.parallel(task);
+
+  Func gemm = g.gemm;
+  Var p = gemm.args()[0], gm = gemm.args()[1], gn = gemm.args()[2];
+  Var po("conv_po"), pi("conv_pi"), mo("conv_mo"), mi("conv_mi");
+  gemm.compute_at(output, task)
+      .split(p, po, pi, width, TailStrategy::GuardWithIf)
+      .split(gm, mo, mi, rows, TailStrategy::GuardWithIf)
+      .reorder(pi, mi, mo, po, gn)
+      .vectorize(pi, vec);
+  place_register_block(g.acc, g.k, gemm, mo, width, rows, vec);
+}
+
 }  // namespace
 
-// Loop nest of gemm (outermost first):
+// A 1-D convolution (the image has no rows to tile): gemm computed whole. Loop nest of gemm
+// (outermost first):
 //   parallel task over (group of row blocks, panel of `width` pixels, image)
 //     for each register block of `rows` output channels:
 //       acc block (rows × width) = 0; for k: rows × width/vec FMAs in registers; store
@@ -32,6 +105,11 @@ void vectorize_planes(Func planes, const std::vector<RDom>& rows, int vec) {
 // has one or two panels (7×7 = 49 pixels) and hundreds of channels, so its channels are split in
 // groups until there are about kTasks tasks per image.
 void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
+  Var c = g.input.args()[2], in = g.input.args()[3], ch("conv_ch");
+  g.input.compute_root().fuse(c, in, ch).parallel(ch);
+  for (size_t i = 0; i < g.input_rows.size(); ++i) g.input.update(static_cast<int>(i)).fuse(c, in, ch).parallel(ch);
+  vectorize_planes(g.input, g.input_rows, t.natural_vector_size<float>());
+  if (g.row_pixels.defined() && output.dimensions() >= 4) return schedule_conv_tiles(g, output, t);
   constexpr int kTasks = 8;
   const int vec = t.natural_vector_size<float>();
   const int width = g.panel.width, rows = g.panel.rows;
@@ -58,10 +136,6 @@ void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
       .parallel(task);
 
   place_register_block(g.acc, g.k, gemm, mo, width, rows, vec);
-  Var c = g.input.args()[2], in = g.input.args()[3], ch("conv_ch");
-  g.input.compute_root().fuse(c, in, ch).parallel(ch);
-  for (size_t i = 0; i < g.input_rows.size(); ++i) g.input.update(static_cast<int>(i)).fuse(c, in, ch).parallel(ch);
-  vectorize_planes(g.input, g.input_rows, vec);
   schedule_output(output, KernelClass::Elementwise, t);
 }
 

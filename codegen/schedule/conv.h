@@ -23,12 +23,17 @@ struct ConvGemmFuncs {
   Halide::RDom k;
   PanelShape panel;
   Halide::Expr p_extent;
+  // Grid pixels per step of the output's outermost spatial dim (a grid row of a 2-D image);
+  // undefined for a 1-D convolution
+  Halide::Expr row_pixels;
   int m_extent = 0;
 };
 
 // The input's phase planes first, in parallel over channels; then register-blocked tasks over (row
 // block group, pixel panel, image), each running every row block of its group over its panel;
-// `output` (elementwise over gemm) last.
+// `output` (elementwise over gemm) last. With two or more spatial dims the output is tiled instead
+// (rows of the image × groups of output channels) and gemm is computed per tile inside it, so the
+// product and its epilogue meet in cache (schedule_conv_tiles in conv.cpp).
 void schedule_conv_gemm(ConvGemmFuncs g, Halide::Func output, const Halide::Target& target);
 
 // What the one-pixel convolution lowering built (a matrix-vector product per image):

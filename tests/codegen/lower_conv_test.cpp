@@ -140,6 +140,19 @@ TEST(LowerConv, PartialBlocksSymbolicBatch) {
   check_conv(k, true);
 }
 
+// The output computed in tiles of image rows × output channel groups, each tile's products in
+// cache (schedule_conv_tiles): a pointwise conv of 200 channels over 37 rows (channel groups with a
+// partial last one, a partial last row tile, partial pixel panels in each tile) over a symbolic
+// batch of 2, and a strided padded 3×3 conv whose grid rows are wider than the output's.
+TEST(LowerConv, TiledRowsAndChannelGroups) {
+  ConvCase pw;
+  pw.n = 2, pw.c = 24, pw.m = 200, pw.h = 37, pw.w = 30, pw.kh = pw.kw = 1;
+  check_conv(pw, true);
+  ConvCase strided;
+  strided.c = 5, strided.m = 33, strided.h = 41, strided.w = 23, strided.sh = strided.sw = 2, strided.pads = {1, 1, 1, 1};
+  check_conv(strided);
+}
+
 TEST(LowerConv, GroupedAndDepthwise) {
   ConvCase g;
   g.c = 6, g.m = 4, g.group = 2, g.pads = {1, 1, 1, 1};
@@ -191,7 +204,8 @@ TEST(LowerConv, SymbolicImageWithEpilogue) {
   auto* relu = b.op("Relu", {c->output()}, "r", DType::Float32, ir::Shape{1, 6, h, w});
   b.output(b.op("Add", {relu, res}, "sum", DType::Float32, ir::Shape{1, 6, h, w}));
   auto result = compile(b.model(), "conv_symbolic");
-  for (auto [hh, ww] : {std::pair<int64_t, int64_t>{5, 8}, {12, 7}}) {
+  // 40×33: several tiles of rows, the last one partial.
+  for (auto [hh, ww] : {std::pair<int64_t, int64_t>{5, 8}, {12, 7}, {40, 33}}) {
     k.h = hh, k.w = ww;
     auto xv = random_values(4 * hh * ww, 1), rv = random_values(6 * hh * ww, 2);
     LoadedModel lib(result.so_path);
@@ -370,6 +384,20 @@ TEST(LowerConv, GlobalPoolingOverSymbolicImage) {
       EXPECT_TRUE(all_close(out[1].values<float>(), mx, 0, 0)) << target;
       EXPECT_TRUE(all_close(out[2].values<float>(), lp, 1e-5, 1e-6)) << target;
     }
+    // The sums run in vector lanes, each add IEEE: a NaN or an infinity anywhere in a channel's
+    // plane reaches its average, maximum and Lp norm (here in the masked last vector of a row).
+    const int64_t hh = 6, ww = 21;
+    auto xv = random_values(6 * hh * ww, 5);
+    xv[4 * ww + 20] = NAN;
+    xv[hh * ww + 2 * ww + 18] = INFINITY;
+    auto all = LoadedModel(result.so_path).run({HostTensor::f32({2, 3, hh, ww}, xv)});
+    auto avg = all[0].values<float>();
+    for (int k = 0; k < 3; ++k) {
+      auto v = all[k].values<float>();
+      EXPECT_TRUE(std::isnan(v[0])) << target << " output " << k << " " << v[0];
+      EXPECT_TRUE(std::isinf(v[1]) && v[1] > 0) << target << " output " << k << " " << v[1];
+    }
+    for (size_t i = 2; i < avg.size(); ++i) EXPECT_TRUE(std::isfinite(avg[i])) << target << " " << i;
   }
 }
 

@@ -2,6 +2,7 @@
 // groups, strides and padding, ConvTranspose, Resize (linear, half_pixel; antialias with run-time scales).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <numeric>
 
@@ -121,6 +122,121 @@ TEST(LowerWindow, ResizeAntialiasWithRunTimeScales) {
       EXPECT_TRUE(all_close(got[0].values<float>(), {2.875f, 4.5f, 9.375f, 11.0f}));
     }
     EXPECT_THROW(m.run({x, HostTensor::f32({4}, {1, 1, 0.3f, 0.3f})}), std::runtime_error) << in;
+  }
+}
+
+// NaN and ±inf through the max and Lp pools and ReduceMax/Min, as numpy's max and power sums give
+// them: a NaN anywhere in a window or reduction makes the result NaN, ±inf count as values. x is
+// [1, 2, 3, 21] (rows of 21: the last vector of a row is masked); channel 0 holds one NaN, first,
+// in the middle or last of its plane, channel 1 a +inf and a -inf. Each result is checked against
+// a naive window loop with NaN-propagating max here.
+TEST(LowerWindow, PoolsAndExtremaPassNaNAndInfinity) {
+  const int64_t C = 2, H = 3, W = 21;
+  ModelBuilder b(13);
+  auto* x = b.input("x", DType::Float32, {1, C, H, W});
+  b.output(b.op("GlobalMaxPool", {x}, "gmax", DType::Float32, ir::Shape{1, C, 1, 1}));
+  b.output(b.op("GlobalLpPool", {x}, "glp", DType::Float32, ir::Shape{1, C, 1, 1}));
+  // Windows of 2x3 (unrolled taps, padded, strided) and 3x12 (36 taps: an inline reduction).
+  ir::Node* small = b.node("MaxPool", {x}, {{"max_small", ir::Type::tensor(DType::Float32, ir::Shape{1, C, 3, 11})},
+                                            {"argmax_small", ir::Type::tensor(DType::Int64, ir::Shape{1, C, 3, 11})}});
+  small->set_attr_ints("kernel_shape", {2, 3});
+  small->set_attr_ints("strides", {1, 2});
+  small->set_attr_ints("pads", {0, 1, 1, 1});
+  ir::Node* big = b.node("MaxPool", {x}, {{"max_big", ir::Type::tensor(DType::Float32, ir::Shape{1, C, 1, 10})}});
+  big->set_attr_ints("kernel_shape", {3, 12});
+  ir::Node* lp = b.node("LpPool", {x}, {{"lp", ir::Type::tensor(DType::Float32, ir::Shape{1, C, 3, 11})}});
+  lp->set_attr_ints("kernel_shape", {2, 3});
+  lp->set_attr_ints("strides", {1, 2});
+  lp->set_attr_ints("pads", {0, 1, 1, 1});
+  ir::Node* rmax = b.node("ReduceMax", {x}, {{"rmax", ir::Type::tensor(DType::Float32, ir::Shape{1, C, H, 1})}});
+  rmax->set_attr_ints("axes", {3});
+  ir::Node* rmin = b.node("ReduceMin", {x}, {{"rmin", ir::Type::tensor(DType::Float32, ir::Shape{1, C, 1, W})}});
+  rmin->set_attr_ints("axes", {2});
+  for (auto* n : {small, big, lp, rmax, rmin}) b.output(n->output(0));
+  b.output(small->output(1));
+  auto r = compile(b.model(), "nan_pools");
+  LoadedModel lib(r.so_path);
+
+  auto max_nan = [](float a, float v) { return std::isnan(a) || a > v ? a : v; };
+  // Window (kernel kh x kw, stride sh x sw, pads top/left pt/pl) over each channel: max or sqrt of
+  // the sum of squares, and the flat index of the first maximum (of the first NaN if any).
+  struct Pooled {
+    std::vector<float> mx, lp;
+    std::vector<int64_t> arg;
+  };
+  auto pool = [&](const std::vector<float>& xv, int kh, int kw, int sh, int sw, int pt, int pl, int oh, int ow) {
+    Pooled p;
+    for (int c = 0; c < C; ++c)
+      for (int i = 0; i < oh; ++i)
+        for (int j = 0; j < ow; ++j) {
+          float m = -INFINITY;
+          double sq = 0;
+          int64_t at = -1;
+          for (int a = 0; a < kh; ++a)
+            for (int e = 0; e < kw; ++e) {
+              int y = i * sh - pt + a, z = j * sw - pl + e;
+              if (y < 0 || y >= H || z < 0 || z >= W) continue;
+              float v = xv[(c * H + y) * W + z];
+              sq += double(v) * v;
+              if (at < 0 || (!std::isnan(m) && (std::isnan(v) || v > m))) at = (c * H + y) * W + z;
+              m = max_nan(m, v);
+            }
+          p.mx.push_back(m);
+          p.lp.push_back(float(std::sqrt(sq)));
+          p.arg.push_back(at);
+        }
+    return p;
+  };
+  // Equal NaN pattern; infinities equal; finite values within a relative 1e-5.
+  auto same = [](const std::vector<float>& got, const std::vector<float>& want) -> ::testing::AssertionResult {
+    if (got.size() != want.size()) return ::testing::AssertionFailure() << got.size() << " values, want " << want.size();
+    for (size_t i = 0; i < got.size(); ++i) {
+      bool ok = std::isnan(want[i]) ? std::isnan(got[i])
+                : std::isinf(want[i]) ? got[i] == want[i]
+                                      : std::abs(got[i] - want[i]) <= 1e-5f * std::max(1.f, std::abs(want[i]));
+      if (!ok) return ::testing::AssertionFailure() << "at " << i << ": " << got[i] << ", want " << want[i];
+    }
+    return ::testing::AssertionSuccess();
+  };
+  for (int64_t nan_at : {int64_t{0}, 1 * W + 9, 2 * W + 20}) {  // first, middle, masked tail
+    std::vector<float> xv(C * H * W);
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = float((i * 37) % 23) - 11.f;
+    xv[nan_at] = NAN;
+    xv[H * W + 1 * W + 5] = INFINITY;
+    xv[H * W + 2 * W + 20] = -INFINITY;
+    auto out = lib.run({HostTensor::f32({1, C, H, W}, xv)});
+    SCOPED_TRACE("NaN at " + std::to_string(nan_at));
+    std::vector<float> gmax, glp, rmax_want, rmin_want;
+    for (int c = 0; c < C; ++c) {
+      float m = -INFINITY;
+      double sq = 0;
+      for (int64_t i = 0; i < H * W; ++i) m = max_nan(m, xv[c * H * W + i]), sq += double(xv[c * H * W + i]) * xv[c * H * W + i];
+      gmax.push_back(m);
+      glp.push_back(float(std::sqrt(sq)));
+      for (int y = 0; y < H; ++y) {
+        float rm = -INFINITY;
+        for (int z = 0; z < W; ++z) rm = max_nan(rm, xv[(c * H + y) * W + z]);
+        rmax_want.push_back(rm);
+      }
+      for (int z = 0; z < W; ++z) {
+        float rn = INFINITY;
+        for (int y = 0; y < H; ++y) {
+          float v = xv[(c * H + y) * W + z];
+          rn = std::isnan(rn) || rn < v ? rn : v;
+        }
+        rmin_want.push_back(rn);
+      }
+    }
+    EXPECT_TRUE(std::isnan(gmax[0]) && gmax[1] == INFINITY && std::isnan(rmax_want[nan_at / W]));  // the reference itself
+    Pooled ps = pool(xv, 2, 3, 1, 2, 0, 1, 3, 11), pb = pool(xv, 3, 12, 1, 1, 0, 0, 1, 10);
+    EXPECT_TRUE(same(out[0].values<float>(), gmax));
+    EXPECT_TRUE(same(out[1].values<float>(), glp));
+    EXPECT_TRUE(same(out[2].values<float>(), ps.mx));
+    EXPECT_TRUE(same(out[3].values<float>(), pb.mx));
+    EXPECT_TRUE(same(out[4].values<float>(), ps.lp));
+    EXPECT_TRUE(same(out[5].values<float>(), rmax_want));
+    EXPECT_TRUE(same(out[6].values<float>(), rmin_want));
+    EXPECT_EQ(out[7].values<int64_t>(), ps.arg);
   }
 }
 
