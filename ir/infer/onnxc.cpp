@@ -73,6 +73,9 @@ void add_onnxc_ops(OpTable& t) {
   t.add_all({"CacheAppend"}, kHostOnly, infer_cache_append, kOnnxcDomain);
   t.add_all({"CacheScatter"}, kHostOnly, infer_same_as_first, kOnnxcDomain);
   t.add_all({"DynamicQuantMatMul"}, 0, infer_dynamic_quant_matmul, kOnnxcDomain);
+  // Copy exists only inside kernels partitioning builds (a view a kernel computes): its output is typed
+  // when it is made, so it needs no rule.
+  t.add_all({"Copy"}, 0, nullptr, kOnnxcDomain);
 }
 
 }  // namespace onnxc::ir

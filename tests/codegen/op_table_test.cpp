@@ -122,9 +122,7 @@ TEST(OpTable, UnsupportedByTraitsOrOpsetIsNamed) {
   }
   ModelBuilder b;
   auto* x = b.input("x", DType::Float32, {2});
-  ir::Node* n = b.node("ImageDecoder", {x}, {"y"});
-  n->output(0)->set_type(ir::Type::tensor(DType::UInt8, {2}));
-  b.output(n->output(0));
+  b.output(b.op("ImageDecoder", {x}, "y", DType::UInt8, {2}));
   auto r = codegen::find_unsupported(b.model());
   ASSERT_EQ(r.size(), 1u);
   EXPECT_NE(r[0].find("ImageDecoder (ImageDecoder node"), std::string::npos) << r[0];
