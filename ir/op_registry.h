@@ -1,9 +1,9 @@
 // The op table: (domain, op_type, opset range) -> traits and a shape/type inference rule. It is the one
 // authority on which ops exist at which opsets and what they are (traits). The layers that implement
 // ops key their tables by the same OpKey and OpsetRange (OpImplTable below): constant evaluation
-// (ir/eval) and Halide lowering (codegen/lower); tests/ir/op_table_test.cpp checks every
+// (ir/eval) and Halide lowering (codegen/lower); tests/codegen/op_table_test.cpp checks every
 // implementation against this table (op_table_mismatch). Partitioning and the choice of host and
-// control steps read the traits (op_traits), never lists of op names.
+// control steps read the traits (op_traits) rather than lists of op names.
 // Entries come from one file per op family under ir/infer/ (elementwise.cpp, reduce.cpp, ...).
 #pragma once
 
@@ -84,7 +84,7 @@ const OpInfo* find_op(std::string_view domain, std::string_view op_type, int64_t
 // Every entry, sorted by (domain, op_type, since): for op coverage reports.
 const std::vector<OpInfo>& all_ops();
 // The traits of an op at any opset (its newest entry's; the entries of one op agree on
-// kPartitionTraits, which tests/ir/op_table_test.cpp checks); 0 for an op the table lacks.
+// kPartitionTraits, which tests/codegen/op_table_test.cpp checks); 0 for an op the table lacks.
 uint32_t op_traits(std::string_view domain, std::string_view op_type);
 inline bool op_has(std::string_view domain, std::string_view op_type, uint32_t trait) {
   return (op_traits(domain, op_type) & trait) == trait;

@@ -1,6 +1,6 @@
 // The contract between kernel emission and the op-family lowering files: a lowering turns one IR
 // node into Halide Funcs over symbolic extents. Lowerings are registered once, in a table keyed as the
-// op table is (ir::OpKey and an ir::OpsetRange, ir/op_registry.h; tests/ir/op_table_test.cpp checks the
+// op table is (ir::OpKey and an ir::OpsetRange, ir/op_registry.h; tests/codegen/op_table_test.cpp checks the
 // ranges against it); each op family lives in its own file (elementwise.cpp, reduce.cpp, matmul.cpp...).
 #pragma once
 

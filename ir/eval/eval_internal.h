@@ -41,7 +41,7 @@ class Ctx {
 };
 
 using EvalFn = std::vector<Tensor> (*)(Ctx&);
-// The evaluator's table, keyed as the op table is (ir/op_registry.h); tests/ir/op_table_test.cpp checks
+// The evaluator's table, keyed as the op table is (ir/op_registry.h); tests/codegen/op_table_test.cpp checks
 // its ranges against that table. The ops it knows are all of the default domain.
 class EvalTable : public OpImplTable<EvalFn> {
  public:
