@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "ir/error.h"
+#include "ir/op_registry.h"
 #include "onnxc/model_abi.h"
 
 namespace onnxc::codegen {
@@ -187,7 +188,6 @@ Args string_cast(const ir::Node& n) {
   return a;
 }
 
-// StringConcat: two string tensors joined elementwise; Y's (broadcast) shape is known before the run.
 // onnxc.CacheAppend (passes/use_kv_cache): args {past, new, present, axis, heads}; the runtime writes
 // only the new rows when present shares past's buffer (a session keeping its cache).
 Args cache_append(const ir::Node& n) {
@@ -205,6 +205,7 @@ Args cache_scatter(const ir::Node& n) {
   return a;
 }
 
+// StringConcat: two string tensors joined elementwise; Y's (broadcast) shape is known before the run.
 Args string_concat(const ir::Node& n) {
   Args a{ONNXC_HOST_STRING_CONCAT, {input(n, 0), input(n, 1)}, {}, {}, {}};
   a.outputs.push_back(output(n, 0, ir::DType::String, shape(n.output(0))));
@@ -303,6 +304,20 @@ bool is_value_op(const ir::Node& n) {
   return true;
 }
 
+// SplitToSequence whose parts passes/resolve_sequences could not unroll: a tensor cut into a run-time
+// sequence (runtime/src/host_split_to_sequence.c). An absent split is an int64 tensor of 0 elements.
+bool is_split_to_value(const ir::Node& n) {
+  const ir::Value* split = n.num_inputs() > 1 ? n.input(1) : nullptr;
+  return n.num_inputs() > 0 && value_kind(n.input(0)) == ONNXC_VALUE_TENSOR && n.input(0)->dtype() != ir::DType::String &&
+         (!split || split->dtype() == ir::DType::Int64) && value_kind(n.output(0)) == ONNXC_VALUE_SEQUENCE;
+}
+
+Args split_to_sequence(const ir::Node& n) {
+  Args::Input split = input(n, 1, ir::Tensor::from_vector<int64_t>(ir::DType::Int64, {0}, {}));
+  return {ONNXC_HOST_SPLIT_TO_SEQ, {input(n, 0), std::move(split)}, {value_output(n, 0)},
+          {n.attr_int("axis", 0), n.attr_int("keepdims", 1)}, {}};
+}
+
 }  // namespace
 
 int value_kind_of(const ir::Type& t) {
@@ -323,15 +338,24 @@ ir::DType element_dtype(const ir::Type& t) {
 
 namespace {
 
-// The one table of host ops: each row says which nodes it takes (domain and op type, `applies` for
-// the ops that run on the host only in some forms) and builds their arguments. is_host_op and
-// host_step_args both read it, so a new host op is one row here plus its builder above.
+// The one table of host ops: each row names an op (domain and op type; nullptr for any op its `form`
+// accepts) and builds its arguments. Which nodes run on the host is decided by the op table's traits
+// (ir/op_registry.h) and the row's form: an op marked kDataDependent (output sizes come from data) or
+// kHostOnly (strings, n-gram pools) always runs on the host, and its row has no form; other ops run
+// on the host only in the forms a row accepts (a Cast to or from strings, a reduction whose axes come
+// at run time, an op over sequence or optional values). is_host_op and host_step_args both read it,
+// so a new host op is one row here plus its builder (and its C file in runtime/src).
 struct HostOpRule {
   const char* domain;  // "" for ai.onnx
-  const char* op;      // nullptr: any op type `applies` accepts
-  bool (*applies)(const ir::Node&);  // nullptr: every node of that op type
+  const char* op;      // nullptr: any op type `form` accepts
+  bool (*form)(const ir::Node&);  // nullptr: the op's traits say it runs on the host (host_only_by_traits)
   Args (*build)(const ir::Node&);
 };
+
+bool host_only_by_traits(const ir::Node& n) {
+  uint32_t t = ir::op_traits(n.domain(), n.op_type());
+  return (t & (ir::kDataDependent | ir::kHostOnly)) != 0;
+}
 
 // SequenceConstruct is a value op of several steps, built by codegen/partition_values.h.
 Args build_value_op(const ir::Node& n) {
@@ -352,20 +376,28 @@ const HostOpRule kHostOps[] = {
     {"", "StringConcat", nullptr, string_concat},
     {"", "StringSplit", nullptr, string_split},
     {"", "RegexFullMatch", nullptr, regex_full_match},
-    {"", nullptr, is_string_cast, string_cast},
-    {"", nullptr, is_string_equal, string_equal},
+    {"", "Cast", is_string_cast, string_cast},
+    {"", "CastLike", is_string_cast, string_cast},
+    {"", "Equal", is_string_equal, string_equal},
     {"", nullptr, is_reduce_by_data, reduce_by_data},
     {"", nullptr, is_value_op, build_value_op},
+    {"", "SplitToSequence", is_split_to_value, split_to_sequence},
 };
 
 const HostOpRule* find_rule(const ir::Node& n) {
   std::string_view domain = n.domain() == "ai.onnx" ? std::string_view() : std::string_view(n.domain());
   for (const HostOpRule& r : kHostOps)
-    if (domain == r.domain && (!r.op || n.op_type() == r.op) && (!r.applies || r.applies(n))) return &r;
+    if (domain == r.domain && (!r.op || n.op_type() == r.op) && (r.form ? r.form(n) : host_only_by_traits(n))) return &r;
   return nullptr;
 }
 
 }  // namespace
+
+std::vector<HostOpRow> host_op_rows() {
+  std::vector<HostOpRow> r;
+  for (const HostOpRule& h : kHostOps) r.push_back({h.domain, h.op ? h.op : "", h.form == nullptr});
+  return r;
+}
 
 bool is_host_op(const ir::Node& n) { return find_rule(n) != nullptr; }
 

@@ -7,11 +7,14 @@
 // node to the host op's fixed argument list
 // (enum onnxc_host_op in runtime/include/onnxc/model_abi.h): inputs, with defaults for absent optional
 // ones; outputs, with shapes for absent ones; int64 attributes; and which output dims it binds.
-// One table in host_steps.cpp (kHostOps) says which nodes run on the host and builds their arguments;
-// adding a host op is a row there, its builder, and its C file in runtime/src.
+// One table in host_steps.cpp (kHostOps) builds their arguments; which nodes run on the host is
+// decided by the op table's traits (kDataDependent, kHostOnly: always) and, for ops that run in
+// kernels otherwise, by the row's form. Adding a host op is a row there, its builder, and its C file
+// in runtime/src.
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ir/graph.h"
@@ -45,6 +48,14 @@ ir::DType element_dtype(const ir::Type& t);
 
 // True when `n` runs as a host step.
 bool is_host_op(const ir::Node& n);
+
+// The rows of the host-op table, for tests that check it against the op table's traits.
+struct HostOpRow {
+  std::string domain;
+  std::string op;      // empty: any op its form accepts
+  bool by_traits;      // no form: runs on the host whenever the op's traits say so
+};
+std::vector<HostOpRow> host_op_rows();
 
 // The host step for `n` (is_host_op(n)); shapes and dtypes inferred. Throws UserError for an invalid
 // attribute (the node named).

@@ -23,7 +23,26 @@ namespace {
 
 bool is_constant_node(const ir::Node& n) { return n.domain().empty() && n.op_type() == "Constant"; }
 
-bool is_if(const ir::Node& n) { return n.domain().empty() && n.op_type() == "If"; }
+// The control ops partitioning turns into control steps (partition_control.h): one row per op the
+// op table marks kControlFlow and the runtime can run. A kControlFlow op without a row is reported
+// unsupported (SequenceMap; passes/resolve_sequences unrolls the ones it can).
+struct ControlOpRule {
+  const char* op;  // ai.onnx
+  void (*build)(ControlScope&, const ir::Node&, int64_t opset);
+};
+
+const ControlOpRule kControlOps[] = {
+    {"If", [](ControlScope& s, const ir::Node& n, int64_t) { build_if(s, n); }},
+    {"Loop", [](ControlScope& s, const ir::Node& n, int64_t) { build_loop(s, n); }},
+    {"Scan", build_scan},
+};
+
+const ControlOpRule* control_rule(const ir::Node& n) {
+  if (!is_control_flow(n) || !(n.domain().empty() || n.domain() == "ai.onnx")) return nullptr;
+  for (const ControlOpRule& r : kControlOps)
+    if (n.op_type() == r.op) return &r;
+  return nullptr;
+}
 
 // Values of enclosing graphs that nodes inside n's subgraphs (nested ones too) read: n needs them as
 // much as its own inputs.
@@ -136,7 +155,7 @@ class Partitioner : public ControlScope {
     }
     NodeGroups grouped = group_nodes(
         nodes_, [this](const ir::Node* n) { return needs_kernel(n); }, [this](const ir::Node* n) { return is_view(n); },
-        live_, read_by_subgraphs_);
+        live_, read_by_subgraphs_, ir::opset_map(m_));
     std::set<const ir::Node*> grouped_nodes;
     for (const auto& g : grouped.groups) grouped_nodes.insert(g.begin(), g.end());
     for (auto* n : nodes_)  // views a kernel computes inline are no tensors of their own
@@ -299,11 +318,8 @@ class Partitioner : public ControlScope {
   void build_kernel(const std::vector<const ir::Node*>& members, KernelClass kclass) {
     bind_value_sizes(members);
     if (members.size() == 1 && is_host_op(*members[0])) return build_host_kernel(*members[0]);
-    if (members.size() == 1 && is_if(*members[0])) return build_if(*this, *members[0]);
-    if (members.size() == 1 && is_control_flow(*members[0]) && members[0]->op_type() == "Loop")
-      return build_loop(*this, *members[0]);
-    if (members.size() == 1 && is_control_flow(*members[0]) && members[0]->op_type() == "Scan")
-      return build_scan(*this, *members[0], m_.opset(""));
+    if (const ControlOpRule* r = members.size() == 1 ? control_rule(*members[0]) : nullptr)
+      return r->build(*this, *members[0], m_.opset(""));
     for (const ir::Node* n : members)  // kernels hold numbers: strings only go through host ops
       for (const auto& vs : {n->inputs(), n->outputs()})
         for (const ir::Value* v : vs)
@@ -429,22 +445,28 @@ class Partitioner : public ControlScope {
 
 }  // namespace
 
-bool is_view_op(const ir::Node& n) {
-  static const std::set<std::string> kViews = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"};
-  return n.domain().empty() && kViews.count(n.op_type());
-}
+bool is_view_op(const ir::Node& n) { return ir::op_has(n.domain(), n.op_type(), ir::kView); }
 
 namespace {
 
-// An If is supported when everything live in its branches is.
-void collect_unsupported(const ir::Graph& g, std::vector<std::string>& r) {
+// A control op is supported when everything live in its subgraphs is. The op table's traits say
+// where a node must go: kControlFlow to a control step, kDataDependent or kHostOnly to a host step
+// (no kernel could size or hold its output), anything else to a lowering for its opset.
+void collect_unsupported(const ir::Graph& g, const ir::OpsetMap& opsets, std::vector<std::string>& r) {
   auto live = live_nodes(g);
   for (auto* n : g.nodes()) {
     if (!live.count(n) || is_constant_node(*n) || is_view_op(*n) || is_host_op(*n)) continue;
-    if (is_control_flow(*n)) {
-      for (const ir::Graph* sg : n->subgraphs()) collect_unsupported(*sg, r);
-    } else if (!find_lowering(n->domain(), n->op_type())) {
-      r.push_back((n->domain().empty() ? "" : n->domain() + ".") + n->op_type() + " (" + n->describe() + ")");
+    const std::string op = ir::OpKey(n->domain(), n->op_type()).str() + " (" + n->describe();
+    const uint32_t traits = ir::op_traits(n->domain(), n->op_type());
+    const int64_t opset = ir::opset_of(opsets, n->domain());
+    if (traits & ir::kControlFlow) {
+      if (!control_rule(*n)) r.push_back(op + ": no control step runs it)");
+      for (const ir::Graph* sg : n->subgraphs()) collect_unsupported(*sg, opsets, r);
+    } else if (traits & (ir::kDataDependent | ir::kHostOnly)) {
+      r.push_back(op + ": runs only on the host, and the runtime has no host op for this form)");
+    } else if (!find_lowering(n->domain(), n->op_type(), opset)) {
+      std::string lowered = lowered_opsets(n->domain(), n->op_type());
+      r.push_back(op + (lowered.empty() ? ")" : ": no lowering for opset " + std::to_string(opset) + ", only " + lowered + ")"));
     }
   }
 }
@@ -463,7 +485,7 @@ std::vector<std::string> find_unsupported(const ir::Model& m) {
   };
   interface(m.graph->inputs(), "graph input");
   interface(m.graph->outputs(), "graph output");
-  collect_unsupported(*m.graph, r);
+  collect_unsupported(*m.graph, ir::opset_map(m), r);
   return r;
 }
 

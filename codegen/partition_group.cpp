@@ -8,14 +8,14 @@
 
 namespace onnxc::codegen {
 
-KernelClass class_of(const ir::Node& n) {
-  const OpLowering* l = find_lowering(n.domain(), n.op_type());
+KernelClass class_of(const ir::Node& n, const ir::OpsetMap& opsets) {
+  const OpLowering* l = find_lowering(n.domain(), n.op_type(), ir::opset_of(opsets, n.domain()));
   return l ? l->kclass : KernelClass::Other;
 }
 
-bool is_control_flow(const ir::Node& n) {
-  return n.domain().empty() && (n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan");
-}
+bool is_control_flow(const ir::Node& n) { return ir::op_has(n.domain(), n.op_type(), ir::kControlFlow); }
+
+bool is_shape_only(const ir::Node& n) { return ir::op_has(n.domain(), n.op_type(), ir::kShapeOnly); }
 
 namespace {
 
@@ -53,8 +53,9 @@ bool conv_copies_input(const ir::Node& conv) {
 // arithmetic, where an arithmetic producer of K or V would be recomputed for every query tile, and a
 // Transpose that moves the last axis would turn V's row loads into gathers. Views join no other
 // kernel, which reads them in place as they are.
-bool accepts_fused_producer(KernelClass k, const ir::Node& root, const ir::Node& n, bool is_view) {
-  if (k == KernelClass::MatMul && !is_view && class_of(n) == KernelClass::Elementwise && conv_copies_input(root))
+bool accepts_fused_producer(KernelClass k, const ir::Node& root, const ir::Node& n, bool is_view,
+                            const ir::OpsetMap& opsets) {
+  if (k == KernelClass::MatMul && !is_view && class_of(n, opsets) == KernelClass::Elementwise && conv_copies_input(root))
     return true;
   if (k == KernelClass::Attention) {
     if (is_view) return true;
@@ -66,17 +67,11 @@ bool accepts_fused_producer(KernelClass k, const ir::Node& root, const ir::Node&
 
 // Producers that may be inlined into their consumer's kernel: pure index maps of their inputs. One
 // output each, but for Split, whose parts (GPT-2's Q, K and V) may all be read by one kernel.
-bool is_fusible_producer(const ir::Node& n) {
-  KernelClass k = class_of(n);  // a host step (a Cast to or from strings) is no kernel to inline
+bool is_fusible_producer(const ir::Node& n, const ir::OpsetMap& opsets) {
+  KernelClass k = class_of(n, opsets);  // a host step (a Cast to or from strings) is no kernel to inline
   bool split = n.domain().empty() && n.op_type() == "Split";
   return (k == KernelClass::Elementwise || k == KernelClass::DataMovement) && (n.num_outputs() == 1 || split) &&
          !is_host_op(n);
-}
-
-// Nodes computed from shapes alone (no input data read): copied into every kernel that reads them
-// rather than run as kernels of their own; a consumer that never loads the value drops it.
-bool is_shape_only(const ir::Node& n) {
-  return (n.domain() == "onnxc" && n.op_type() == "SymbolicShape") || (n.domain().empty() && n.op_type() == "Shape");
 }
 
 bool same_shape(const ir::Value* a, const ir::Value* b) {
@@ -86,8 +81,10 @@ bool same_shape(const ir::Value* a, const ir::Value* b) {
 class NodeGrouper {
  public:
   NodeGrouper(const std::vector<ir::Node*>& nodes, const NodePredicate& needs_kernel, const NodePredicate& is_view,
-              const std::set<const ir::Node*>& live, const std::set<const ir::Value*>& read_by_subgraphs)
-      : nodes_(nodes), needs_kernel_(needs_kernel), is_view_(is_view), live_(live), read_by_subgraphs_(read_by_subgraphs) {}
+              const std::set<const ir::Node*>& live, const std::set<const ir::Value*>& read_by_subgraphs,
+              const ir::OpsetMap& opsets)
+      : nodes_(nodes), needs_kernel_(needs_kernel), is_view_(is_view), live_(live), read_by_subgraphs_(read_by_subgraphs),
+        opsets_(opsets) {}
 
   // Assigns every node that needs a kernel to a group; the groups come out in execution order.
   // First each MatMul takes its chain of single-use elementwise consumers (bias, activation) as an
@@ -98,7 +95,7 @@ class NodeGrouper {
     std::vector<std::vector<const ir::Node*>> groups;
     auto new_group = [&](const ir::Node* n) {
       groups.emplace_back();
-      root_class_.push_back(class_of(*n));
+      root_class_.push_back(class_of(*n, opsets_));
       group_root_.push_back(n);
       return static_cast<int>(groups.size()) - 1;
     };
@@ -107,7 +104,7 @@ class NodeGrouper {
       group_of_[n] = g;
     };
     for (const ir::Node* n : nodes_) {
-      if (!needs_kernel_(n) || class_of(*n) != KernelClass::MatMul || group_of_.count(n)) continue;
+      if (!needs_kernel_(n) || class_of(*n, opsets_) != KernelClass::MatMul || group_of_.count(n)) continue;
       int g = new_group(n);
       join(n, g);
       root_of_chain_ = n;
@@ -161,7 +158,7 @@ class NodeGrouper {
     const ir::Value* out = n->num_outputs() == 1 ? n->output(0) : nullptr;
     if (!out || out->is_graph_output()) return nullptr;
     auto fusible = [&](const ir::Node* e, const ir::Value* like) {
-      return needs_kernel_(e) && !group_of_.count(e) && class_of(*e) == KernelClass::Elementwise && e->num_outputs() == 1 &&
+      return needs_kernel_(e) && !group_of_.count(e) && class_of(*e, opsets_) == KernelClass::Elementwise && e->num_outputs() == 1 &&
              !is_host_op(*e) && same_shape(like, e->output(0));
     };
     if (out->uses().size() == 1) {
@@ -195,7 +192,7 @@ class NodeGrouper {
 
   // The group a fusible producer joins, or -1 for a new group.
   int fusion_target(const ir::Node& n) const {
-    if (!is_fusible_producer(n)) return -1;
+    if (!is_fusible_producer(n, opsets_)) return -1;
     int target = -1;
     bool shared = false;
     for (const ir::Value* out : n.outputs()) {
@@ -210,7 +207,7 @@ class NodeGrouper {
     }
     if (target < 0) return -1;  // nothing reads it
     if (shared) target = n.num_outputs() == 1 ? norm_sharing_target(*n.output(0)) : -1;
-    if (target < 0 || !accepts_fused_producer(root_class_[target], *groups_root(target), n, is_view_(&n)) || is_host_op(*groups_root(target)))
+    if (target < 0 || !accepts_fused_producer(root_class_[target], *groups_root(target), n, is_view_(&n), opsets_) || is_host_op(*groups_root(target)))
       return -1;
     return fused_depth(n, target) <= kMaxFusedDepth ? target : -1;
   }
@@ -264,6 +261,7 @@ class NodeGrouper {
   const NodePredicate& is_view_;
   const std::set<const ir::Node*>& live_;
   const std::set<const ir::Value*>& read_by_subgraphs_;
+  const ir::OpsetMap& opsets_;                       // the model's opsets: which lowering (and class) a node has
   std::unordered_map<const ir::Node*, int> group_of_;
   std::unordered_map<const ir::Node*, int> depth_;  // fused producers: depth below their group's root
   std::vector<KernelClass> root_class_;             // by group index, while grouping
@@ -277,8 +275,9 @@ class NodeGrouper {
 }  // namespace
 
 NodeGroups group_nodes(const std::vector<ir::Node*>& nodes, const NodePredicate& needs_kernel, const NodePredicate& is_view,
-                       const std::set<const ir::Node*>& live, const std::set<const ir::Value*>& read_by_subgraphs) {
-  return NodeGrouper(nodes, needs_kernel, is_view, live, read_by_subgraphs).run();
+                       const std::set<const ir::Node*>& live, const std::set<const ir::Value*>& read_by_subgraphs,
+                       const ir::OpsetMap& opsets) {
+  return NodeGrouper(nodes, needs_kernel, is_view, live, read_by_subgraphs, opsets).run();
 }
 
 }  // namespace onnxc::codegen

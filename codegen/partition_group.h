@@ -30,13 +30,21 @@ struct NodeGroups {
 // the kernel reads the projection's output in place. `live`: the nodes graph outputs depend on.
 // `read_by_subgraphs`: values that nodes inside subgraphs read (their producers cannot be fused away).
 using NodePredicate = std::function<bool(const ir::Node*)>;
+// `opsets`: the model's, for the lowering (and kernel class) of each node.
 NodeGroups group_nodes(const std::vector<ir::Node*>& nodes, const NodePredicate& needs_kernel, const NodePredicate& is_view,
-                       const std::set<const ir::Node*>& live, const std::set<const ir::Value*>& read_by_subgraphs);
+                       const std::set<const ir::Node*>& live, const std::set<const ir::Value*>& read_by_subgraphs,
+                       const ir::OpsetMap& opsets);
 
-// The kernel class of a node's lowering (Other when it has none).
-KernelClass class_of(const ir::Node& n);
+// The kernel class of a node's lowering at its domain's opset (Other when it has none).
+KernelClass class_of(const ir::Node& n, const ir::OpsetMap& opsets);
 
-// Nodes with subgraphs that become control steps: If, Loop, Scan.
+// Ops that run subgraphs (the op table's kControlFlow: If, Loop, Scan, SequenceMap); those with an
+// entry in partition.cpp's table of control ops become control steps, the others are unsupported.
 bool is_control_flow(const ir::Node& n);
+
+// Ops computed from shapes alone, no input data read (kShapeOnly: Shape, Size, onnxc.SymbolicShape):
+// copied into every kernel that reads them rather than run as kernels of their own; a consumer that
+// never loads the value drops it.
+bool is_shape_only(const ir::Node& n);
 
 }  // namespace onnxc::codegen

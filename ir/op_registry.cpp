@@ -23,6 +23,14 @@ std::vector<OpInfo> build_table() {
 
 }  // namespace
 
+OpKey::OpKey(std::string_view d, std::string_view op) : domain(norm_domain(d)), op_type(op) {}
+
+std::string OpKey::str() const { return domain.empty() ? op_type : domain + "." + op_type; }
+
+std::string OpsetRange::str() const {
+  return std::to_string(since) + "-" + (until == kLatestOpset ? std::string("latest") : std::to_string(until));
+}
+
 void OpTable::add_all(std::initializer_list<const char*> op_types, uint32_t traits, InferFn fn,
                       const std::string& domain) {
   for (const char* op : op_types) add({domain, op, 1, OpInfo::kLatest, traits, fn});
@@ -54,6 +62,36 @@ const OpInfo* find_op(std::string_view domain, std::string_view op_type, int64_t
   for (; it != ops.end() && it->domain == domain && it->op_type == op_type; ++it)
     if (it->since <= opset && opset <= it->until) return &*it;
   return nullptr;
+}
+
+uint32_t op_traits(std::string_view domain, std::string_view op_type) {
+  const OpInfo* newest = nullptr;
+  const auto& ops = all_ops();
+  domain = norm_domain(domain);
+  auto it = std::lower_bound(ops.begin(), ops.end(), std::pair(domain, op_type), [](const OpInfo& o, const auto& k) {
+    return std::pair<std::string_view, std::string_view>(o.domain, o.op_type) < k;
+  });
+  for (; it != ops.end() && it->domain == domain && it->op_type == op_type; ++it) newest = &*it;
+  return newest ? newest->traits : 0;
+}
+
+std::optional<std::string> op_table_mismatch(const OpKey& key, OpsetRange range) {
+  std::vector<const OpInfo*> entries;
+  for (const OpInfo& o : all_ops())
+    if (o.domain == key.domain && o.op_type == key.op_type) entries.push_back(&o);
+  if (entries.empty()) return key.str() + " is not in the op table (ir/infer)";
+  if (range.since > range.until) return key.str() + ": empty opset range " + range.str();
+  // Every version in the range must be covered, and each entry covered whole or not at all.
+  int64_t next = range.since;
+  for (const OpInfo* o : entries) {
+    if (o->until < range.since || o->since > range.until) continue;
+    if (o->since < range.since || o->until > range.until)
+      return key.str() + " opsets " + range.str() + " cover part of the op table's entry " + o->range().str();
+    if (o->since != next) break;
+    next = o->until == kLatestOpset ? kLatestOpset : o->until + 1;
+    if (o->until == range.until) return std::nullopt;
+  }
+  return key.str() + " opsets " + range.str() + " include versions the op table has no entry for";
 }
 
 OpsetMap opset_map(const Model& m) {

@@ -35,7 +35,7 @@ std::optional<ir::Tensor> fold_from_type(const ir::Node& n) {
   return i64_tensor(*dims);
 }
 
-std::optional<std::vector<ir::Tensor>> compute(const ir::Node& n, const FoldOptions& opt) {
+std::optional<std::vector<ir::Tensor>> compute(const ir::Node& n, const FoldOptions& opt, const ir::OpsetMap& opsets) {
   bool is_default_domain = n.domain().empty() || n.domain() == "ai.onnx";
   if (!is_default_domain || !n.subgraphs().empty()) return std::nullopt;
   const ir::OpInfo* info = ir::find_op(n.domain(), n.op_type(), ir::OpInfo::kLatest);
@@ -53,22 +53,22 @@ std::optional<std::vector<ir::Tensor>> compute(const ir::Node& n, const FoldOpti
     in.push_back(v ? &v->constant() : nullptr);
     in_elements += v ? v->constant().numel() : 0;
   }
-  auto out = ir::evaluate(n, in, ir::EvalOptions{opt.max_elements});
+  auto out = ir::evaluate(n, in, ir::EvalOptions{opt.max_elements, ir::opset_of(opsets, n.domain())});
   if (!out) return std::nullopt;
   for (const ir::Tensor& t : *out)
     if (t.numel() > opt.max_growth_elements && t.numel() > in_elements) return std::nullopt;
   return out;
 }
 
-bool fold_graph(ir::Graph& g, const FoldOptions& opt) {
+bool fold_graph(ir::Graph& g, const FoldOptions& opt, const ir::OpsetMap& opsets) {
   bool changed = false;
   for (ir::Node* n : g.nodes()) {
-    for (ir::Graph* sg : n->subgraphs()) changed |= fold_graph(*sg, opt);
+    for (ir::Graph* sg : n->subgraphs()) changed |= fold_graph(*sg, opt, opsets);
     bool keeps_interface = false;
     for (const ir::Value* o : n->outputs())
       if (o && o->is_graph_output()) keeps_interface = true;
     if (keeps_interface || n->num_outputs() == 0) continue;
-    auto out = compute(*n, opt);
+    auto out = compute(*n, opt, opsets);
     if (!out || out->size() != n->num_outputs()) continue;
     bool dtypes_agree = true;
     for (size_t i = 0; i < out->size(); ++i) {
@@ -85,6 +85,8 @@ bool fold_graph(ir::Graph& g, const FoldOptions& opt) {
 
 }  // namespace
 
-bool fold_constants(ir::Model& model, const FoldOptions& opt) { return fold_graph(*model.graph, opt); }
+bool fold_constants(ir::Model& model, const FoldOptions& opt) {
+  return fold_graph(*model.graph, opt, ir::opset_map(model));
+}
 
 }  // namespace onnxc::passes

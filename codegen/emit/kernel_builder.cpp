@@ -275,9 +275,9 @@ class Builder {
   }
 
   void lower_node(const ir::Node& n) {
-    const OpLowering* l = find_lowering(n.domain(), n.op_type());
-    internal_check(l) << "no lowering for " << n.describe();
-    LowerContext ctx{n, {}, {}, {}, sched_target_, k_.opsets.at(n.domain()), nullptr, nullptr, nullptr, l->kclass, {}, {}, false};
+    const int64_t opset = k_.opsets.at(n.domain());
+    const OpLowering* l = &lowering_for(n, opset);
+    LowerContext ctx{n, {}, {}, {}, sched_target_, opset, nullptr, nullptr, nullptr, l->kclass, {}, {}, false};
     for (const ir::Value* v : n.inputs()) {
       ctx.in.push_back(v ? values_.at(v) : HTensor{});
       ctx.const_in.push_back(v && v->is_constant() ? &v->constant() : nullptr);

@@ -55,7 +55,7 @@ std::vector<HTensor> delegate(LowerContext& ctx, const std::string& op, std::vec
   LowerContext sub = ctx;
   sub.in = ins;
   sub.const_in.assign(sub.in.size(), nullptr);
-  std::vector<HTensor> r = find_lowering("", op)->fn(sub);
+  std::vector<HTensor> r = find_lowering("", op, ctx.opset)->fn(sub);
   schedule_centered(ctx, ins, sub.schedule, Halide::Func());
   return r;
 }
@@ -76,7 +76,7 @@ std::vector<HTensor> qlinear_matmul(LowerContext& ctx) {
   LowerContext sub = ctx;
   sub.in = {centered(ctx, 0, 2, -2, "a_centered"), centered(ctx, 3, 5, -1, "b_centered")};
   sub.const_in.assign(2, nullptr);
-  HTensor acc = find_lowering("", "MatMul")->fn(sub).at(0);
+  HTensor acc = find_lowering("", "MatMul", ctx.opset)->fn(sub).at(0);
   const auto& shape = out_shape(ctx);
   int rank = static_cast<int>(shape.size());
   auto scale_at = [&](int in, const Index& o, int axis) -> Expr {
@@ -112,7 +112,7 @@ std::vector<HTensor> qlinear_conv(LowerContext& ctx) {
   if (has_input(ctx, 8)) ins.push_back(ctx.in[8]);
   LowerContext sub{*conv, ins, std::vector<const ir::Tensor*>(ins.size(), nullptr), ctx.out_shape, ctx.target,
                    ctx.opset, ctx.dim_expr, ctx.add_constant, nullptr, KernelClass::Other, {}, {}, false};
-  HTensor acc = find_lowering("", "Conv")->fn(sub).at(0);
+  HTensor acc = find_lowering("", "Conv", ctx.opset)->fn(sub).at(0);
   ctx.requirements.insert(ctx.requirements.end(), sub.requirements.begin(), sub.requirements.end());
   ctx.checks_data = ctx.checks_data || sub.checks_data;
   auto scalar = [&](int in, const Expr& channel) -> Expr {

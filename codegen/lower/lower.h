@@ -1,6 +1,7 @@
 // The contract between kernel emission and the op-family lowering files: a lowering turns one IR
-// node into Halide Funcs over symbolic extents. Lowerings are registered once, in a table keyed by
-// (domain, op_type); each op family lives in its own file (elementwise.cpp, reduce.cpp, matmul.cpp...).
+// node into Halide Funcs over symbolic extents. Lowerings are registered once, in a table keyed as the
+// op table is (ir::OpKey and an ir::OpsetRange, ir/op_registry.h; tests/codegen/op_table_test.cpp checks the
+// ranges against it); each op family lives in its own file (elementwise.cpp, reduce.cpp, matmul.cpp...).
 #pragma once
 
 #include <Halide.h>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/op_registry.h"
 
 namespace onnxc::codegen {
 
@@ -99,18 +101,28 @@ using LowerFn = std::function<std::vector<HTensor>(LowerContext&)>;
 struct OpLowering {
   std::string domain;   // "" for ai.onnx
   std::string op_type;
+  ir::OpsetRange range;  // the opsets this lowering implements (ctx.opset tells forms apart inside)
   KernelClass kclass;
   LowerFn fn;
 };
 
 // Registration happens through static Registrar objects in each op-family file.
 void register_lowering(OpLowering l);
-const OpLowering* find_lowering(const std::string& domain, const std::string& op_type);
+// The lowering of the op at `opset` of its domain; nullptr when none covers that version.
+const OpLowering* find_lowering(const std::string& domain, const std::string& op_type, int64_t opset);
+// The same for a node; a UserError naming the node, the op and the opset (and the versions that
+// are lowered, if any) when there is none.
+const OpLowering& lowering_for(const ir::Node& n, int64_t opset);
 std::vector<const OpLowering*> all_lowerings();
+// The opset ranges of the op's lowerings ("1-12, 13-latest"); empty when it has none.
+std::string lowered_opsets(const std::string& domain, const std::string& op_type);
 
 struct Registrar {
-  Registrar(std::string domain, std::string op, KernelClass k, LowerFn fn) {
-    register_lowering({std::move(domain), std::move(op), k, std::move(fn)});
+  // Every opset of the op.
+  Registrar(std::string domain, std::string op, KernelClass k, LowerFn fn)
+      : Registrar(std::move(domain), std::move(op), ir::OpsetRange{}, k, std::move(fn)) {}
+  Registrar(std::string domain, std::string op, ir::OpsetRange range, KernelClass k, LowerFn fn) {
+    register_lowering({std::move(domain), std::move(op), range, k, std::move(fn)});
   }
 };
 

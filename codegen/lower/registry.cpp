@@ -1,6 +1,5 @@
-// The lowering registry (one table keyed by domain and op type), HTensor element access and the ONNX
-// dtype -> Halide type map.
-#include <map>
+// The lowering registry (keyed by op and opset range, as the op table), HTensor element access and the
+// ONNX dtype -> Halide type map.
 #include <mutex>
 
 #include "codegen/lower/lower.h"
@@ -9,34 +8,50 @@
 namespace onnxc::codegen {
 
 namespace {
-std::map<std::pair<std::string, std::string>, OpLowering>& table() {
-  static std::map<std::pair<std::string, std::string>, OpLowering> t;
+ir::OpImplTable<OpLowering>& table() {
+  static ir::OpImplTable<OpLowering> t;
   return t;
 }
 std::mutex& table_mutex() {
   static std::mutex m;
   return m;
 }
-std::string canonical_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
 }  // namespace
 
 void register_lowering(OpLowering l) {
   std::lock_guard<std::mutex> lock(table_mutex());
-  auto key = std::make_pair(canonical_domain(l.domain), l.op_type);
-  internal_check(!table().count(key)) << "lowering for " << l.op_type << " registered twice";
-  table().emplace(key, std::move(l));
+  ir::OpKey key(l.domain, l.op_type);
+  l.domain = key.domain;
+  ir::OpsetRange range = l.range;
+  internal_check(table().add(key, range, std::move(l)))
+      << "lowering for " << key.str() << " opsets " << range.str() << " overlaps one registered before";
 }
 
-const OpLowering* find_lowering(const std::string& domain, const std::string& op_type) {
+const OpLowering* find_lowering(const std::string& domain, const std::string& op_type, int64_t opset) {
+  if (opset <= 0) opset = ir::kLatestOpset;  // a domain the model does not import (a node a pass wrote)
   std::lock_guard<std::mutex> lock(table_mutex());
-  auto it = table().find({canonical_domain(domain), op_type});
-  return it == table().end() ? nullptr : &it->second;
+  const auto* e = table().find(domain, op_type, opset);
+  return e ? &e->impl : nullptr;
+}
+
+const OpLowering& lowering_for(const ir::Node& n, int64_t opset) {
+  if (const OpLowering* l = find_lowering(n.domain(), n.op_type(), opset)) return *l;
+  std::string lowered = lowered_opsets(n.domain(), n.op_type());
+  user_error << n.describe() << ": op " << ir::OpKey(n.domain(), n.op_type()).str() << " has no lowering for opset "
+             << opset << (lowered.empty() ? std::string(" (no opset of it is supported)") : " (supported: opsets " + lowered + ")");
+}
+
+std::string lowered_opsets(const std::string& domain, const std::string& op_type) {
+  std::lock_guard<std::mutex> lock(table_mutex());
+  std::string r;
+  for (const auto* e : table().entries_of(domain, op_type)) r += (r.empty() ? "" : ", ") + e->range.str();
+  return r;
 }
 
 std::vector<const OpLowering*> all_lowerings() {
   std::lock_guard<std::mutex> lock(table_mutex());
   std::vector<const OpLowering*> r;
-  for (const auto& [k, v] : table()) r.push_back(&v);
+  for (const auto* e : table().all()) r.push_back(&e->impl);
   return r;
 }
 

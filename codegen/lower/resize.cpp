@@ -304,7 +304,7 @@ class Resizer {
 
 std::vector<HTensor> resize(LowerContext& ctx) { return {Resizer(ctx).run()}; }
 
-Registrar reg_Resize("", "Resize", KernelClass::DataMovement, resize);
+Registrar reg_Resize("", "Resize", {10, ir::kLatestOpset}, KernelClass::DataMovement, resize);  // opset 9 and below: Upsample
 Registrar reg_Upsample("", "Upsample", KernelClass::DataMovement, resize);
 
 }  // namespace

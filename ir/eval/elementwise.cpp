@@ -243,13 +243,13 @@ std::vector<Tensor> eval_cast_like(Ctx& c) { return cast_to(c, c.in(0), c.in(1).
 }  // namespace
 
 void add_elementwise_evals(EvalTable& t) {
-  for (const auto& [name, op] : unary_ops()) t[name] = eval_unary;
-  for (const auto& [name, op] : binary_ops()) t[name] = eval_binary;
-  t["Where"] = eval_where;
-  t["Clip"] = eval_clip;
-  t["IsNaN"] = eval_isnan;
-  t["Cast"] = eval_cast;
-  t["CastLike"] = eval_cast_like;
+  for (const auto& [name, op] : unary_ops()) t.add(name, eval_unary);
+  for (const auto& [name, op] : binary_ops()) t.add(name, eval_binary);
+  t.add("Where", eval_where);
+  t.add("Clip", eval_clip);
+  t.add("IsNaN", eval_isnan);
+  t.add("Cast", eval_cast);
+  t.add("CastLike", eval_cast_like);
 }
 
 }  // namespace onnxc::ir::eval_detail

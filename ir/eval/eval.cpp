@@ -179,20 +179,21 @@ std::vector<Tensor> eval_constant(Ctx& c) {
   return {*t};
 }
 
-const EvalTable& table() {
+}  // namespace
+
+const EvalTable& eval_table() {
   static const EvalTable t = [] {
     EvalTable t;
     add_elementwise_evals(t);
     add_movement_evals(t);
     add_reduce_evals(t);
     add_nn_evals(t);
-    t["Constant"] = eval_constant;
+    t.add("Constant", eval_constant);
     return t;
   }();
   return t;
 }
 
-}  // namespace
 }  // namespace eval_detail
 
 using namespace eval_detail;
@@ -213,15 +214,16 @@ std::optional<Tensor> constant_node_value(const Node& n) {
 }
 
 bool can_evaluate(const std::string& domain, const std::string& op_type) {
-  return (domain.empty() || domain == "ai.onnx") && table().count(op_type) > 0;
+  return eval_table().has_op(domain, op_type);
 }
 
 std::optional<std::vector<Tensor>> evaluate(const Node& node, const std::vector<const Tensor*>& inputs,
                                             const EvalOptions& opt) {
-  if (!can_evaluate(node.domain(), node.op_type())) return std::nullopt;
+  const EvalTable::Entry* e = eval_table().find(node.domain(), node.op_type(), opt.opset);
+  if (!e) return std::nullopt;
   Ctx c(node, inputs, opt);
   try {
-    std::vector<Tensor> out = table().at(node.op_type())(c);
+    std::vector<Tensor> out = e->impl(c);
     for (const Tensor& t : out)
       if (t.numel() > opt.max_output_elements) return std::nullopt;
     return out;

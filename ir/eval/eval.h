@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/op_registry.h"
 #include "ir/tensor.h"
 
 namespace onnxc::ir {
@@ -24,6 +25,9 @@ struct EvalOptions {
   // No output may hold more elements than this; a larger result makes evaluate() return nullopt.
   // Keeps constant folding from materialising huge tensors (e.g. Expand to [4096, 4096]).
   int64_t max_output_elements = int64_t{1} << 20;
+  // The opset of the node's domain: picks the evaluator's entry for that version (the newest when
+  // the caller does not know; the op table's opset_of gives it for a model's node).
+  int64_t opset = kLatestOpset;
 };
 
 // Computes the outputs of `node` from constant `inputs` (one per node input; null = an omitted
@@ -36,7 +40,7 @@ struct EvalOptions {
 std::optional<std::vector<Tensor>> evaluate(const Node& node, const std::vector<const Tensor*>& inputs,
                                             const EvalOptions& opt = {});
 
-// Whether evaluate() knows the op at all (domain "" / "ai.onnx" only), so callers can skip
+// Whether evaluate() knows the op at any opset, so callers can skip
 // collecting inputs for ops it would never fold.
 bool can_evaluate(const std::string& domain, const std::string& op_type);
 

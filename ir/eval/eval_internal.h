@@ -11,6 +11,7 @@
 #include "ir/error.h"
 #include "ir/eval/eval.h"
 #include "ir/float8.h"
+#include "ir/op_registry.h"
 
 namespace onnxc::ir::eval_detail {
 
@@ -40,7 +41,18 @@ class Ctx {
 };
 
 using EvalFn = std::vector<Tensor> (*)(Ctx&);
-using EvalTable = std::map<std::string, EvalFn>;
+// The evaluator's table, keyed as the op table is (ir/op_registry.h); tests/codegen/op_table_test.cpp checks
+// its ranges against that table. The ops it knows are all of the default domain.
+class EvalTable : public OpImplTable<EvalFn> {
+ public:
+  // Every opset of `op_type` (the op families tell forms apart by the inputs present).
+  void add(const std::string& op_type, EvalFn fn) { add({"", op_type}, {}, fn); }
+  void add(OpKey key, OpsetRange range, EvalFn fn) {
+    internal_check(OpImplTable::add(key, range, fn)) << "evaluator for " << key.str() << " added twice";
+  }
+};
+// The one table, built on first use from the families below.
+const EvalTable& eval_table();
 void add_elementwise_evals(EvalTable& t);
 void add_movement_evals(EvalTable& t);
 void add_reduce_evals(EvalTable& t);

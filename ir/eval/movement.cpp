@@ -345,23 +345,23 @@ std::vector<Tensor> eval_range(Ctx& c) {
 }  // namespace
 
 void add_movement_evals(EvalTable& t) {
-  t["Shape"] = eval_shape;
-  t["Size"] = eval_size;
-  t["Identity"] = eval_identity;
-  t["Gather"] = eval_gather;
-  t["Unsqueeze"] = eval_unsqueeze;
-  t["Squeeze"] = eval_squeeze;
-  t["Reshape"] = eval_reshape;
-  t["Expand"] = eval_expand;
-  t["Transpose"] = eval_transpose;
-  t["Concat"] = eval_concat;
-  t["Slice"] = eval_slice;
-  t["Tile"] = eval_tile;
-  t["Split"] = eval_split;
-  t["Flatten"] = eval_flatten;
-  t["Trilu"] = eval_trilu;
-  t["ConstantOfShape"] = eval_constant_of_shape;
-  t["Range"] = eval_range;
+  t.add("Shape", eval_shape);
+  t.add("Size", eval_size);
+  t.add("Identity", eval_identity);
+  t.add("Gather", eval_gather);
+  t.add("Unsqueeze", eval_unsqueeze);
+  t.add("Squeeze", eval_squeeze);
+  t.add("Reshape", eval_reshape);
+  t.add("Expand", eval_expand);
+  t.add("Transpose", eval_transpose);
+  t.add("Concat", eval_concat);
+  t.add("Slice", eval_slice);
+  t.add("Tile", eval_tile);
+  t.add("Split", eval_split);
+  t.add("Flatten", eval_flatten);
+  t.add("Trilu", eval_trilu);
+  t.add("ConstantOfShape", eval_constant_of_shape);
+  t.add("Range", eval_range);
 }
 
 }  // namespace onnxc::ir::eval_detail

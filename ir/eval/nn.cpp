@@ -257,15 +257,15 @@ std::vector<Tensor> eval_attention(Ctx& c) {
 }  // namespace
 
 void add_nn_evals(EvalTable& t) {
-  t["RMSNormalization"] = eval_layer_norm;
-  t["Gelu"] = eval_gelu;
-  t["MatMul"] = eval_matmul;
-  t["Gemm"] = eval_gemm;
-  t["Softmax"] = eval_softmax;
-  t["LogSoftmax"] = eval_softmax;
-  t["LayerNormalization"] = eval_layer_norm;
-  t["Attention"] = eval_attention;
-  t["RotaryEmbedding"] = eval_rotary;
+  t.add("RMSNormalization", eval_layer_norm);
+  t.add("Gelu", eval_gelu);
+  t.add("MatMul", eval_matmul);
+  t.add("Gemm", eval_gemm);
+  t.add("Softmax", eval_softmax);
+  t.add("LogSoftmax", eval_softmax);
+  t.add("LayerNormalization", eval_layer_norm);
+  t.add("Attention", eval_attention);
+  t.add("RotaryEmbedding", eval_rotary);
 }
 
 }  // namespace onnxc::ir::eval_detail

@@ -66,7 +66,7 @@ std::vector<Tensor> eval_reduce(Ctx& c) {
 }  // namespace
 
 void add_reduce_evals(EvalTable& t) {
-  for (const char* op : {"ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin", "ReduceMean"}) t[op] = eval_reduce;
+  for (const char* op : {"ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin", "ReduceMean"}) t.add(op, eval_reduce);
 }
 
 }  // namespace onnxc::ir::eval_detail

@@ -234,7 +234,7 @@ void add_elementwise_ops(OpTable& t) {
   t.add_all({"Relu"}, kElementwise, infer_relu);
   t.add_all({"Abs"}, kElementwise, infer_abs);
   t.add_all({"Not"}, kElementwise, infer_not);
-  t.add_all({"Identity"}, kElementwise | kSequence, infer_identity);
+  t.add_all({"Identity"}, kElementwise | kSequence | kView, infer_identity);
   t.add_all({"Add", "Mul", "BitwiseAnd", "BitwiseOr", "BitwiseXor"}, kElementwise | kCommutative, infer_arith);
   t.add_all({"Sub", "Div", "Pow", "Mod", "BitShift"}, kElementwise, infer_arith);
   t.add_all({"SwiGLU"}, kElementwise, infer_arith);  // A and B of one shape (opset 28)
@@ -245,7 +245,7 @@ void add_elementwise_ops(OpTable& t) {
   t.add_all({"Cast"}, kElementwise, infer_cast);
   t.add_all({"CastLike"}, kElementwise, infer_cast_like);
   t.add_all({"BitCast"}, kElementwise, infer_bitcast);
-  t.add_all({"Dropout"}, kElementwise, infer_dropout);
+  t.add_all({"Dropout"}, kElementwise | kView, infer_dropout);
 }
 
 }  // namespace onnxc::ir

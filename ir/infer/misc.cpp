@@ -108,10 +108,10 @@ void add_misc_ops(OpTable& t) {
   t.add_all({"RandomUniform", "RandomNormal"}, kRandom, infer_random);
   t.add_all({"Multinomial"}, kRandom, infer_multinomial);
   t.add_all({"StringNormalizer"}, kDataDependent, infer_string_normalizer);
-  t.add_all({"StringConcat"}, 0, infer_string_concat);
+  t.add_all({"StringConcat"}, kHostOnly, infer_string_concat);
   t.add_all({"StringSplit"}, kDataDependent, infer_string_split);
-  t.add_all({"RegexFullMatch"}, 0, infer_regex_full_match);
-  t.add_all({"TfIdfVectorizer"}, 0, infer_tfidf);
+  t.add_all({"RegexFullMatch"}, kHostOnly, infer_regex_full_match);
+  t.add_all({"TfIdfVectorizer"}, kHostOnly, infer_tfidf);
   t.add_all({"Binarizer"}, 0, infer_binarizer, "ai.onnx.ml");
   t.add_all({"ArrayFeatureExtractor"}, 0, infer_array_feature_extractor, "ai.onnx.ml");
   t.add_all({"Adagrad"}, 0, infer_adagrad, kTraining);

@@ -154,6 +154,8 @@ void add_nn_ops(OpTable& t) {
   t.add_all({"RoiAlign"}, 0, infer_roi_align);
   t.add_all({"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"}, 0, infer_loss);
   t.add_all({"Attention"}, 0, infer_attention);
+  // No rule yet: the grid's extents come from the model's declared output (codegen/lower/image_ops.cpp).
+  t.add_all({"AffineGrid"}, 0, nullptr);
 }
 
 }  // namespace onnxc::ir

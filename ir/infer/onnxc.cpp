@@ -70,9 +70,12 @@ void infer_same_as_first(InferContext& ctx) { ctx.set_tensor(0, ctx.in_dtype(0),
 void add_onnxc_ops(OpTable& t) {
   t.add_all({kSymbolicShapeOp}, kShapeOnly, infer_symbolic_shape, kOnnxcDomain);
   t.add_all({"AdditiveAttention", "CosineAttention", "KernelAttention"}, 0, infer_attention_form, kOnnxcDomain);
-  t.add_all({"CacheAppend"}, 0, infer_cache_append, kOnnxcDomain);
-  t.add_all({"CacheScatter"}, 0, infer_same_as_first, kOnnxcDomain);
+  t.add_all({"CacheAppend"}, kHostOnly, infer_cache_append, kOnnxcDomain);
+  t.add_all({"CacheScatter"}, kHostOnly, infer_same_as_first, kOnnxcDomain);
   t.add_all({"DynamicQuantMatMul"}, 0, infer_dynamic_quant_matmul, kOnnxcDomain);
+  // Copy exists only inside kernels partitioning builds (a view a kernel computes): its output is typed
+  // when it is made, so it needs no rule.
+  t.add_all({"Copy"}, 0, nullptr, kOnnxcDomain);
 }
 
 }  // namespace onnxc::ir

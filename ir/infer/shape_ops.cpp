@@ -347,10 +347,10 @@ void infer_space_to_depth(InferContext& ctx) { space_depth(ctx, false); }
 void add_shape_ops(OpTable& t) {
   t.add_all({"Shape"}, kShapeOnly, infer_shape);
   t.add_all({"Size"}, kShapeOnly, infer_size);
-  t.add_all({"Reshape"}, kShapeArgs, infer_reshape);
-  t.add_all({"Flatten"}, 0, infer_flatten);
-  t.add_all({"Squeeze"}, kShapeArgs, infer_squeeze);
-  t.add_all({"Unsqueeze"}, kShapeArgs, infer_unsqueeze);
+  t.add_all({"Reshape"}, kShapeArgs | kView, infer_reshape);
+  t.add_all({"Flatten"}, kView, infer_flatten);
+  t.add_all({"Squeeze"}, kShapeArgs | kView, infer_squeeze);
+  t.add_all({"Unsqueeze"}, kShapeArgs | kView, infer_unsqueeze);
   t.add_all({"Concat"}, 0, infer_concat);
   t.add_all({"Transpose"}, 0, infer_transpose);
   t.add_all({"Expand"}, kShapeArgs, infer_expand);

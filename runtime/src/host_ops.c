@@ -8,7 +8,8 @@ extern const onnxc_host_op_info onnxc_host_nonzero, onnxc_host_compress, onnxc_h
     onnxc_host_string_concat, onnxc_host_string_equal, onnxc_host_cache_append, onnxc_host_cache_scatter, onnxc_host_reduce,
     onnxc_host_string_split, onnxc_host_regex_full_match, onnxc_host_scan_slice, onnxc_host_scan_append,
     onnxc_host_scan_collect, onnxc_host_value_copy, onnxc_host_value_empty, onnxc_host_seq_insert, onnxc_host_seq_at,
-    onnxc_host_seq_erase, onnxc_host_seq_length, onnxc_host_opt_wrap, onnxc_host_opt_has, onnxc_host_opt_get;
+    onnxc_host_seq_erase, onnxc_host_seq_length, onnxc_host_opt_wrap, onnxc_host_opt_has, onnxc_host_opt_get,
+    onnxc_host_split_to_seq;
 
 /* Indexed by op id (model_abi.h's enum onnxc_host_op); a gap is an id this runtime does not know. */
 static const onnxc_host_op_info *const kHostOps[] = {
@@ -40,6 +41,7 @@ static const onnxc_host_op_info *const kHostOps[] = {
     [ONNXC_HOST_OPT_WRAP] = &onnxc_host_opt_wrap,
     [ONNXC_HOST_OPT_HAS] = &onnxc_host_opt_has,
     [ONNXC_HOST_OPT_GET] = &onnxc_host_opt_get,
+    [ONNXC_HOST_SPLIT_TO_SEQ] = &onnxc_host_split_to_seq,
 };
 
 const onnxc_host_op_info *onnxc_host_op_lookup(int32_t op) {

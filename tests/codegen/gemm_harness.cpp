@@ -240,7 +240,7 @@ GemmKernel::GemmKernel(const GemmCase& c, const ir::Tensor& a, const ir::Tensor&
   auto dim_expr = [](const ir::Dim& d) { return i32(d.value()); };
   auto add_constant = [this](const std::string& hint, ir::Tensor data) { return add_param(hint, data, {}); };
   LowerContext ctx{*node, in, consts, {out_shape}, target, 17, dim_expr, add_constant, nullptr, KernelClass::MatMul, {}, {}, false};
-  const OpLowering* lowering = find_lowering(int8 ? "onnxc" : "", c.op);
+  const OpLowering* lowering = find_lowering(int8 ? "onnxc" : "", c.op, ctx.opset);
   internal_check(lowering) << "no lowering registered for " << c.op;
   output_ = compose_epilogues(lowering->fn(ctx).at(0).func);
   if (ctx.schedule) ctx.schedule(output_, target);

@@ -1,7 +1,8 @@
 // ABI v5 value host ops through the public API, on hand-written descriptors (no kernels): sequences and
 // optionals as inputs and outputs (onnxc_session_set_input_value / get_output_value), SequenceInsert at
 // the back, front and a negative position, SequenceAt binding its output dims from data, SequenceErase,
-// SequenceLength, empty optionals, out-of-range positions failing the run, and the descriptor checks.
+// SequenceLength, empty optionals, out-of-range positions failing the run, SplitToSequence, and the
+// descriptor checks.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -185,6 +186,74 @@ TEST(SequenceSteps, Optionals) {
   ASSERT_EQ(onnxc_session_set_input_value(s.session, 0, &o), ONNXC_OK);
   EXPECT_EQ(onnxc_session_run(s.session), ONNXC_ERR_INVALID_ARGUMENT);
   EXPECT_THAT(onnxc_session_last_error(s.session), HasSubstr("step 2 (OptionalGetElement): 'o' is an empty optional"));
+}
+
+// x (f32[2, n]), split (i64[p]: absent, one length, or the lengths) -> y = SplitToSequence(x, split)
+// along axis 1 with keepdims (a scalar split is the same tensor of rank 0: split_scalar_model).
+DescBuilder split_model(bool scalar_split, int64_t keepdims) {
+  DescBuilder b("split");
+  int32_t n = b.symbol("n"), p = scalar_split ? -1 : b.symbol("p");
+  int32_t two = b.constant(2), axis = b.constant(1), keep = b.constant(keepdims);
+  int32_t x = b.input("x", F32, {two, n});
+  int32_t split = scalar_split ? b.input("split", I64, {}) : b.input("split", I64, {p});
+  int32_t y = b.tensor("y", F32, OUT, {}, ONNXC_VALUE_SEQUENCE);
+  b.host(ONNXC_HOST_SPLIT_TO_SEQ, {x, split, y, DescBuilder::scalar(axis), DescBuilder::scalar(keep)});
+  return b;
+}
+
+// The tensors of sequence output 0 as dims and values.
+std::vector<std::pair<std::vector<int64_t>, std::vector<float>>> parts(onnxc_session *s) {
+  onnxc_value v;
+  EXPECT_EQ(onnxc_session_get_output_value(s, 0, &v), ONNXC_OK) << onnxc_session_last_error(s);
+  std::vector<std::pair<std::vector<int64_t>, std::vector<float>>> r;
+  for (size_t i = 0; i < v.count; i++) {
+    const onnxc_tensor &t = v.tensors[i];
+    std::vector<int64_t> dims(t.dims, t.dims + t.rank);
+    size_t n = 1;
+    for (int64_t d : dims) n *= static_cast<size_t>(d);
+    const float *f = static_cast<const float *>(t.data);
+    r.push_back({dims, std::vector<float>(f, f + n)});
+  }
+  return r;
+}
+
+onnxc_status run_split(onnxc_session *s, std::vector<int64_t> split, bool scalar_split) {
+  static float x[10] = {0, 1, 2, 3, 4, 10, 11, 12, 13, 14};  // [2, 5]
+  static const int64_t xd[2] = {2, 5};
+  static int64_t none = 0;  // the data of 0 elements
+  int64_t p = static_cast<int64_t>(split.size());
+  onnxc_tensor xt{F32, 2, xd, x}, st{I64, scalar_split ? 0 : 1, &p, split.empty() ? &none : split.data()};
+  EXPECT_EQ(onnxc_session_set_input(s, 0, &xt), ONNXC_OK) << onnxc_session_last_error(s);
+  EXPECT_EQ(onnxc_session_set_input(s, 1, &st), ONNXC_OK) << onnxc_session_last_error(s);
+  return onnxc_session_run(s);
+}
+
+using Parts = std::vector<std::pair<std::vector<int64_t>, std::vector<float>>>;
+
+TEST(SequenceSteps, SplitToSequence) {
+  DescBuilder lengths = split_model(false, 1);
+  Session s(lengths.get());
+  ASSERT_TRUE(s.session);
+  ASSERT_EQ(run_split(s.session, {2, 0, 3}, false), ONNXC_OK) << onnxc_session_last_error(s.session);
+  EXPECT_EQ(parts(s.session), (Parts{{{2, 2}, {0, 1, 10, 11}}, {{2, 0}, {}}, {{2, 3}, {2, 3, 4, 12, 13, 14}}}));
+  EXPECT_EQ(run_split(s.session, {2, 2}, false), ONNXC_ERR_INVALID_ARGUMENT);
+  EXPECT_THAT(onnxc_session_last_error(s.session), HasSubstr("split lengths do not add up to the axis (sum, dim) (4, 5) for 'x'"));
+  EXPECT_EQ(run_split(s.session, {-1, 6}, false), ONNXC_ERR_INVALID_ARGUMENT);
+  // Absent split (0 elements): parts of length 1; keepdims 0 removes the axis.
+  ASSERT_EQ(run_split(s.session, {}, false), ONNXC_OK) << onnxc_session_last_error(s.session);
+  EXPECT_EQ(parts(s.session).size(), 5u);
+  EXPECT_EQ(parts(s.session)[4], (std::pair<std::vector<int64_t>, std::vector<float>>{{2, 1}, {4, 14}}));
+  DescBuilder dropped = split_model(false, 0);
+  Session d(dropped.get());
+  ASSERT_EQ(run_split(d.session, {}, false), ONNXC_OK) << onnxc_session_last_error(d.session);
+  EXPECT_EQ(parts(d.session)[1], (std::pair<std::vector<int64_t>, std::vector<float>>{{2}, {1, 11}}));
+  // A scalar: parts of that length, the last one shorter.
+  DescBuilder chunks = split_model(true, 1);
+  Session c(chunks.get());
+  ASSERT_EQ(run_split(c.session, {2}, true), ONNXC_OK) << onnxc_session_last_error(c.session);
+  EXPECT_EQ(parts(c.session), (Parts{{{2, 2}, {0, 1, 10, 11}}, {{2, 2}, {2, 3, 12, 13}}, {{2, 1}, {4, 14}}}));
+  EXPECT_EQ(run_split(c.session, {0}, true), ONNXC_ERR_INVALID_ARGUMENT);
+  EXPECT_THAT(onnxc_session_last_error(c.session), HasSubstr("split length must be positive"));
 }
 
 TEST(SequenceSteps, WrongKindsAreRefused) {

@@ -179,7 +179,9 @@ enum onnxc_step_kind {
  *  SEQ_LENGTH   args {S, T int64 []} SequenceLength
  *  OPT_WRAP     args {T, O}          Optional(tensor)
  *  OPT_HAS      args {V, T bool []}  OptionalHasElement (a non-optional V always has one)
- *  OPT_GET      args {O, T}          binds {each dim of T}  OptionalGetElement of an optional tensor */
+ *  OPT_GET      args {O, T}          binds {each dim of T}  OptionalGetElement of an optional tensor
+ *  SPLIT_TO_SEQ args {T, split (int64: 0 elements absent, [] a part length, [k] the lengths), S, axis, keepdims}
+ *                                    SplitToSequence into a run-time sequence (keepdims only without split) */
 enum onnxc_host_op {
   ONNXC_HOST_NONZERO = 0,
   ONNXC_HOST_COMPRESS = 1,
@@ -208,7 +210,8 @@ enum onnxc_host_op {
   ONNXC_HOST_SEQ_LENGTH = 37,
   ONNXC_HOST_OPT_WRAP = 38,
   ONNXC_HOST_OPT_HAS = 39,
-  ONNXC_HOST_OPT_GET = 40
+  ONNXC_HOST_OPT_GET = 40,
+  ONNXC_HOST_SPLIT_TO_SEQ = 41
 };
 
 /* One step of the plan. KERNEL: call kernels[kernel] with args. An arg >= 0 is a tensor id (passed as a
