@@ -2,6 +2,8 @@
 // schedule: per (batch, head, query tile), K/V tiles streamed through a softmax by blocks of keys.
 #pragma once
 
+#include <optional>
+
 #include "codegen/lower/lower.h"
 
 namespace onnxc::codegen {
@@ -32,9 +34,20 @@ struct AttentionStages {
   int head_dim_v = 0, head_dim_k = 0;  // static head sizes of V and of Q/K (0: known at run time)
 };
 
+// The streaming kernel: `tiles` for any number of query rows and, where the query length is known only
+// at run time, `row`, the same stages with one-row tiles, which y4 selects when `one_row` holds (a
+// decoding step); the kernel is specialized on it, so each call runs one copy. Without `row`, y4 is
+// tiles.y4.
+struct AttentionKernel {
+  AttentionStages tiles;
+  std::optional<AttentionStages> row;
+  Halide::Expr one_row;
+  Halide::Func y4;  // (d, q, h, b)
+};
+
 // Schedules the stages; `output` is the kernel output Func that reads y4 (y4 itself, or the 3-D
 // [b, s, h*dv] form of it).
-void schedule_attention(Halide::Func output, AttentionStages s, const Halide::Target& t);
+void schedule_attention(Halide::Func output, const AttentionKernel& k, const Halide::Target& t);
 
 // Whether the streaming kernel above has a schedule for `t` (CPU targets). Elsewhere (CUDA), and when
 // the scores are an output, attention is lowered in its materialized form: the score matrix
