@@ -54,13 +54,35 @@ HeadView head_view(const LowerContext& ctx, int i, const char* heads_attr) {
   return v;
 }
 
+// Whether the node reads a past that may hold rows: given, and not empty when compiling.
+bool reads_past(const LowerContext& ctx, int past_in) {
+  if (!has_input(ctx, past_in)) return false;
+  const int64_t* len = Halide::Internal::as_const_int(ctx.in[past_in].shape[2]);
+  return !len || *len != 0;
+}
+
 // Keys (or values) with the past prepended: index k < past reads past, the rest the new tensor.
-// Indices are clamped on both sides because Halide evaluates both arms of a select.
+// Indices are clamped on both sides because Halide evaluates both arms of a select. An empty past
+// (the first step of a generation) has no row to clamp to: its bounds check fails even where the
+// select skips it. So the condition starts with past_len > 0, which folds the read away where the
+// stages reading it are specialized on an empty past (AttentionStages::empty_past); a past known
+// empty when compiling is not read at all.
 Expr with_past(const LowerContext& ctx, int past_in, const HeadView& cur, const Expr& past_len, const Expr& d,
                const Expr& k, const Expr& h, const Expr& b) {
-  if (!has_input(ctx, past_in)) return cur.at(d, k, h, b);
+  if (!reads_past(ctx, past_in)) return cur.at(d, k, h, b);
   Expr from_past = ctx.in[past_in].at({b, h, Halide::clamp(k, 0, past_len - 1), d});
-  return Halide::select(k < past_len, from_past, cur.at(d, Halide::max(k - past_len, 0), h, b));
+  return Halide::select(past_len > 0 && k < past_len, from_past, cur.at(d, Halide::max(k - past_len, 0), h, b));
+}
+
+// The condition the stages reading the past are specialized on (undefined without a past to read).
+// Halide substitutes a specialization's `variable == constant` into the stages, which is what folds
+// with_past's select; a symbolic length is an int64 parameter cast to int32, so the test is on the
+// parameter itself.
+Expr empty_past(const LowerContext& ctx) {
+  if (!reads_past(ctx, kPastK)) return Expr();
+  Expr len = ctx.in[kPastK].shape[2];
+  if (const auto* c = len.as<Halide::Internal::Cast>(); c && c->value.as<Halide::Internal::Variable>()) len = c->value;
+  return len == Halide::Internal::make_zero(len.type());
 }
 
 // The mask element for (b, h, q, key), broadcast from its own rank and shape (never expanded). A
@@ -152,8 +174,9 @@ Func materialized_attention(LowerContext& ctx, AttentionStages& s, const Expr& s
   // both requested) gets the default output schedule. A 4-D Y is always a kernel output; the 3-D
   // form reads the 4-D one, computed whole first.
   bool y4_is_output = ctx.in[kQ].rank() == 4;
-  ctx.schedule = [y4 = s.y4, stages, y4_is_output](Func output, const Halide::Target& t) {
-    schedule_materialized_attention(output, stages, y4, y4_is_output, t);
+  ctx.schedule = [y4 = s.y4, stages, y4_is_output, no_past = empty_past(ctx), dot, acc](Func output,
+                                                                                       const Halide::Target& t) {
+    schedule_materialized_attention(output, stages, {dot, acc}, no_past, y4, y4_is_output, t);
   };
   return weights;
 }
@@ -271,6 +294,7 @@ std::vector<HTensor> attention(LowerContext& ctx) {
   // The streaming stages of `s` for its query tile of s.tq rows.
   auto stream = [&](AttentionStages& s) {
     const int tq = s.tq, tk = s.tk;
+    s.empty_past = empty_past(ctx);
     Expr row = qo * tq + qi, key = kt * tk + j;
     s.q_tile(qi, d, qo, h, b) = Halide::cast(at, Q.at(d, Halide::min(row, Q.seq - 1), h, b));
     s.rd = Halide::RDom(0, Q.head_dim, "rd");

@@ -49,6 +49,14 @@ void unroll_head_dim(AttentionStages& s, Halide::Stage acc, Halide::Stage block,
   block.unroll(d);
 }
 
+// The stages that read past_key/past_value, specialized on an empty past once they are scheduled (a
+// specialization copies the schedule it starts from): with_past's select folds to the new keys in
+// that copy, so a past of no rows is never read nor bounds-checked.
+void specialize_empty_past(const AttentionStages& s, std::initializer_list<Halide::Stage> readers) {
+  if (!s.empty_past.defined()) return;
+  for (Halide::Stage st : readers) st.specialize(s.empty_past);
+}
+
 // `nest` is out4's loop nest to schedule: its definition, or its one-row specialization.
 void schedule_cpu(Func out4, Halide::Stage nest, AttentionStages& s, const Halide::Target& t) {
   Var d = v("d"), q = v("q"), h = v("h"), b = v("b"), qi = v("qi"), qo = v("qo"), j = v("j"), kt = v("kt"), kb = v("kb");
@@ -95,6 +103,7 @@ void schedule_cpu(Func out4, Halide::Stage nest, AttentionStages& s, const Halid
   s.block_acc.compute_at(s.state, rk).vectorize(d, w, TailStrategy::GuardWithIf);
   Halide::Stage block = s.block_acc.update(0).reorder(d, rt, qi).vectorize(d, w, TailStrategy::GuardWithIf);
   unroll_head_dim(s, acc, block, w);
+  specialize_empty_past(s, {s.scores_acc.update(0), acc});
 }
 
 // One query row (a decoding step, s.tq == 1): nothing is vectorized over query rows, which would
@@ -114,7 +123,12 @@ void schedule_cpu_row(Func out4, Halide::Stage nest, AttentionStages& s, const H
   s.tiles.compute_at(s.state, rk).reorder(d, qi, kt).vectorize(d, w, TailStrategy::GuardWithIf);
   s.scores.compute_at(s.tiles, kt).vectorize(j, w, TailStrategy::GuardWithIf);
   s.scores_acc.compute_at(s.tiles, kt).bound_extent(j, s.tk).vectorize(j, w);
-  if (s.head_dim_k > 0 && s.head_dim_k % w == 0 && s.tk % kKeyBlock == 0) {
+  // Not with a past that may be empty: the partial sums are a Func of their own, marked
+  // strict_float (codegen/emit/strict_float.h), and Halide 14 keeps a strict select whose condition
+  // folded to false, so its specialization on an empty past would still read (and bounds-check) the
+  // past. (A past in the kernel is rare: a decoder's past/present pair becomes an in-place cache
+  // append, passes/use_kv_cache.h, and the kernel reads keys and values whole.)
+  if (!s.empty_past.defined() && s.head_dim_k > 0 && s.head_dim_k % w == 0 && s.tk % kKeyBlock == 0) {
     // Each key's dot product by whole vectors of its (dense) K row: partial sums per lane over the
     // head dim, kKeyBlock keys at a time, then the lanes summed per key.
     Var u("u");
@@ -135,6 +149,7 @@ void schedule_cpu_row(Func out4, Halide::Stage nest, AttentionStages& s, const H
   s.block_acc.compute_at(s.state, rk).vectorize(d, w, TailStrategy::GuardWithIf);
   Halide::Stage block = s.block_acc.update(0).reorder(d, rt, qi).vectorize(d, w, TailStrategy::GuardWithIf);
   unroll_head_dim(s, acc, block, w);
+  specialize_empty_past(s, {s.scores_acc.update(0), acc});
 }
 
 void schedule_stages(Func out4, Halide::Stage nest, AttentionStages& s, const Halide::Target& t) {
@@ -146,12 +161,17 @@ void schedule_stages(Func out4, Halide::Stage nest, AttentionStages& s, const Ha
 
 bool streams_attention(const Halide::Target& t) { return !describe(t).gpu; }
 
-void schedule_materialized_attention(Func output, const std::vector<Func>& stages, Func y4, bool y4_is_output,
+void schedule_materialized_attention(Func output, const std::vector<Func>& stages, const std::vector<Func>& reads_past,
+                                     const Halide::Expr& empty_past, Func y4, bool y4_is_output,
                                      const Halide::Target& t) {
   for (Func f : stages) {
     f.compute_root();
     schedule_reduction(f, true, Halide::Internal::const_true(), t);
   }
+  // Within schedule_reduction's specialization on `large` (true here; Halide adds nothing after a
+  // specialization on true, and returns that one when asked for it again), which copies its schedule.
+  if (empty_past.defined())
+    for (Func f : reads_past) f.update(0).specialize(Halide::Internal::const_true()).specialize(empty_past);
   if (!y4_is_output) {
     // Not a kernel output: schedule_output's run-time size test would read an output buffer.
     y4.compute_root();

@@ -32,6 +32,9 @@ struct AttentionStages {
   Halide::RDom rd, rj, rt, rk;
   int tq = 32, tk = 64, block = 4;
   int head_dim_v = 0, head_dim_k = 0;  // static head sizes of V and of Q/K (0: known at run time)
+  // Where past_key/past_value may be empty at run time: that condition (undefined otherwise). The
+  // stages that read the past are specialized on it, so an empty past is never bounds-checked.
+  Halide::Expr empty_past;
 };
 
 // The streaming kernel: `tiles` for any number of query rows and, where the query length is known only
@@ -56,7 +59,10 @@ bool streams_attention(const Halide::Target& t);
 
 // The materialized form: `stages` (scores, max, exp, sum, probs·V) computed root as reductions, then
 // y4 (when it is not itself the kernel's output) and `output` as elementwise kernels.
+// `empty_past` as in AttentionStages: the updates of `reads_past` (stages that read the past) are
+// specialized on it.
 void schedule_materialized_attention(Halide::Func output, const std::vector<Halide::Func>& stages,
+                                     const std::vector<Halide::Func>& reads_past, const Halide::Expr& empty_past,
                                      Halide::Func y4, bool y4_is_output, const Halide::Target& t);
 
 }  // namespace onnxc::codegen
