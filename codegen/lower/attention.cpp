@@ -80,9 +80,7 @@ Expr with_past(const LowerContext& ctx, int past_in, const HeadView& cur, const 
 // parameter itself.
 Expr empty_past(const LowerContext& ctx) {
   if (!reads_past(ctx, kPastK)) return Expr();
-  Expr len = ctx.in[kPastK].shape[2];
-  if (const auto* c = len.as<Halide::Internal::Cast>(); c && c->value.as<Halide::Internal::Variable>()) len = c->value;
-  return len == Halide::Internal::make_zero(len.type());
+  return is_zero_extent(ctx.in[kPastK].shape[2]);
 }
 
 // The mask element for (b, h, q, key), broadcast from its own rank and shape (never expanded). A
