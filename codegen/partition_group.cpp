@@ -46,7 +46,25 @@ bool conv_copies_input(const ir::Node& conv) {
   return group == 1 || depthwise;
 }
 
-// Whether a kernel rooted in class `k` (node `root`) may read producer `n` as an inline Func. GEMMs
+// A Concat with a part whose length along the axis is known only at run time: the part may be
+// empty, and only the default output schedule is specialized so as not to read it
+// (LowerContext::empty_reads); stages a lowering schedules itself (a norm's statistics) would.
+bool concat_of_runtime_lengths(const ir::Node& n) {
+  if (!n.domain().empty() || n.op_type() != "Concat") return false;
+  for (const ir::Value* in : n.inputs()) {
+    if (!in) continue;
+    const auto& s = in->shape();
+    if (!s || s->empty()) return true;
+    int64_t axis = n.attr_int("axis", 0);
+    int64_t r = static_cast<int64_t>(s->size());
+    if (axis < 0) axis += r;
+    if (axis < 0 || axis >= r || !(*s)[static_cast<size_t>(axis)].as_const()) return true;
+  }
+  return false;
+}
+
+// Whether a kernel rooted in class `k` (node `root`) may read producer `n` as an inline Func. A
+// Concat with parts of run-time length joins elementwise kernels only (concat_of_runtime_lengths). GEMMs
 // take none: their inner loops would recompute them; a convolution that copies its input once
 // takes elementwise producers (conv_copies_input). Attention takes pure index maps only (the
 // Slice or Split, Reshape and Transpose that split a projection into heads): inline they cost address
@@ -55,6 +73,7 @@ bool conv_copies_input(const ir::Node& conv) {
 // kernel, which reads them in place as they are.
 bool accepts_fused_producer(KernelClass k, const ir::Node& root, const ir::Node& n, bool is_view,
                             const ir::OpsetMap& opsets) {
+  if (k != KernelClass::Elementwise && concat_of_runtime_lengths(n)) return false;
   if (k == KernelClass::MatMul && !is_view && class_of(n, opsets) == KernelClass::Elementwise && conv_copies_input(root))
     return true;
   if (k == KernelClass::Attention) {

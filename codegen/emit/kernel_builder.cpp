@@ -277,7 +277,7 @@ class Builder {
   void lower_node(const ir::Node& n) {
     const int64_t opset = k_.opsets.at(n.domain());
     const OpLowering* l = &lowering_for(n, opset);
-    LowerContext ctx{n, {}, {}, {}, sched_target_, opset, nullptr, nullptr, nullptr, l->kclass, {}, {}, false};
+    LowerContext ctx{n, {}, {}, {}, sched_target_, opset, nullptr, nullptr, nullptr, l->kclass, {}, {}, false, {}};
     for (const ir::Value* v : n.inputs()) {
       ctx.in.push_back(v ? values_.at(v) : HTensor{});
       ctx.const_in.push_back(v && v->is_constant() ? &v->constant() : nullptr);
@@ -299,6 +299,7 @@ class Builder {
       if (ctx.const_in.read(i)) code_constants_.insert(n.input(i));
     for (const Halide::Func& f : ctx.reassociable) reassociable_.insert(f.name());
     requirements_.insert(requirements_.end(), ctx.requirements.begin(), ctx.requirements.end());
+    empty_reads_.insert(empty_reads_.end(), ctx.empty_reads.begin(), ctx.empty_reads.end());
     checks_data_ = checks_data_ || ctx.checks_data;
     for (size_t i = 0; i < n.num_outputs(); ++i) {
       const ir::Value* v = n.output(i);
@@ -341,8 +342,14 @@ class Builder {
       // from the anchor by a node without one (an epilogue) takes the anchor's. An output the
       // anchor reads (a residual sum a norm kernel also writes) takes the default schedule.
       const ir::Node* by = schedules_.count(producer_[v]) ? producer_[v] : computed_from(v, anchor_) ? anchor_ : nullptr;
-      if (by && !fresh && scheduled_.insert(by).second) schedules_[by](f, sched_target_);
-      else schedule_output(f, k_.kclass, sched_target_);
+      // Reads of parts that may be empty (LowerContext::empty_reads) are dropped by specializations
+      // of the default schedule; grouping fuses such reads into no kernel with a schedule of its own.
+      if (by && !fresh && scheduled_.insert(by).second) {
+        schedules_[by](f, sched_target_);
+      } else {
+        schedule_output(f, k_.kclass, sched_target_);
+        specialize_empty_reads(f, empty_reads_);
+      }
       outs.push_back(f);
     }
     return outs;
@@ -414,6 +421,7 @@ class Builder {
   std::set<std::string> reassociable_;  // Funcs exempt from strict float (LowerContext::reassociable)
   std::vector<std::pair<Halide::Expr, std::string>> requirements_;  // LowerContext::requirements of every node
   bool checks_data_ = false;  // some node's LowerContext::checks_data
+  std::vector<Halide::Expr> empty_reads_;  // LowerContext::empty_reads of every node
   std::map<const ir::Value*, const ir::Node*> producer_;
   std::map<const ir::Node*, std::function<void(Halide::Func, const Halide::Target&)>> schedules_;
   const ir::Node* anchor_ = nullptr;

@@ -7,6 +7,8 @@
 // the scores are materialized instead (the output stores them anyway).
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
 
 #include "codegen/lower/lower_util.h"
 #include "codegen/schedule/attention.h"
@@ -52,13 +54,33 @@ HeadView head_view(const LowerContext& ctx, int i, const char* heads_attr) {
   return v;
 }
 
+// Whether the node reads a past that may hold rows: given, and not empty when compiling.
+bool reads_past(const LowerContext& ctx, int past_in) {
+  if (!has_input(ctx, past_in)) return false;
+  const int64_t* len = Halide::Internal::as_const_int(ctx.in[past_in].shape[2]);
+  return !len || *len != 0;
+}
+
 // Keys (or values) with the past prepended: index k < past reads past, the rest the new tensor.
-// Indices are clamped on both sides because Halide evaluates both arms of a select.
+// Indices are clamped on both sides because Halide evaluates both arms of a select. An empty past
+// (the first step of a generation) has no row to clamp to: its bounds check fails even where the
+// select skips it. So the condition starts with past_len > 0, which folds the read away where the
+// stages reading it are specialized on an empty past (AttentionStages::empty_past); a past known
+// empty when compiling is not read at all.
 Expr with_past(const LowerContext& ctx, int past_in, const HeadView& cur, const Expr& past_len, const Expr& d,
                const Expr& k, const Expr& h, const Expr& b) {
-  if (!has_input(ctx, past_in)) return cur.at(d, k, h, b);
+  if (!reads_past(ctx, past_in)) return cur.at(d, k, h, b);
   Expr from_past = ctx.in[past_in].at({b, h, Halide::clamp(k, 0, past_len - 1), d});
-  return Halide::select(k < past_len, from_past, cur.at(d, Halide::max(k - past_len, 0), h, b));
+  return Halide::select(past_len > 0 && k < past_len, from_past, cur.at(d, Halide::max(k - past_len, 0), h, b));
+}
+
+// The condition the stages reading the past are specialized on (undefined without a past to read).
+// Halide substitutes a specialization's `variable == constant` into the stages, which is what folds
+// with_past's select; a symbolic length is an int64 parameter cast to int32, so the test is on the
+// parameter itself.
+Expr empty_past(const LowerContext& ctx) {
+  if (!reads_past(ctx, kPastK)) return Expr();
+  return is_zero_extent(ctx.in[kPastK].shape[2]);
 }
 
 // The mask element for (b, h, q, key), broadcast from its own rank and shape (never expanded). A
@@ -150,10 +172,40 @@ Func materialized_attention(LowerContext& ctx, AttentionStages& s, const Expr& s
   // both requested) gets the default output schedule. A 4-D Y is always a kernel output; the 3-D
   // form reads the 4-D one, computed whole first.
   bool y4_is_output = ctx.in[kQ].rank() == 4;
-  ctx.schedule = [y4 = s.y4, stages, y4_is_output](Func output, const Halide::Target& t) {
-    schedule_materialized_attention(output, stages, y4, y4_is_output, t);
+  ctx.schedule = [y4 = s.y4, stages, y4_is_output, no_past = empty_past(ctx), dot, acc](Func output,
+                                                                                       const Halide::Target& t) {
+    schedule_materialized_attention(output, stages, {dot, acc}, no_past, y4, y4_is_output, t);
   };
   return weights;
+}
+
+// The Funcs of one copy of the streaming stages, their names ending in `tag`, for query tiles of `tq`
+// rows and static head sizes dv, dk (0: known at run time).
+AttentionStages named_stages(int tq, const std::string& tag, int64_t dv, int64_t dk) {
+  AttentionStages s;
+  auto named = [&](const char* name) { return Func(name + tag); };
+  s.q_tile = named("attn_q_tile");
+  s.scores_acc = named("attn_scores_acc");
+  s.scores = named("attn_scores");
+  s.tile_max = named("attn_tile_max");
+  s.probs = named("attn_probs");
+  s.tile_sum = named("attn_tile_sum");
+  s.tile_acc = named("attn_tile_acc");
+  s.tiles = named("attn_tiles");
+  s.block_max = named("attn_block_max");
+  s.weight = named("attn_tile_weight");
+  s.block_sum = named("attn_block_sum");
+  s.block_acc = named("attn_block_acc");
+  s.state = named("attn_state");
+  s.y4 = named("attention");
+  s.tq = tq;
+  s.head_dim_v = static_cast<int>(dv);
+  s.head_dim_k = static_cast<int>(dk);
+  // A block's tiles take 12 · tq · dv · block bytes: about 96 KiB, under glibc's mmap threshold
+  // (128 KiB), so each block's scratch comes from the heap without page faults (larger blocks were
+  // 2x slower from mmap/munmap per block; smaller ones rescale more often).
+  s.block = std::max(1, 256 / std::max(64, s.head_dim_v));
+  return s;
 }
 
 std::vector<HTensor> attention(LowerContext& ctx) {
@@ -186,36 +238,15 @@ std::vector<HTensor> attention(LowerContext& ctx) {
   Expr total = past_len + K.seq;
   Expr n_rep = Q.heads / K.heads;  // GQA: query head h reads key/value head h / n_rep
 
-  AttentionStages s;
-  s.q_tile = Func("attn_q_tile");
-  s.scores_acc = Func("attn_scores_acc");
-  s.scores = Func("attn_scores");
-  s.tile_max = Func("attn_tile_max");
-  s.probs = Func("attn_probs");
-  s.tile_sum = Func("attn_tile_sum");
-  s.tile_acc = Func("attn_tile_acc");
-  s.tiles = Func("attn_tiles");
-  s.block_max = Func("attn_block_max");
-  s.weight = Func("attn_tile_weight");
-  s.block_sum = Func("attn_block_sum");
-  s.block_acc = Func("attn_block_acc");
-  s.state = Func("attn_state");
-  s.y4 = Func("attention");
+  const int64_t* sq_static = Halide::Internal::as_const_int(Q.seq);
+  const int64_t* dv_static = Halide::Internal::as_const_int(V.head_dim);
+  const int64_t* dk_static = Halide::Internal::as_const_int(Q.head_dim);
   // A decoding step (one query row, known when compiling) gets tiles of one row: a 32-row tile would
   // compute 31 clamped copies of it.
-  if (const int64_t* sq = Halide::Internal::as_const_int(Q.seq); sq && *sq == 1) s.tq = 1;
-  const int tq = s.tq, tk = s.tk;
-  const int64_t* dv_static = Halide::Internal::as_const_int(V.head_dim);
-  s.head_dim_v = dv_static ? static_cast<int>(*dv_static) : 0;
-  const int64_t* dk_static = Halide::Internal::as_const_int(Q.head_dim);
-  s.head_dim_k = dk_static ? static_cast<int>(*dk_static) : 0;
-  // A block's tiles take 12 · tq · dv · block bytes: about 96 KiB, under glibc's mmap threshold
-  // (128 KiB), so each block's scratch comes from the heap without page faults (larger blocks were
-  // 2x slower from mmap/munmap per block; smaller ones rescale more often).
-  s.block = std::max(1, 256 / std::max(64, s.head_dim_v));
+  AttentionStages s = named_stages(sq_static && *sq_static == 1 ? 1 : 32, "", dv_static ? *dv_static : 0,
+                                   dk_static ? *dk_static : 0);
 
   Var d("d"), q("q"), h("h"), b("b"), qi("qi"), qo("qo"), j("j"), kt("kt");
-  Expr row = qo * tq + qi, key = kt * tk + j;
   Expr kvh = h / n_rep;
   Expr ninf = literal(at, -INFINITY), zero = literal(at, 0);
 
@@ -229,15 +260,6 @@ std::vector<HTensor> attention(LowerContext& ctx) {
   if (has_input(ctx, kMask) && ctx.in[kMask].rank() <= 4)
     fits = fits && mask_fits(ctx, {ctx.in[kQ].shape[0], Q.heads, Q.seq, total});
   ctx.requirements.emplace_back(fits, "Attention: Q, K, V or attn_mask extents do not fit together");
-  Expr q_elem = Halide::cast(at, Q.at(d, Halide::min(row, Q.seq - 1), h, b));
-  s.q_tile(qi, d, qo, h, b) = q_elem;
-
-  s.rd = Halide::RDom(0, Q.head_dim, "rd");
-  Halide::RDom rd = s.rd;
-  Expr kc = Halide::min(key, total - 1);
-  s.scores_acc(qi, j, kt, qo, h, b) = zero;
-  s.scores_acc(qi, j, kt, qo, h, b) +=
-      s.q_tile(qi, rd, qo, h, b) * Halide::cast(at, with_past(ctx, kPastK, K, past_len, rd, kc, kvh, b));
 
   // The score as the ONNX function computes it from a dot product: scaled, soft-capped, masked.
   bool causal = n.attr_int("is_causal", 0) != 0;
@@ -266,10 +288,19 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     if (nonpad) allowed = allowed && k < Halide::cast<int32_t>(ctx.in[kNonpad].at({b}));
     return Halide::select(allowed, score, ninf);
   };
-  Func qk_out;
-  if (!streams_attention(ctx.target) || want_qk) {
-    qk_out = materialized_attention(ctx, s, scale, capped_score, masked_score, qk_mode);
-  } else {
+
+  // The streaming stages of `s` for its query tile of s.tq rows.
+  auto stream = [&](AttentionStages& s) {
+    const int tq = s.tq, tk = s.tk;
+    s.empty_past = empty_past(ctx);
+    Expr row = qo * tq + qi, key = kt * tk + j;
+    s.q_tile(qi, d, qo, h, b) = Halide::cast(at, Q.at(d, Halide::min(row, Q.seq - 1), h, b));
+    s.rd = Halide::RDom(0, Q.head_dim, "rd");
+    Halide::RDom rd = s.rd;
+    Expr kc = Halide::min(key, total - 1);
+    s.scores_acc(qi, j, kt, qo, h, b) = zero;
+    s.scores_acc(qi, j, kt, qo, h, b) +=
+        s.q_tile(qi, rd, qo, h, b) * Halide::cast(at, with_past(ctx, kPastK, K, past_len, rd, kc, kvh, b));
     s.scores(qi, j, kt, qo, h, b) = masked_score(s.scores_acc(qi, j, kt, qo, h, b), row, key);
 
     // Per key tile: max, exp(score - max) (0 for a fully masked tile rather than NaN) and the sums.
@@ -336,7 +367,33 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     // allowed); the score, mask and softmax arithmetic keep IEEE semantics (strict_float, see
     // codegen/emit/strict_float.h).
     ctx.reassociable.insert(ctx.reassociable.end(), {s.scores_acc, s.tile_sum, s.tile_acc, s.block_sum, s.block_acc});
-    ctx.schedule = [s](Func output, const Halide::Target& t) { schedule_attention(output, s, t); };
+  };
+
+  Func qk_out;
+  if (!streams_attention(ctx.target) || want_qk) {
+    qk_out = materialized_attention(ctx, s, scale, capped_score, masked_score, qk_mode);
+  } else {
+    AttentionKernel k;
+    k.tiles = s;
+    if (!sq_static) {
+      // The query length is known only at run time (exporters keep it symbolic for prefill and
+      // decoding alike): a second copy of the stages with one-row tiles, which the kernel runs when
+      // a call has at most one query row. Both copies compute the same values; a decoding step then
+      // does one row's work instead of a 32-row tile's.
+      k.tiles.y4 = Func("attention_tiles");
+      k.row = named_stages(1, "_row", s.head_dim_v, s.head_dim_k);
+      stream(*k.row);
+      k.one_row = Q.seq <= 1;
+    }
+    stream(k.tiles);
+    k.y4 = s.y4;
+    if (k.row) {
+      k.y4(d, q, h, b) = Halide::select(k.one_row, k.row->y4(d, q, h, b), k.tiles.y4(d, q, h, b));
+      // The choice computes nothing; left out of strict_float, Halide's specialization folds it to
+      // one copy per branch (inside strict_float the select stayed, and each branch computed both).
+      ctx.reassociable.push_back(k.y4);
+    }
+    ctx.schedule = [k](Func output, const Halide::Target& t) { schedule_attention(output, k, t); };
   }
 
   std::vector<HTensor> outs;

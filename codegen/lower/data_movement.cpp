@@ -31,20 +31,47 @@ std::vector<HTensor> concat(LowerContext& ctx) {
   int r = static_cast<int>(shape.size());
   int axis = normalize_axis(ctx.node.attr_int("axis", 0), r, ctx.node);
   return {define("Concat", shape, out_dtype(ctx), [&](const Index& o) {
-    // Inputs in reverse, so the select chain tests the first input first.
-    std::vector<std::pair<Expr, Expr>> parts;  // (condition, value)
+    // A part whose length is known only at run time may have no rows, and then no row to clamp
+    // to: Halide bounds-checks its read even where the select skips it. Such a part is read only
+    // where its length is positive, a condition the kernel's specialization on that length being
+    // 0 (LowerContext::empty_reads) folds to false, which drops the read.
+    struct Part {
+      Expr here, value, len;  // len: undefined where the length is known when compiling
+    };
+    std::vector<Part> parts;
     Expr offset = 0;
     for (const HTensor& t : ctx.in) {
       if (!t.defined() || Halide::Internal::is_const_zero(t.shape[axis])) continue;
       Index i = o;
       i[axis] = Halide::clamp(o[axis] - offset, 0, t.shape[axis] - 1);
       offset = offset + t.shape[axis];
-      parts.push_back({o[axis] < offset, t.at(i)});
+      Part p{o[axis] < offset, t.at(i), Expr()};
+      if (!Halide::Internal::is_const(t.shape[axis])) {
+        p.len = t.shape[axis];
+        p.here = p.len > 0 && p.here;
+      }
+      parts.push_back(p);
     }
     internal_check(!parts.empty()) << ctx.node.describe() << ": no inputs";
-    Expr v = parts.back().second;
-    for (int k = static_cast<int>(parts.size()) - 2; k >= 0; --k) v = Halide::select(parts[k].first, parts[k].second, v);
-    return v;
+    if (parts.size() == 1) return parts[0].value;  // nothing else to read: an empty part, an empty output
+    size_t before = ctx.empty_reads.size();
+    for (const Part& p : parts)
+      if (p.len.defined()) ctx.empty_reads.push_back(is_zero_extent(p.len));
+    // Where a part may be empty, the select chooses among bit patterns: Halide 14 keeps a float
+    // select inside strict_float (codegen/emit/strict_float.h) even where its condition folded to
+    // false, and would still read the empty part. A select computes nothing, so the values are the
+    // same bits either way.
+    Halide::Type ty = parts[0].value.type();
+    bool bits = ctx.empty_reads.size() > before && ty.is_float();
+    if (bits)
+      for (Part& p : parts) p.value = Halide::reinterpret(Halide::UInt(ty.bits(), ty.lanes()), p.value);
+    // The select chain tests the first part first; the last part is the rest. Where it may be
+    // empty, the rest is a zero where it is: an index past the other parts is then past the output.
+    const Part& last = parts.back();
+    Expr v = last.value;
+    if (last.len.defined()) v = Halide::select(last.len > 0, v, Halide::Internal::make_zero(v.type()));
+    for (int k = static_cast<int>(parts.size()) - 2; k >= 0; --k) v = Halide::select(parts[k].here, parts[k].value, v);
+    return bits ? Halide::reinterpret(ty, v) : v;
   })};
 }
 

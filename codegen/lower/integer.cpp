@@ -111,7 +111,7 @@ std::vector<HTensor> qlinear_conv(LowerContext& ctx) {
   std::vector<HTensor> ins = {centered(ctx, 0, 2, 0, "x_centered"), centered(ctx, 3, 5, 0, "w_centered")};
   if (has_input(ctx, 8)) ins.push_back(ctx.in[8]);
   LowerContext sub{*conv, ins, std::vector<const ir::Tensor*>(ins.size(), nullptr), ctx.out_shape, ctx.target,
-                   ctx.opset, ctx.dim_expr, ctx.add_constant, nullptr, KernelClass::Other, {}, {}, false};
+                   ctx.opset, ctx.dim_expr, ctx.add_constant, nullptr, KernelClass::Other, {}, {}, false, {}};
   HTensor acc = find_lowering("", "Conv", ctx.opset)->fn(sub).at(0);
   ctx.requirements.insert(ctx.requirements.end(), sub.requirements.begin(), sub.requirements.end());
   ctx.checks_data = ctx.checks_data || sub.checks_data;

@@ -94,6 +94,11 @@ struct LowerContext {
   // Set by a lowering whose values hold a Halide::require on tensor data: a GPU kernel cannot
   // report it (device code has no error path), so on GPU targets the kernel runs on the host CPU.
   bool checks_data = false;
+  // Conditions on the kernel's parameters under which an input the lowering reads has no elements
+  // and is skipped (a Concat part of run-time length 0). Halide bounds-checks a read of an empty
+  // input even where a select skips it, so outputs with the default schedule are specialized on
+  // each condition (KernelBuilder), where the guarded read folds away.
+  std::vector<Halide::Expr> empty_reads;
 };
 
 using LowerFn = std::function<std::vector<HTensor>(LowerContext&)>;

@@ -39,6 +39,12 @@ Halide::Expr nan_where(const Halide::Expr& cond, const Halide::Expr& value) {
   return Halide::reinterpret(t, b);
 }
 
+Halide::Expr is_zero_extent(const Halide::Expr& extent) {
+  Halide::Expr e = extent;
+  if (const auto* c = e.as<Halide::Internal::Cast>(); c && c->value.as<Halide::Internal::Variable>()) e = c->value;
+  return e == Halide::Internal::make_zero(e.type());
+}
+
 HTensor define(const std::string& name, std::vector<Halide::Expr> shape, ir::DType dtype,
                const std::function<Halide::Expr(const Index&)>& body) {
   HTensor t;

@@ -49,6 +49,11 @@ const std::vector<Halide::Expr>& out_shape(const LowerContext& ctx, int i = 0);
 
 // True if input i is present (not omitted).
 bool has_input(const LowerContext& ctx, int i);
+
+// `extent == 0` for an extent known only at run time, written on the kernel parameter itself where
+// the extent is a symbol (an int64 parameter cast to int32): Halide substitutes a specialization's
+// `variable == constant` into the code it guards, which folds a read guarded by `extent > 0` away.
+Halide::Expr is_zero_extent(const Halide::Expr& extent);
 // Integer contents of a constant input, or nullopt when absent or not constant.
 std::optional<std::vector<int64_t>> const_ints(const LowerContext& ctx, int i);
 // Floating contents of a constant input.

@@ -34,24 +34,38 @@ int row_block(const AttentionStages& s, int lanes, const TargetDesc& d) {
 
 Var v(const char* name) { return Var(name); }
 
-// A static head size (always, in exported models) lets the accumulator blocks live in registers.
-void unroll_head_dim(Func out4, AttentionStages& s, Halide::Stage acc, Halide::Stage block, int w) {
-  if (s.head_dim_v <= 0 || s.head_dim_v % w != 0 || s.head_dim_v > 8 * w) return;
+// A static head size (always, in exported models) lets the accumulator blocks live in registers
+// (the kernel's y4 is bounded to it once, in schedule_attention).
+bool unrolls_head_dim(const AttentionStages& s, int w) {
+  return s.head_dim_v > 0 && s.head_dim_v % w == 0 && s.head_dim_v <= 8 * w;
+}
+
+void unroll_head_dim(AttentionStages& s, Halide::Stage acc, Halide::Stage block, int w) {
+  if (!unrolls_head_dim(s, w)) return;
   Var d = v("d");
-  for (Func f : {out4, s.state, s.tiles, s.tile_acc, s.block_acc}) f.bound(d, 0, s.head_dim_v);
+  for (Func f : {s.state, s.tiles, s.tile_acc, s.block_acc}) f.bound(d, 0, s.head_dim_v);
   s.tile_acc.unroll(d);
   acc.unroll(d);
   block.unroll(d);
 }
 
-void schedule_cpu(Func out4, AttentionStages& s, const Halide::Target& t) {
+// The stages that read past_key/past_value, specialized on an empty past once they are scheduled (a
+// specialization copies the schedule it starts from): with_past's select folds to the new keys in
+// that copy, so a past of no rows is never read nor bounds-checked.
+void specialize_empty_past(const AttentionStages& s, std::initializer_list<Halide::Stage> readers) {
+  if (!s.empty_past.defined()) return;
+  for (Halide::Stage st : readers) st.specialize(s.empty_past);
+}
+
+// `nest` is out4's loop nest to schedule: its definition, or its one-row specialization.
+void schedule_cpu(Func out4, Halide::Stage nest, AttentionStages& s, const Halide::Target& t) {
   Var d = v("d"), q = v("q"), h = v("h"), b = v("b"), qi = v("qi"), qo = v("qo"), j = v("j"), kt = v("kt"), kb = v("kb");
   Var yo("yo"), yi("yi"), task("task"), qio("qio"), qii("qii"), jo("jo"), ji("ji");
   int w = std::max(1, t.natural_vector_size(s.state.output_types()[0]));
   const int kRowBlock = row_block(s, w, describe(t));
   Halide::RVar rk = s.rk.x, rt = s.rt.x, rd = s.rd.x;
-  out4.split(q, yo, yi, s.tq, TailStrategy::GuardWithIf).fuse(yo, h, task).fuse(task, b, task).parallel(task);
-  out4.vectorize(d, w, TailStrategy::GuardWithIf);
+  nest.split(q, yo, yi, s.tq, TailStrategy::GuardWithIf).fuse(yo, h, task).fuse(task, b, task).parallel(task);
+  nest.vectorize(d, w, TailStrategy::GuardWithIf);
   s.q_tile.compute_at(out4, task).vectorize(qi, w);
   // The running state, merged once per block of key tiles.
   s.state.compute_at(out4, task).vectorize(d, w, TailStrategy::GuardWithIf);
@@ -88,27 +102,33 @@ void schedule_cpu(Func out4, AttentionStages& s, const Halide::Target& t) {
   s.weight.compute_at(s.state, rk).vectorize(qi, w);
   s.block_acc.compute_at(s.state, rk).vectorize(d, w, TailStrategy::GuardWithIf);
   Halide::Stage block = s.block_acc.update(0).reorder(d, rt, qi).vectorize(d, w, TailStrategy::GuardWithIf);
-  unroll_head_dim(out4, s, acc, block, w);
+  unroll_head_dim(s, acc, block, w);
+  specialize_empty_past(s, {s.scores_acc.update(0), acc});
 }
 
 // One query row (a decoding step, s.tq == 1): nothing is vectorized over query rows, which would
 // compute a vector's width of clamped copies of the row. A key's score sums its dense K row by
 // vectors (lane partial sums, then the lanes; with a static head size of whole vectors), else the
 // scores are vectorized over keys; probs · V and the merges are vectorized over the head dim.
-void schedule_cpu_row(Func out4, AttentionStages& s, const Halide::Target& t) {
+void schedule_cpu_row(Func out4, Halide::Stage nest, AttentionStages& s, const Halide::Target& t) {
   Var d = v("d"), q = v("q"), h = v("h"), b = v("b"), qi = v("qi"), j = v("j"), kt = v("kt");
   Var yo("yo"), yi("yi"), task("task"), jo("jo"), ji("ji");
   int w = std::max(1, t.natural_vector_size(s.state.output_types()[0]));
   Halide::RVar rk = s.rk.x, rt = s.rt.x, rd = s.rd.x, rj = s.rj.x;
-  out4.split(q, yo, yi, 1).fuse(yo, h, task).fuse(task, b, task).parallel(task);
-  out4.vectorize(d, w, TailStrategy::GuardWithIf);
+  nest.split(q, yo, yi, 1).fuse(yo, h, task).fuse(task, b, task).parallel(task);
+  nest.vectorize(d, w, TailStrategy::GuardWithIf);
   s.q_tile.compute_at(out4, task).vectorize(d, w, TailStrategy::GuardWithIf);
   s.state.compute_at(out4, task).vectorize(d, w, TailStrategy::GuardWithIf);
   s.state.update(0).reorder(d, qi, rk).vectorize(d, w, TailStrategy::GuardWithIf);
   s.tiles.compute_at(s.state, rk).reorder(d, qi, kt).vectorize(d, w, TailStrategy::GuardWithIf);
   s.scores.compute_at(s.tiles, kt).vectorize(j, w, TailStrategy::GuardWithIf);
   s.scores_acc.compute_at(s.tiles, kt).bound_extent(j, s.tk).vectorize(j, w);
-  if (s.head_dim_k > 0 && s.head_dim_k % w == 0 && s.tk % kKeyBlock == 0) {
+  // Not with a past that may be empty: the partial sums are a Func of their own, marked
+  // strict_float (codegen/emit/strict_float.h), and Halide 14 keeps a strict select whose condition
+  // folded to false, so its specialization on an empty past would still read (and bounds-check) the
+  // past. (A past in the kernel is rare: a decoder's past/present pair becomes an in-place cache
+  // append, passes/use_kv_cache.h, and the kernel reads keys and values whole.)
+  if (!s.empty_past.defined() && s.head_dim_k > 0 && s.head_dim_k % w == 0 && s.tk % kKeyBlock == 0) {
     // Each key's dot product by whole vectors of its (dense) K row: partial sums per lane over the
     // head dim, kKeyBlock keys at a time, then the lanes summed per key.
     Var u("u");
@@ -128,19 +148,30 @@ void schedule_cpu_row(Func out4, AttentionStages& s, const Halide::Target& t) {
   for (Func f : {s.block_max, s.block_sum, s.weight}) f.compute_at(s.state, rk);
   s.block_acc.compute_at(s.state, rk).vectorize(d, w, TailStrategy::GuardWithIf);
   Halide::Stage block = s.block_acc.update(0).reorder(d, rt, qi).vectorize(d, w, TailStrategy::GuardWithIf);
-  unroll_head_dim(out4, s, acc, block, w);
+  unroll_head_dim(s, acc, block, w);
+  specialize_empty_past(s, {s.scores_acc.update(0), acc});
+}
+
+void schedule_stages(Func out4, Halide::Stage nest, AttentionStages& s, const Halide::Target& t) {
+  if (s.tq == 1) schedule_cpu_row(out4, nest, s, t);
+  else schedule_cpu(out4, nest, s, t);
 }
 
 }  // namespace
 
 bool streams_attention(const Halide::Target& t) { return !describe(t).gpu; }
 
-void schedule_materialized_attention(Func output, const std::vector<Func>& stages, Func y4, bool y4_is_output,
+void schedule_materialized_attention(Func output, const std::vector<Func>& stages, const std::vector<Func>& reads_past,
+                                     const Halide::Expr& empty_past, Func y4, bool y4_is_output,
                                      const Halide::Target& t) {
   for (Func f : stages) {
     f.compute_root();
     schedule_reduction(f, true, Halide::Internal::const_true(), t);
   }
+  // Within schedule_reduction's specialization on `large` (true here; Halide adds nothing after a
+  // specialization on true, and returns that one when asked for it again), which copies its schedule.
+  if (empty_past.defined())
+    for (Func f : reads_past) f.update(0).specialize(Halide::Internal::const_true()).specialize(empty_past);
   if (!y4_is_output) {
     // Not a kernel output: schedule_output's run-time size test would read an output buffer.
     y4.compute_root();
@@ -150,15 +181,25 @@ void schedule_materialized_attention(Func output, const std::vector<Func>& stage
   schedule_output(output, KernelClass::Elementwise, t);
 }
 
-void schedule_attention(Func output, AttentionStages s, const Halide::Target& t) {
-  Func out4 = s.y4;
-  if (output.name() != s.y4.name()) {
+void schedule_attention(Func output, const AttentionKernel& k, const Halide::Target& t) {
+  Func out4 = k.y4;
+  if (output.name() != out4.name()) {
     // The 3-D [b, s, h*dv] output reads the 4-D result, computed whole first.
-    s.y4.compute_root();
+    out4.compute_root();
     schedule_output(output, KernelClass::Elementwise, t);
   }
-  if (s.tq == 1) schedule_cpu_row(out4, s, t);
-  else schedule_cpu(out4, s, t);
+  AttentionStages tiles = k.tiles;
+  int w = std::max(1, t.natural_vector_size(tiles.state.output_types()[0]));
+  if (unrolls_head_dim(tiles, w)) out4.bound(v("d"), 0, tiles.head_dim_v);
+  if (k.row) {
+    // Specialized before the default nest is scheduled: the copy starts from an empty schedule. In
+    // it y4's select simplifies to the one-row stages, elsewhere to the tiled ones, so each branch
+    // computes only its own copy.
+    AttentionStages row = *k.row;
+    Halide::Stage one = out4.specialize(k.one_row);
+    schedule_stages(out4, one, row, t);
+  }
+  schedule_stages(out4, out4, tiles, t);
 }
 
 }  // namespace onnxc::codegen

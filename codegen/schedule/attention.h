@@ -2,6 +2,8 @@
 // schedule: per (batch, head, query tile), K/V tiles streamed through a softmax by blocks of keys.
 #pragma once
 
+#include <optional>
+
 #include "codegen/lower/lower.h"
 
 namespace onnxc::codegen {
@@ -30,11 +32,25 @@ struct AttentionStages {
   Halide::RDom rd, rj, rt, rk;
   int tq = 32, tk = 64, block = 4;
   int head_dim_v = 0, head_dim_k = 0;  // static head sizes of V and of Q/K (0: known at run time)
+  // Where past_key/past_value may be empty at run time: that condition (undefined otherwise). The
+  // stages that read the past are specialized on it, so an empty past is never bounds-checked.
+  Halide::Expr empty_past;
+};
+
+// The streaming kernel: `tiles` for any number of query rows and, where the query length is known only
+// at run time, `row`, the same stages with one-row tiles, which y4 selects when `one_row` holds (a
+// decoding step); the kernel is specialized on it, so each call runs one copy. Without `row`, y4 is
+// tiles.y4.
+struct AttentionKernel {
+  AttentionStages tiles;
+  std::optional<AttentionStages> row;
+  Halide::Expr one_row;
+  Halide::Func y4;  // (d, q, h, b)
 };
 
 // Schedules the stages; `output` is the kernel output Func that reads y4 (y4 itself, or the 3-D
 // [b, s, h*dv] form of it).
-void schedule_attention(Halide::Func output, AttentionStages s, const Halide::Target& t);
+void schedule_attention(Halide::Func output, const AttentionKernel& k, const Halide::Target& t);
 
 // Whether the streaming kernel above has a schedule for `t` (CPU targets). Elsewhere (CUDA), and when
 // the scores are an output, attention is lowered in its materialized form: the score matrix
@@ -43,7 +59,10 @@ bool streams_attention(const Halide::Target& t);
 
 // The materialized form: `stages` (scores, max, exp, sum, probs·V) computed root as reductions, then
 // y4 (when it is not itself the kernel's output) and `output` as elementwise kernels.
+// `empty_past` as in AttentionStages: the updates of `reads_past` (stages that read the past) are
+// specialized on it.
 void schedule_materialized_attention(Halide::Func output, const std::vector<Halide::Func>& stages,
+                                     const std::vector<Halide::Func>& reads_past, const Halide::Expr& empty_past,
                                      Halide::Func y4, bool y4_is_output, const Halide::Target& t);
 
 }  // namespace onnxc::codegen

@@ -128,6 +128,24 @@ void schedule_output(Func out, KernelClass k, const Halide::Target& t) {
   cpu_elementwise(out, t, worth_parallel(out));
 }
 
+namespace {
+
+void specialize_each(Halide::Stage st, const std::vector<Halide::Expr>& empty, size_t from) {
+  for (size_t i = from; i < empty.size(); ++i) specialize_each(st.specialize(empty[i]), empty, i + 1);
+}
+
+}  // namespace
+
+void specialize_empty_reads(Func out, const std::vector<Halide::Expr>& empty) {
+  if (empty.empty()) return;
+  std::vector<Halide::Expr> conds(empty.begin(), empty.begin() + static_cast<std::ptrdiff_t>(std::min(empty.size(), kMaxEmptyReads)));
+  // Copy the schedule's own conditions first: specialize() returns the existing branch for each.
+  std::vector<Halide::Expr> made;
+  for (const auto& s : out.function().definition().specializations()) made.push_back(s.condition);
+  for (const Halide::Expr& c : made) specialize_each(Halide::Stage(out).specialize(c), conds, 0);
+  specialize_each(Halide::Stage(out), conds, 0);
+}
+
 void schedule_rowwise(Func out, const std::vector<Func>& stats, int reduced_inner, const Halide::Target& t) {
   if (is_gpu(t) && schedule_rowwise_gpu(out, stats, reduced_inner)) return;
   if (is_gpu(t)) {

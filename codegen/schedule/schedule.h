@@ -14,6 +14,13 @@ namespace onnxc::codegen {
 // blocks and threads (CUDA).
 void schedule_output(Halide::Func out, KernelClass k, const Halide::Target& t);
 
+// Specializes a scheduled output on each of `empty` (conditions under which an input it reads is
+// empty, LowerContext::empty_reads) and on every combination of them, within each specialization
+// the schedule made (a specialization copies the schedule it starts from, not the ones inside it).
+// The first kMaxEmptyReads conditions are taken: each doubles the copies of the loop nest.
+constexpr size_t kMaxEmptyReads = 4;
+void specialize_empty_reads(Halide::Func out, const std::vector<Halide::Expr>& empty);
+
 // A row-wise kernel: `out` reads per-row statistics `stats` (e.g. max and sum of a softmax row).
 // `reduced_inner` is how many innermost dims of `out` form a row; each stat is defined over the
 // remaining dims of `out`, in the same order. The stats are computed once per row, inside the

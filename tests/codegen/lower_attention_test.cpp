@@ -44,6 +44,7 @@ struct Case {
   bool masked_rows_nan = false;  // the attribute onnxc's fusion sets (ir::kMaskedRowsNan)
   std::vector<int64_t> nonpad;   // nonpad_kv_seqlen per batch entry (opset 24); empty: absent
   int left_window = -1, right_window = -1;  // opset 25
+  bool past_inputs = false;                  // give past_key/past_value even when past is 0 (empty)
   int total() const { return past + skv; }
 };
 
@@ -161,10 +162,10 @@ Built attention_model(const Case& c, bool three_d, bool present_outputs = false,
       r.inputs.push_back(HostTensor::f32(c.mask_dims, c.mask));
       ins.push_back(mb.input("mask", DType::Float32, ms));
     }
-  } else if (c.past > 0 || !c.nonpad.empty()) {
+  } else if (c.past > 0 || c.past_inputs || !c.nonpad.empty()) {
     ins.push_back(nullptr);
   }
-  if (c.past > 0) {
+  if (c.past > 0 || c.past_inputs) {
     r.pk = wave(static_cast<size_t>(c.b) * c.hkv * c.past * c.dk, 0.23f);
     r.pv = wave(static_cast<size_t>(c.b) * c.hkv * c.past * c.dv, 0.19f);
     r.inputs.push_back(HostTensor::f32({c.b, c.hkv, c.past, c.dk}, r.pk));
@@ -351,6 +352,53 @@ TEST(LowerAttention, PastAndPresentKeyValue) {
   }
 }
 
+// An empty past (shape [b, kv_heads, 0, d], the first step of a generation) is the same as no past:
+// known empty when compiling (one query row and tiles, causal or not, GQA, present = the new keys)
+// and empty at run time, in the streaming kernel and in the materialized one (qk_matmul_output).
+TEST(LowerAttention, EmptyPastIsNoPast) {
+  for (int sq : {1, 5}) {
+    for (bool causal : {false, true}) {
+      Case c;
+      c.hq = 4, c.hkv = 2, c.sq = c.skv = sq, c.causal = causal, c.past_inputs = true;
+      Built m = attention_model(c, false, true);
+      auto out = compile_and_run(m.model, m.inputs, "attention_empty_past");
+      EXPECT_TRUE(all_close(out[0].values<float>(), reference(c, m.q, m.k, m.v, m.pk, m.pv), 1e-4, 2e-5))
+          << sq << " rows" << (causal ? ", causal" : "");
+      EXPECT_EQ(out[1].values<float>(), m.k) << "present_key";
+      EXPECT_EQ(out[2].values<float>(), m.v) << "present_value";
+    }
+  }
+  // A symbolic past, with qk_matmul_output (the materialized stages): empty, then 3 rows.
+  const int hq = 4, hkv = 2, d = 8, s = 6;
+  ModelBuilder mb(23);
+  Dim p = Dim::symbol("p");
+  auto* q = mb.input("q", DType::Float32, {1, hq, s, d});
+  auto* k = mb.input("k", DType::Float32, {1, hkv, s, d});
+  auto* v = mb.input("v", DType::Float32, {1, hkv, s, d});
+  auto* pk = mb.input("past_key", DType::Float32, {1, hkv, p, d});
+  auto* pv = mb.input("past_value", DType::Float32, {1, hkv, p, d});
+  ir::Node* n = mb.node("Attention", {q, k, v, nullptr, pk, pv},
+                        {{"y", ir::Type::tensor(DType::Float32, Shape{1, hq, s, d})},
+                         {"", ir::Type()},
+                         {"", ir::Type()},
+                         {"qk", ir::Type::tensor(DType::Float32, Shape{1, hq, s, p + Dim(s)})}});
+  n->set_attr_int("is_causal", 1);
+  n->set_attr_int("qk_matmul_output_mode", 3);
+  mb.output(n->output(0));
+  mb.output(n->output(3));
+  LoadedModel lib(compile(mb.model(), "attention_sym_past_qk").so_path);
+  for (int past : {0, 3}) {
+    Case c;
+    c.hq = hq, c.hkv = hkv, c.sq = c.skv = s, c.past = past, c.dk = c.dv = d, c.causal = true, c.past_inputs = true;
+    Built m = attention_model(c, false);
+    auto out = lib.run(m.inputs);
+    std::vector<float> qk;
+    auto y = reference(c, m.q, m.k, m.v, m.pk, m.pv, &qk, 3);
+    EXPECT_TRUE(all_close(out[0].values<float>(), y, 1e-4, 2e-5)) << "past " << past;
+    EXPECT_TRUE(all_close(out[1].values<float>(), qk, 1e-4, 2e-6)) << "qk_matmul_output, past " << past;
+  }
+}
+
 // qk_matmul_output: the softmax weights (mode 3, what Luong's fused `align` reads), the scaled
 // scores (mode 0), after softcap (1) and after softcap and mask (2), with Y from the same kernel;
 // masks, causal rows, GQA, 3-D and past included.
@@ -461,6 +509,68 @@ TEST(LowerAttention, OneQueryRowDecodeStep) {
     masked.mask_dims = {1, 1, 1, 300};
     for (int t = 0; t < 300; ++t) masked.mask.push_back(t % 7 == 3 ? kNegInf : 0.01f * static_cast<float>(t % 11));
     EXPECT_TRUE(check(masked, false, 2e-5, target));
+  }
+}
+
+// A query length known only at run time, as exporters write decoders: the kernel holds a one-row
+// copy of its stages for calls with one query row (a decoding step) and the tiled stages otherwise.
+// Every runnable ISA, 4-D and 3-D Q, GQA over a symbolic past: one row against the reference, and
+// against the tiled stages of the same library given the row twice (rows do not depend on each
+// other without a causal mask, so both rows of that call are the one-row result computed by tiles).
+TEST(LowerAttention, SymbolicQueryLengthOneRowMatchesTiles) {
+  for (const std::string& target : runnable_targets()) {
+    for (bool three_d : {false, true}) {
+      for (bool causal : {false, true}) {
+        SCOPED_TRACE(target + (three_d ? " 3-D" : " 4-D") + (causal ? " causal" : ""));
+        const int hq = 4, hkv = 2, d = 64;
+        ModelBuilder mb(23);
+        Dim s = Dim::symbol("s"), t = Dim::symbol("t"), p = Dim::symbol("p");
+        Shape qs = three_d ? Shape{1, s, hq * d} : Shape{1, hq, s, d};
+        auto* q = mb.input("q", DType::Float32, qs);
+        auto* k = mb.input("k", DType::Float32, {1, hkv, t, d});
+        auto* v = mb.input("v", DType::Float32, {1, hkv, t, d});
+        auto* pk = mb.input("past_key", DType::Float32, {1, hkv, p, d});
+        auto* pv = mb.input("past_value", DType::Float32, {1, hkv, p, d});
+        ir::Node* n = mb.node("Attention", {q, k, v, nullptr, pk, pv}, {{"y", ir::Type::tensor(DType::Float32, qs)}});
+        n->set_attr_int("q_num_heads", hq);
+        n->set_attr_int("kv_num_heads", hkv);
+        if (causal) n->set_attr_int("is_causal", 1);
+        mb.output(n->output(0));
+        auto r = compile(mb.model(), "attention_sym_row", target);
+        LoadedModel lib(r.so_path);
+        // Past 0 is the first step of a generation: an input of no rows (never read).
+        for (int past : {0, 1, 5, 127, 600}) {
+          Case c;
+          c.hq = hq, c.hkv = hkv, c.sq = c.skv = 1, c.past = past, c.dk = c.dv = d, c.causal = causal;
+          Built m = attention_model(c, false);
+          // attention_model gives q, k, v, [mask or none], past_key, past_value: bind them by name.
+          std::vector<HostTensor> in = {three_d ? HostTensor::f32({1, 1, hq * d}, m.q) : m.inputs[0], m.inputs[1],
+                                        m.inputs[2], HostTensor::f32({1, hkv, past, d}, m.pk),
+                                        HostTensor::f32({1, hkv, past, d}, m.pv)};
+          std::vector<float> one = lib.run(in)[0].values<float>();
+          std::vector<float> ref = reference(c, m.q, m.k, m.v, m.pk, m.pv);
+          EXPECT_TRUE(all_close(one, ref, 1e-4, 2e-5)) << "past " << past;
+          if (causal) continue;  // a causal mask gives the two rows different keys
+          // The row twice: [h][2][d] in 4-D, [2][h·d] in 3-D.
+          std::vector<float> twice;
+          std::vector<int64_t> dims = three_d ? std::vector<int64_t>{1, 2, hq * d} : std::vector<int64_t>{1, hq, 2, d};
+          if (three_d) {
+            twice = m.q;
+            twice.insert(twice.end(), m.q.begin(), m.q.end());
+          } else {
+            for (int h = 0; h < hq; ++h)
+              for (int rep = 0; rep < 2; ++rep) twice.insert(twice.end(), m.q.begin() + h * d, m.q.begin() + (h + 1) * d);
+          }
+          in[0] = HostTensor::f32(dims, twice);
+          std::vector<float> tiled = lib.run(in)[0].values<float>();
+          std::vector<float> first;  // row 0 of each head
+          for (int h = 0; h < hq; ++h)
+            for (int e = 0; e < d; ++e) first.push_back(three_d ? tiled[h * d + e] : tiled[(h * 2) * d + e]);
+          EXPECT_TRUE(all_close(first, ref, 1e-4, 2e-5)) << "past " << past << ": tiles";
+          EXPECT_TRUE(all_close(one, first, 1e-5, 1e-6)) << "past " << past << ": one-row stages against tiles";
+        }
+      }
+    }
   }
 }
 

@@ -1,8 +1,9 @@
-// Data-movement and shape lowerings: Transpose, Concat, Split, Slice (negative, stepped, clamped,
-// symbolic extents), Gather, Expand, Tile, Pad, Trilu, Shape, ConstantOfShape, Range,
+// Data-movement and shape lowerings: Transpose, Concat (parts empty at run time), Split, Slice
+// (negative, stepped, clamped, symbolic extents), Gather, Expand, Tile, Pad, Trilu, Shape, ConstantOfShape, Range,
 // onnxc.SymbolicShape, onnxc.Copy into another shape.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <numeric>
 
 #include "test_util.h"
@@ -43,6 +44,42 @@ TEST(LowerDataMovement, TransposeConcatSplit) {
   EXPECT_TRUE(all_close(out[1].values<float>(), {-1, 0, 1, 2, -1, -2, 3, 4, 5, -2}));
   EXPECT_TRUE(all_close(out[2].values<float>(), {0, 3}));
   EXPECT_TRUE(all_close(out[3].values<float>(), {1, 2, 4, 5}));
+}
+
+// Parts of run-time length, any of them empty (the first step of a generation concatenates an
+// empty past), in a Concat fused with its consumer: an empty part has no row to read, and its read
+// (bounds-checked even where the select skips it) is dropped by the kernel's specialization.
+TEST(LowerDataMovement, ConcatOfEmptyPartsFused) {
+  ModelBuilder b(13);
+  Dim p = Dim::symbol("p"), s = Dim::symbol("s"), t = Dim::symbol("t");
+  auto* x = b.input("x", DType::Float32, {2, p, 4});
+  auto* y = b.input("y", DType::Float32, {2, s, 4});
+  auto* z = b.input("z", DType::Float32, {2, t, 4});
+  ir::Node* c = b.node("Concat", {x, y, z}, {{"cat", ir::Type::tensor(DType::Float32, ir::Shape{2, p + s + t, 4})}});
+  c->set_attr_int("axis", 1);
+  b.output(b.op("Mul", {c->output(), c->output()}, "sq", DType::Float32, {2, p + s + t, 4}));
+  LoadedModel lib(compile(b.model(), "concat_empty_parts").so_path);
+  const std::vector<std::array<int, 3>> lengths = {{0, 3, 2}, {3, 0, 2}, {3, 2, 0}, {0, 0, 2},
+                                                   {0, 2, 0}, {2, 0, 0}, {1, 2, 3}, {40, 0, 300}};
+  for (const auto& len : lengths) {
+    std::vector<HostTensor> ins;
+    std::vector<std::vector<float>> parts;
+    for (int k = 0; k < 3; ++k) {
+      parts.push_back(iota(2 * len[k] * 4, 100.0f * (k + 1)));
+      for (float& e : parts.back()) e = e / 64 - 2;
+      ins.push_back(HostTensor::f32({2, len[k], 4}, parts.back()));
+    }
+    std::vector<float> want;
+    for (int batch = 0; batch < 2; ++batch)
+      for (int k = 0; k < 3; ++k)
+        for (int i = 0; i < len[k] * 4; ++i) {
+          float e = parts[k][static_cast<size_t>(batch * len[k] * 4 + i)];
+          want.push_back(e * e);
+        }
+    auto out = lib.run(ins);
+    EXPECT_EQ(out[0].dims, (std::vector<int64_t>{2, len[0] + len[1] + len[2], 4}));
+    EXPECT_EQ(out[0].values<float>(), want) << len[0] << ", " << len[1] << ", " << len[2];
+  }
 }
 
 TEST(LowerDataMovement, SliceNegativeSteppedClampedSymbolic) {

@@ -147,7 +147,12 @@ std::vector<HostTensor> LoadedModel::run(const std::vector<HostTensor>& inputs) 
     for (int k = 0; k < t.rank; ++k) n *= ev[t.dims[k]];
     return n;
   };
-  for (uint32_t i = 0; i < d->n_inputs; ++i) storage[d->inputs[i]] = inputs[i].bytes;
+  for (uint32_t i = 0; i < d->n_inputs; ++i) {
+    storage[d->inputs[i]] = inputs[i].bytes;
+    // An empty input still gets a non-NULL pointer, as the runtime gives it: Halide reads a NULL
+    // host as a bounds query (the kernel then computes nothing).
+    if (storage[d->inputs[i]].empty()) storage[d->inputs[i]].resize(1);
+  }
   for (uint32_t id = 0; id < d->n_tensors; ++id) {
     const onnxc_tensor_desc& t = d->tensors[id];
     if (t.kind == ONNXC_TENSOR_WEIGHT) host[id] = const_cast<uint8_t*>(d->weights + t.weight_offset);
