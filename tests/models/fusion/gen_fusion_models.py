@@ -3,7 +3,7 @@
 
     /usr/bin/python3 tests/models/fusion/gen_fusion_models.py [--out DIR] [--only NAME,...]
 
-Each model is a tiny module from families.py exported by torch.onnx.export (torch 1.13: opsets
+Each model is a tiny module from families*.py exported by torch.onnx.export (torch 1.13: opsets
 13, 14 and 17) with dynamic batch/sequence dims, random weights from fixed seeds (biases and norm
 scales randomized too, so a dropped bias fails), and two test_data_set_K folders whose outputs
 are the torch module's own fp32 outputs. manifest.txt lists, per model, the fused ops the model
@@ -21,6 +21,8 @@ from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import families as fam  # noqa: E402
+import families_seq2seq as s2s  # noqa: E402
+import families_vision as vis  # noqa: E402
 
 D, H, HD, VOCAB = fam.D, fam.H, fam.HD, fam.VOCAB
 
@@ -93,42 +95,42 @@ SPECS = [
          outputs=["last_hidden_state"], dyn={"input_features": {0: "batch", 2: "frames"},
                                              "last_hidden_state": {0: "batch", 1: "seq"}},
          counts=(2, 5, 0, 4), form="sdpa"),
-    dict(name="vit", make=fam.ViT, opsets=[17],
+    dict(name="vit", make=vis.ViT, opsets=[17],
          inputs=lambda r, b, s: [normal(r, b, 3, 32, 32)], names=["pixel_values"], outputs=["logits"],
          dyn={"pixel_values": {0: "batch"}, "logits": {0: "batch"}}, counts=(2, 5, 0, 2), form="sdpa"),
-    dict(name="swin", make=fam.swin, opsets=[14, 17],
+    dict(name="swin", make=vis.swin, opsets=[14, 17],
          inputs=lambda r, b, s: [normal(r, b, 3, 32, 32)], names=["pixel_values"], outputs=["logits"],
          dyn={"pixel_values": {0: "batch"}, "logits": {0: "batch"}}, counts=(4, 11, 0, 4), form="sdpa"),
-    dict(name="gru_bahdanau", make=lambda: fam.GruBahdanau(True), opsets=[17],
+    dict(name="gru_bahdanau", make=lambda: s2s.GruBahdanau(True), opsets=[17],
          inputs=lambda r, b, s: [ids(r, b, s), pad_mask(b, s), ids(r, b, 1)[:, 0], normal(r, b, D)],
          names=["src_ids", "src_mask", "prev_token", "hidden"], outputs=["logits", "weights"],
          dyn={"src_ids": BS, "src_mask": BS, "prev_token": {0: "batch"}, "hidden": {0: "batch"},
               "logits": {0: "batch"}, "weights": BS},
          counts=(1, 0, 0, 0), form="additive"),
-    dict(name="bahdanau_step", make=lambda: fam.GruBahdanau(False), opsets=[13, 17],
+    dict(name="bahdanau_step", make=lambda: s2s.GruBahdanau(False), opsets=[13, 17],
          inputs=lambda r, b, s: [normal(r, b, s, D), pad_mask(b, s), ids(r, b, 1)[:, 0], normal(r, b, D)],
          names=["encoder_outputs", "src_mask", "prev_token", "hidden"], outputs=["logits", "weights"],
          dyn={"encoder_outputs": BS, "src_mask": BS, "prev_token": {0: "batch"}, "hidden": {0: "batch"},
               "logits": {0: "batch"}, "weights": BS},
          counts=(1, 0, 0, 0), form="additive"),
-    dict(name="luong_general", make=lambda: fam.LuongAttention("general"), opsets=[17],
+    dict(name="luong_general", make=lambda: s2s.LuongAttention("general"), opsets=[17],
          inputs=lambda r, b, s: [normal(r, b, 3, D), normal(r, b, s, D), pad_mask(b, s) == 1],
          names=["source", "memory_bank", "memory_mask"], outputs=["attn_h", "align"],
          dyn={"source": {0: "batch", 1: "tgt"}, "memory_bank": BS, "memory_mask": BS,
               "attn_h": {0: "batch", 1: "tgt"}, "align": {0: "batch", 1: "tgt", 2: "seq"}},
          counts=(1, 0, 0, 0), form="sdpa"),
-    dict(name="luong_dot", make=lambda: fam.LuongAttention("dot"), opsets=[14, 17],
+    dict(name="luong_dot", make=lambda: s2s.LuongAttention("dot"), opsets=[14, 17],
          inputs=lambda r, b, s: [normal(r, b, 3, D), normal(r, b, s, D), pad_mask(b, s) == 1],
          names=["source", "memory_bank", "memory_mask"], outputs=["attn_h", "align"],
          dyn={"source": {0: "batch", 1: "tgt"}, "memory_bank": BS, "memory_mask": BS,
               "attn_h": {0: "batch", 1: "tgt"}, "align": {0: "batch", 1: "tgt", 2: "seq"}},
          counts=(1, 0, 0, 0), form="sdpa"),
-    dict(name="ntm_cosine", make=fam.NtmRead, opsets=[17],
+    dict(name="ntm_cosine", make=s2s.NtmRead, opsets=[17],
          inputs=lambda r, b, s: [normal(r, b, D), normal(r, b, s, D)], names=["controller", "memory"],
          outputs=["read", "weights"], dyn={"controller": {0: "batch"}, "memory": {0: "batch", 1: "slots"},
                                            "read": {0: "batch"}, "weights": {0: "batch", 1: "slots"}},
          counts=(1, 0, 0, 0), form="cosine"),
-    dict(name="nadaraya_watson", make=fam.NadarayaWatson, opsets=[17],
+    dict(name="nadaraya_watson", make=s2s.NadarayaWatson, opsets=[17],
          inputs=lambda r, b, s: [normal(r, b * 3), normal(r, b * 3, s), normal(r, b * 3, s)],
          names=["queries", "keys", "values"], outputs=["pooled"],
          dyn={"queries": {0: "n"}, "keys": {0: "n", 1: "m"}, "values": {0: "n", 1: "m"}, "pooled": {0: "n"}},
@@ -139,7 +141,7 @@ SPECS = [
          dyn={"input_ids": BS, "attention_mask": BS, "decoder_input_ids": {0: "batch", 1: "dec_seq"},
               "last_hidden_state": {0: "batch", 1: "dec_seq"}},
          counts=(3, 5, 0, 2), form="sdpa"),
-    dict(name="maxvit", make=fam.maxvit, opsets=[17],
+    dict(name="maxvit", make=vis.maxvit, opsets=[17],
          inputs=lambda r, b, s: [normal(r, b, 3, 32, 32)], names=["pixel_values"], outputs=["logits"],
          dyn={"pixel_values": {0: "batch"}, "logits": {0: "batch"}}, counts=(2, 5, 0, 5), form="sdpa"),
 ]
