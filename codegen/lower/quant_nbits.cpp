@@ -106,11 +106,30 @@ std::vector<HTensor> lower_matmul_nbits(LowerContext& ctx) {
   g.acc = Func("nbits_acc");
   g.acc(i, p, m) = 0.0f;
   g.acc(i, p, m) += scales.at({p, g.kb, i}) * (g.dot(i, p, g.kb, m) - zero * g.asum(g.kb, m));
-  ctx.reassociable.insert(ctx.reassociable.end(), {g.asum, g.dot, g.acc});
+
+  // Prefill: the weight itself, (code - zero)·scale exactly as DequantizeLinear writes it, one
+  // panel at a time, times A in float32.
+  Var kk("kk");
+  Expr kblk = kk / block;
+  Expr code;
+  if (w.bits == 4) {
+    Expr pair = codes.at({p, kblk * blob + (kk % block) / 2, i});
+    code = (pair >> cast<uint8_t>((kk % 2) * 4)) & 15;
+  } else {
+    code = codes.at({p, kblk * blob + kk % block, i});
+  }
+  Expr zero_k = zeros ? cast<float>(zeros->at({p, kblk, i})) : Expr(static_cast<float>(w.default_zero_point()));
+  g.wdq = Func("nbits_dequantized");
+  g.wdq(i, p, kk) = (cast<float>(code) - zero_k) * scales.at({p, kblk, i});
+  g.k = RDom(0, static_cast<int>(w.k), "k");
+  g.f32_acc = Func("nbits_f32_acc");
+  g.f32_acc(i, p, m) = 0.0f;
+  g.f32_acc(i, p, m) += a_at(g.k, m) * g.wdq(i, p, g.k);
+  ctx.reassociable.insert(ctx.reassociable.end(), {g.asum, g.dot, g.acc, g.f32_acc});
 
   // The product as (n, m), then in the output's own dims.
   Func y("matmul_nbits");
-  Expr value = g.acc(n % width, n / width, m);
+  Expr value = select(g.use_f32(), g.f32_acc(n % width, n / width, m), g.acc(n % width, n / width, m));
   if (has_input(ctx, 5)) value = value + ctx.in[5].at({n});
   y(n, m) = value;
   const auto& shape = ctx.out_shape.at(0);

@@ -14,9 +14,13 @@ NBitsBlock nbits_block(const TargetDesc& d) {
   // FMA units while one packed byte load serves two k steps. Rows fill what the accumulator budget
   // leaves after one vector of unpacked codes per column vector (AVX-512: 64 columns × 5 rows in
   // 20 zmm; AVX2: 32 × 2 in 8 ymm; NEON: 16 × 5 in 20 q registers).
+  // The float32 block over a dequantized panel needs no register for codes: the whole budget holds
+  // accumulators (AVX-512: 64 × 6 in 24 zmm; AVX2: 32 × 3 in 12 ymm). It pays from 16 rows: one
+  // panel's dequantization costs about as many vector operations as 2-3 of its rows' FMAs.
   const int lanes = std::max(1, d.f32_lanes());
   const int vecs = 4;
-  return {vecs * lanes, std::max(1, (d.accumulator_budget() - vecs) / vecs)};
+  const int budget = d.accumulator_budget();
+  return {vecs * lanes, std::max(1, (budget - vecs) / vecs), std::max(1, budget / vecs), 16};
 }
 
 namespace {
@@ -94,12 +98,21 @@ void schedule_nbits_gemm(NBitsFuncs g, Func out, const Target& t, bool is_output
   if (is_output)
     for (int d = 0; d < out.dimensions(); ++d) out.output_buffer().dim(d).set_min(0);
 
-  Expr one_row = g.m_extent == 1;
-  Expr block_rows = g.m_static ? Expr(*g.m_static == 1 ? 1 : rows) : select(one_row, 1, rows);
+  // Three loop nests chosen by M at run time (or one, when M is static): one row (decode), the
+  // n-bit block, and the dequantized panel for many rows. Each branch's simplifier turns the row
+  // count into a constant and `select(use_f32, ..)` in the output into one of its two products.
+  Expr one_row = g.m_extent == 1, use_f32 = g.use_f32();
+  const int frows = g.block.f32_rows;
+  Expr block_rows;
+  if (g.m_static) {
+    block_rows = *g.m_static == 1 ? 1 : *g.m_static >= g.block.f32_min_rows ? frows : rows;
+  } else {
+    block_rows = select(one_row, 1, select(use_f32, frows, rows));
+  }
   Var no("nb_no"), ni("nb_ni"), mo("nb_mo"), mi("nb_mi"), mb("nb_mb"), nv("nb_nv");
   out.split(n, no, ni, width, TailStrategy::GuardWithIf)
       .split(m, mo, mi, block_rows, TailStrategy::GuardWithIf)
-      .split(mo, mb, mo, std::max(1, 64 / rows), TailStrategy::GuardWithIf)
+      .split(mo, mb, mo, select(use_f32, std::max(1, 128 / frows), std::max(1, 64 / rows)), TailStrategy::GuardWithIf)
       .reorder(ni, mi, mo, no, mb)
       .split(ni, nv, ni, vec)
       .vectorize(ni)
@@ -107,7 +120,10 @@ void schedule_nbits_gemm(NBitsFuncs g, Func out, const Target& t, bool is_output
       .unroll(mi);
   Var task("nb_task");
   out.fuse(no, mb, task).parallel(task);
-  if (!g.m_static) out.specialize(one_row);
+  if (!g.m_static) {
+    out.specialize(one_row);
+    out.specialize(use_f32);
+  }
 
   // acc(i, p, m): one panel's columns × the block's rows, updated once per k block.
   std::vector<Var> a = g.acc.args();
@@ -132,6 +148,21 @@ void schedule_nbits_gemm(NBitsFuncs g, Func out, const Target& t, bool is_output
       .unroll(d[0])
       .unroll(d[3]);
   g.dot.update().reorder(d[0], d[3], d[1], d[2], g.j.x).vectorize(d[0], vec).unroll(d[0]).unroll(d[3]);
+
+  // The prefill path: a task dequantizes its panel (K × width floats, read by every row block from
+  // L2 as the float32 kernel reads a packed weight), then float32 register blocks over it.
+  std::vector<Var> f = g.f32_acc.args();
+  g.f32_acc.compute_at(out, mo)
+      .bound_extent(f[0], width)
+      .bound_extent(f[1], 1)
+      .bound_extent(f[2], block_rows)
+      .store_in(MemoryType::Register)
+      .vectorize(f[0], vec)
+      .unroll(f[0])
+      .unroll(f[2]);
+  g.f32_acc.update().reorder(f[0], f[2], f[1], g.k.x).vectorize(f[0], vec).unroll(f[0]).unroll(f[2]);
+  std::vector<Var> w = g.wdq.args();
+  g.wdq.compute_at(out, task).bound_extent(w[0], width).bound_extent(w[1], 1).vectorize(w[0], vec).unroll(w[0]);
 
   // Block sums of A: M·K additions, once per kernel run.
   std::vector<Var> s = g.asum.args();

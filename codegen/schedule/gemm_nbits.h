@@ -28,9 +28,16 @@ struct NBitsWeight {
 // The register block for target `d`: `width` columns (four vectors of float lanes) by `rows` rows
 // of A. A k step unpacks one vector of codes per column vector and feeds it to every row, so more
 // rows amortize the unpacking (prefill); one row (decode) is a specialization.
+//
+// Prefill (M of at least `f32_min_rows`) takes another path: each task dequantizes its column panel
+// once into a float tile (the packed float32 layout of gemm.h, K × width) and runs the float32
+// register block over it, `f32_rows` rows at a time; the n-bit block's unpacking per row block
+// costs more than the one dequantization per panel once a task has that many rows.
 struct NBitsBlock {
-  int width;  // columns per panel and per register block
-  int rows;   // rows per register block when M > 1
+  int width;         // columns per panel and per register block
+  int rows;          // rows per register block when M > 1 (n-bit kernel)
+  int f32_rows;      // rows per register block of the dequantized-panel kernel
+  int f32_min_rows;  // M from which the dequantized-panel kernel runs
 };
 NBitsBlock nbits_block(const TargetDesc& d);
 
@@ -47,11 +54,17 @@ ir::Tensor pack_nbits_zero_points(const ir::Tensor& zp, const NBitsWeight& w, in
 // What the lowering built. acc(i, p, m) = Σ_b scale·(dot(i, p, b, m) - zero·asum(b, m)) over the
 // k blocks b (RDom `kb`); dot(i, p, b, m) sums A·code over block b (RDom `j`, one packed byte a
 // step); asum(b, m) sums block b of row m of A.
+//
+// The prefill path: wdq(i, p, k) is the dequantized panel (as pack_panels lays out a float B) and
+// f32_acc(i, p, m) = Σ_k A(m, k)·wdq(i, p, k) over RDom `k`.
 struct NBitsFuncs {
   Halide::Func acc, dot, asum;
   Halide::RDom kb, j;
+  Halide::Func wdq, f32_acc;
+  Halide::RDom k;
   NBitsBlock block;
   Halide::Expr m_extent;            // M: the rows of A
+  Halide::Expr use_f32() const { return m_extent >= block.f32_min_rows; }
   std::optional<int64_t> m_static;  // M when the model fixes it
 };
 

@@ -1,7 +1,8 @@
 // com.microsoft.MatMulNBits (the fused block-quantized weight kernel): against the weight dequantized
 // here and multiplied in double precision, for bits 4 and 8, block sizes 16..256, with and without
 // zero points, K not a multiple of the block, N not a multiple of the column panel, M of 1 (the
-// decode specialization) and several rows blocks, A of rank 3, a bias, and every ISA this machine runs.
+// decode specialization), several row blocks, 16 rows or more (the dequantized-panel kernel), A of
+// rank 3, a bias, and every ISA this machine runs.
 // Against ONNX Runtime's own MatMulNBits: tests/python/check_nbits_ort.py.
 #include <gtest/gtest.h>
 
@@ -113,6 +114,19 @@ TEST(LowerQuantNBits, BitsBlocksAndZeroPointsMatchTheDequantizedProduct) {
   for (const std::string& target : runnable_targets())
     for (const Case& c : cases)
       for (int64_t m : {1, 7, 13}) check_case(c, {m, c.k}, target);
+}
+
+// From 16 rows each task dequantizes its column panel and runs the float32 register block over it
+// (prefill): whole and partial row blocks and task groups, partial panels, K with a partial block.
+TEST(LowerQuantNBits, ManyRowsDequantizeThePanel) {
+  const std::vector<Case> cases = {
+      {4, 32, 100, 70, true}, {4, 16, 64, 33, false}, {4, 128, 256, 130, true}, {8, 32, 96, 40, true},
+  };
+  for (const std::string& target : runnable_targets())
+    for (const Case& c : cases)
+      for (int64_t m : {16, 23, 150}) check_case(c, {m, c.k}, target);
+  Case c{4, 32, 64, 48, true, /*bias=*/true};
+  check_case(c, {2, 9, c.k}, "host");  // rank 3, 18 rows
 }
 
 TEST(LowerQuantNBits, RankThreeActivationAndBias) {
