@@ -121,11 +121,18 @@ std::vector<HTensor> lower_matmul_nbits(LowerContext& ctx) {
   Expr zero_k = zeros ? cast<float>(zeros->at({p, kblk, i})) : Expr(static_cast<float>(w.default_zero_point()));
   g.wdq = Func("nbits_dequantized");
   g.wdq(i, p, kk) = (cast<float>(code) - zero_k) * scales.at({p, kblk, i});
-  g.k = RDom(0, static_cast<int>(w.k), "k");
+  const int64_t chunk = nbits_f32_chunk(w, width, describe(ctx.target));
+  g.kc = RDom(0, static_cast<int>(chunk), "kc");
+  g.c = RDom(0, static_cast<int>(w.k_blocks() * w.block / chunk), "c");
+  Var c("c");
+  g.f32_part = Func("nbits_f32_part");
+  g.f32_part(i, p, m, c) = 0.0f;
+  Expr kk_c = c * static_cast<int>(chunk) + g.kc;
+  g.f32_part(i, p, m, c) += a_at(kk_c, m) * g.wdq(i, p, kk_c);
   g.f32_acc = Func("nbits_f32_acc");
   g.f32_acc(i, p, m) = 0.0f;
-  g.f32_acc(i, p, m) += a_at(g.k, m) * g.wdq(i, p, g.k);
-  ctx.reassociable.insert(ctx.reassociable.end(), {g.asum, g.dot, g.acc, g.f32_acc});
+  g.f32_acc(i, p, m) += g.f32_part(i, p, m, g.c);
+  ctx.reassociable.insert(ctx.reassociable.end(), {g.asum, g.dot, g.acc, g.f32_part, g.f32_acc});
 
   // The product as (n, m), then in the output's own dims.
   Func y("matmul_nbits");

@@ -30,9 +30,10 @@ struct NBitsWeight {
 // rows amortize the unpacking (prefill); one row (decode) is a specialization.
 //
 // Prefill (M of at least `f32_min_rows`) takes another path: each task dequantizes its column panel
-// once into a float tile (the packed float32 layout of gemm.h, K × width) and runs the float32
-// register block over it, `f32_rows` rows at a time; the n-bit block's unpacking per row block
-// costs more than the one dequantization per panel once a task has that many rows.
+// a chunk of k at a time into a float tile that stays in L2 (the packed float32 layout of gemm.h,
+// chunk × width) and runs the float32 register block over it, `f32_rows` rows at a time; the n-bit
+// block's unpacking per row block costs more than one dequantization per panel once a task has
+// that many rows.
 struct NBitsBlock {
   int width;         // columns per panel and per register block
   int rows;          // rows per register block when M > 1 (n-bit kernel)
@@ -40,6 +41,10 @@ struct NBitsBlock {
   int f32_min_rows;  // M from which the dequantized-panel kernel runs
 };
 NBitsBlock nbits_block(const TargetDesc& d);
+
+// The k values of one dequantized chunk of the prefill path: whole blocks that divide the padded K
+// (k_blocks · block), as many as fit a quarter of the target's L2 as a float tile of `width` columns.
+int64_t nbits_f32_chunk(const NBitsWeight& w, int width, const TargetDesc& d);
 
 // Packed layouts, each a column panel of `width` columns stored k-major, so one step of the block
 // reads `width` consecutive bytes (codes) or values (per-block parameters):
@@ -55,13 +60,14 @@ ir::Tensor pack_nbits_zero_points(const ir::Tensor& zp, const NBitsWeight& w, in
 // k blocks b (RDom `kb`); dot(i, p, b, m) sums A·code over block b (RDom `j`, one packed byte a
 // step); asum(b, m) sums block b of row m of A.
 //
-// The prefill path: wdq(i, p, k) is the dequantized panel (as pack_panels lays out a float B) and
-// f32_acc(i, p, m) = Σ_k A(m, k)·wdq(i, p, k) over RDom `k`.
+// The prefill path: wdq(i, p, k) is the dequantized panel (as pack_panels lays out a float B),
+// f32_part(i, p, m, c) = Σ A(m, k)·wdq(i, p, k) over chunk c of k (RDom `kc`, `chunk` values of k),
+// f32_acc(i, p, m) = Σ_c f32_part(i, p, m, c) (RDom `c`).
 struct NBitsFuncs {
   Halide::Func acc, dot, asum;
   Halide::RDom kb, j;
-  Halide::Func wdq, f32_acc;
-  Halide::RDom k;
+  Halide::Func wdq, f32_part, f32_acc;
+  Halide::RDom kc, c;
   NBitsBlock block;
   Halide::Expr m_extent;            // M: the rows of A
   Halide::Expr use_f32() const { return m_extent >= block.f32_min_rows; }

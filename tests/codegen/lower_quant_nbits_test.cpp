@@ -117,7 +117,8 @@ TEST(LowerQuantNBits, BitsBlocksAndZeroPointsMatchTheDequantizedProduct) {
 }
 
 // From 16 rows each task dequantizes its column panel and runs the float32 register block over it
-// (prefill): whole and partial row blocks and task groups, partial panels, K with a partial block.
+// (prefill): whole and partial row blocks and task groups, partial panels, K with a partial block,
+// K in several chunks.
 TEST(LowerQuantNBits, ManyRowsDequantizeThePanel) {
   const std::vector<Case> cases = {
       {4, 32, 100, 70, true}, {4, 16, 64, 33, false}, {4, 128, 256, 130, true}, {8, 32, 96, 40, true},
@@ -125,6 +126,8 @@ TEST(LowerQuantNBits, ManyRowsDequantizeThePanel) {
   for (const std::string& target : runnable_targets())
     for (const Case& c : cases)
       for (int64_t m : {16, 23, 150}) check_case(c, {m, c.k}, target);
+  // K of 66 blocks: tiles of several k chunks (22 blocks a chunk on AVX-512, 33 on AVX2).
+  for (const std::string& target : runnable_targets()) check_case({4, 32, 2112, 70, true}, {37, 2112}, target);
   Case c{4, 32, 64, 48, true, /*bias=*/true};
   check_case(c, {2, 9, c.k}, "host");  // rank 3, 18 rows
 }
