@@ -14,13 +14,17 @@ NBitsBlock nbits_block(const TargetDesc& d) {
   // FMA units while one packed byte load serves two k steps. Rows fill what the accumulator budget
   // leaves after one vector of unpacked codes per column vector (AVX-512: 64 columns × 5 rows in
   // 20 zmm; AVX2: 32 × 2 in 8 ymm; NEON: 16 × 5 in 20 q registers).
-  // The float32 block over a dequantized panel needs no register for codes: the whole budget holds
-  // accumulators (AVX-512: 64 × 6 in 24 zmm; AVX2: 32 × 3 in 12 ymm). It pays from 16 rows: one
+  // The float32 block over a dequantized panel needs no register for codes: the budget holds
+  // accumulators, the panel's vectors loaded per k step and a broadcast row value must fit beside
+  // them, so it covers the whole panel or a half (AVX-512: 64 × 6 in 24 zmm; AVX2: 16 × 6 in 12 ymm,
+  // where 32 × 3 spilled and ran 15-25% slower than the n-bit block). It pays from 16 rows: one
   // panel's dequantization costs about as many vector operations as 2-3 of its rows' FMAs.
   const int lanes = std::max(1, d.f32_lanes());
   const int vecs = 4;
   const int budget = d.accumulator_budget();
-  return {vecs * lanes, std::max(1, (budget - vecs) / vecs), std::max(1, budget / vecs), 16};
+  int fvecs = vecs;
+  while (fvecs > 1 && fvecs * (budget / fvecs) + fvecs + 1 > d.vector_registers) fvecs /= 2;
+  return {vecs * lanes, std::max(1, (budget - vecs) / vecs), fvecs * lanes, std::max(1, budget / fvecs), 16};
 }
 
 int64_t nbits_f32_chunk(const NBitsWeight& w, int width, const TargetDesc& d) {
@@ -165,17 +169,19 @@ void schedule_nbits_gemm(NBitsFuncs g, Func out, const Target& t, bool is_output
   // that stays in L2 and every row block of the task runs its float32 register block (f32_part)
   // over it.
   std::vector<Var> f = g.f32_acc.args();
-  Var fo("nb_fo"), fi("nb_fi");
+  const int fwidth = g.block.f32_width;
+  Var fo("nb_fo"), fi("nb_fi"), co("nb_co"), ci("nb_ci");
   g.f32_acc.compute_at(out, task).bound_extent(f[0], width).bound_extent(f[1], 1).vectorize(f[0], vec);
   g.f32_acc.update()
       .split(f[2], fo, fi, block_rows, TailStrategy::GuardWithIf)
-      .reorder(f[0], fi, f[1], fo, g.c.x)
-      .vectorize(f[0], vec)
-      .unroll(f[0])
+      .split(f[0], co, ci, fwidth)
+      .reorder(ci, fi, co, f[1], fo, g.c.x)
+      .vectorize(ci, vec)
+      .unroll(ci)
       .unroll(fi);
   std::vector<Var> pa = g.f32_part.args();
-  g.f32_part.compute_at(g.f32_acc, fo)
-      .bound_extent(pa[0], width)
+  g.f32_part.compute_at(g.f32_acc, co)
+      .bound_extent(pa[0], fwidth)
       .bound_extent(pa[1], 1)
       .bound_extent(pa[2], block_rows)
       .bound_extent(pa[3], 1)

@@ -37,6 +37,7 @@ struct NBitsWeight {
 struct NBitsBlock {
   int width;         // columns per panel and per register block
   int rows;          // rows per register block when M > 1 (n-bit kernel)
+  int f32_width;     // columns per register block of the dequantized-panel kernel (divides width)
   int f32_rows;      // rows per register block of the dequantized-panel kernel
   int f32_min_rows;  // M from which the dequantized-panel kernel runs
 };
