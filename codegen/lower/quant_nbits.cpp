@@ -128,7 +128,17 @@ std::vector<HTensor> lower_matmul_nbits(LowerContext& ctx) {
   g.f32_part = Func("nbits_f32_part");
   g.f32_part(i, p, m, c) = 0.0f;
   Expr kk_c = c * static_cast<int>(chunk) + g.kc;
-  g.f32_part(i, p, m, c) += a_at(kk_c, m) * g.wdq(i, p, kk_c);
+  // A of rank 3 or more is first copied as rows of K (M·K floats, once per run): read in place, its
+  // register block computed each row's index (a division by the sequence length) in the inner
+  // loop and spilled accumulators, 25% slower than a rank-2 A.
+  if (rank > 2) {
+    Var ak("ak");
+    g.a_rows = Func("nbits_a_rows");
+    g.a_rows(ak, m) = a_at(ak, m);
+    g.f32_part(i, p, m, c) += g.a_rows(kk_c, m) * g.wdq(i, p, kk_c);
+  } else {
+    g.f32_part(i, p, m, c) += a_at(kk_c, m) * g.wdq(i, p, kk_c);
+  }
   g.f32_acc = Func("nbits_f32_acc");
   g.f32_acc(i, p, m) = 0.0f;
   g.f32_acc(i, p, m) += g.f32_part(i, p, m, g.c);

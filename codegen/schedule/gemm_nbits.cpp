@@ -194,6 +194,10 @@ void schedule_nbits_gemm(NBitsFuncs g, Func out, const Target& t, bool is_output
       .vectorize(pa[0], vec)
       .unroll(pa[0])
       .unroll(pa[2]);
+  if (g.a_rows.defined()) {
+    Var ak = g.a_rows.args()[0], am = g.a_rows.args()[1];
+    g.a_rows.compute_root().parallel(am, 8).vectorize(ak, vec, TailStrategy::GuardWithIf);
+  }
   std::vector<Var> w = g.wdq.args();
   g.wdq.compute_at(g.f32_acc, g.c.x).bound_extent(w[0], width).bound_extent(w[1], 1).vectorize(w[0], vec).unroll(w[0]);
 

@@ -68,6 +68,7 @@ struct NBitsFuncs {
   Halide::Func acc, dot, asum;
   Halide::RDom kb, j;
   Halide::Func wdq, f32_part, f32_acc;
+  Halide::Func a_rows;  // a_rows(k, m): a rank-3+ A copied as rows of K for f32_part (else undefined)
   Halide::RDom kc, c;
   NBitsBlock block;
   Halide::Expr m_extent;            // M: the rows of A
