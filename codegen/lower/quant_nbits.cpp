@@ -146,7 +146,9 @@ std::vector<HTensor> lower_matmul_nbits(LowerContext& ctx) {
 
   // The product as (n, m), then in the output's own dims.
   Func y("matmul_nbits");
-  Expr value = select(g.use_f32(), g.f32_acc(n % width, n / width, m), g.acc(n % width, n / width, m));
+  Expr f32_value = g.f32_acc(n % width, n / width, m), nbits_value = g.acc(n % width, n / width, m);
+  Expr value = !g.m_static ? select(g.use_f32(), f32_value, nbits_value)
+               : *g.m_static >= g.block.f32_min_rows ? f32_value : nbits_value;  // a static M: one kernel
   if (has_input(ctx, 5)) value = value + ctx.in[5].at({n});
   y(n, m) = value;
   const auto& shape = ctx.out_shape.at(0);

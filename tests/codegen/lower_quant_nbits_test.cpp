@@ -78,7 +78,7 @@ ir::Model nbits_model(const Case& c, const NBits& w, const ir::Shape& a_shape, c
   return std::move(mb.model());
 }
 
-void check_case(const Case& c, const std::vector<int64_t>& a_dims, const std::string& target) {
+void check_case(const Case& c, const std::vector<int64_t>& a_dims, const std::string& target, bool static_m = false) {
   SCOPED_TRACE("bits " + std::to_string(c.bits) + " block " + std::to_string(c.block) + " K " + std::to_string(c.k) +
                " N " + std::to_string(c.n) + (c.zero_points ? " zp" : "") + " target " + target);
   NBits w = make_weight(c);
@@ -89,7 +89,7 @@ void check_case(const Case& c, const std::vector<int64_t>& a_dims, const std::st
   for (int64_t n = 0; n < c.n; ++n) bias[n] = 0.1f * float(n % 5) - 0.2f;
   ir::Shape shape;
   for (size_t i = 0; i < a_dims.size(); ++i)
-    shape.push_back(i + 2 == a_dims.size() ? Dim::symbol("m") : Dim(a_dims[i]));  // a run-time M
+    shape.push_back(i + 2 == a_dims.size() && !static_m ? Dim::symbol("m") : Dim(a_dims[i]));  // a run-time M
   auto out = compile_and_run(nbits_model(c, w, shape, bias), {HostTensor::f32(a_dims, a)}, "nbits", target);
   std::vector<float> got = out[0].values<float>();
   ASSERT_EQ(got.size(), size_t(m_ext * c.n));
@@ -130,6 +130,7 @@ TEST(LowerQuantNBits, ManyRowsDequantizeThePanel) {
   for (const std::string& target : runnable_targets()) check_case({4, 32, 2112, 70, true}, {37, 2112}, target);
   Case c{4, 32, 64, 48, true, /*bias=*/true};
   check_case(c, {2, 9, c.k}, "host");  // rank 3, 18 rows
+  for (int64_t m : {1, 7, 20}) check_case(c, {m, c.k}, "host", /*static_m=*/true);  // one kernel, no run-time choice
 }
 
 TEST(LowerQuantNBits, RankThreeActivationAndBias) {
