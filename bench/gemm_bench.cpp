@@ -57,6 +57,17 @@ std::vector<Shape> shapes(bool int8) {
                    2.0 * m * k * n});
     }
   }
+  // A 0.43 B LLaMA-architecture decoder's prefill (bench/llm_bench.sh: hidden 1024, 4 key/value
+  // heads of 64, MLP 4096): large K and N, where A's row blocks and B's panels outgrow the caches.
+  if (!int8) {
+    for (auto [k, n] : {std::pair<int64_t, int64_t>{1024, 1024}, {1024, 256}, {1024, 4096}, {4096, 1024}}) {
+      GemmCase c;
+      c.a = {128, k};
+      c.b = {k, n};
+      c.a_dynamic = {true, false};
+      s.push_back({"128x" + std::to_string(k) + "x" + std::to_string(n) + " llm", c, 2.0 * 128 * k * n});
+    }
+  }
   // Decoding: one or a few rows against the large weight.
   for (int64_t m : {1, 7}) {
     GemmCase c;

@@ -106,11 +106,49 @@ std::vector<HTensor> lower_matmul_nbits(LowerContext& ctx) {
   g.acc = Func("nbits_acc");
   g.acc(i, p, m) = 0.0f;
   g.acc(i, p, m) += scales.at({p, g.kb, i}) * (g.dot(i, p, g.kb, m) - zero * g.asum(g.kb, m));
-  ctx.reassociable.insert(ctx.reassociable.end(), {g.asum, g.dot, g.acc});
+
+  // Prefill: the weight itself, (code - zero)·scale exactly as DequantizeLinear writes it, one
+  // panel at a time, times A in float32.
+  Var kk("kk");
+  Expr kblk = kk / block;
+  Expr code;
+  if (w.bits == 4) {
+    Expr pair = codes.at({p, kblk * blob + (kk % block) / 2, i});
+    code = (pair >> cast<uint8_t>((kk % 2) * 4)) & 15;
+  } else {
+    code = codes.at({p, kblk * blob + kk % block, i});
+  }
+  Expr zero_k = zeros ? cast<float>(zeros->at({p, kblk, i})) : Expr(static_cast<float>(w.default_zero_point()));
+  g.wdq = Func("nbits_dequantized");
+  g.wdq(i, p, kk) = (cast<float>(code) - zero_k) * scales.at({p, kblk, i});
+  const int64_t chunk = nbits_f32_chunk(w, width, describe(ctx.target));
+  g.kc = RDom(0, static_cast<int>(chunk), "kc");
+  g.c = RDom(0, static_cast<int>(w.k_blocks() * w.block / chunk), "c");
+  Var c("c");
+  g.f32_part = Func("nbits_f32_part");
+  g.f32_part(i, p, m, c) = 0.0f;
+  Expr kk_c = c * static_cast<int>(chunk) + g.kc;
+  // A of rank 3 or more is first copied as rows of K (M·K floats, once per run): read in place, its
+  // register block computed each row's index (a division by the sequence length) in the inner
+  // loop and spilled accumulators, 25% slower than a rank-2 A.
+  if (rank > 2) {
+    Var ak("ak");
+    g.a_rows = Func("nbits_a_rows");
+    g.a_rows(ak, m) = a_at(ak, m);
+    g.f32_part(i, p, m, c) += g.a_rows(kk_c, m) * g.wdq(i, p, kk_c);
+  } else {
+    g.f32_part(i, p, m, c) += a_at(kk_c, m) * g.wdq(i, p, kk_c);
+  }
+  g.f32_acc = Func("nbits_f32_acc");
+  g.f32_acc(i, p, m) = 0.0f;
+  g.f32_acc(i, p, m) += g.f32_part(i, p, m, g.c);
+  ctx.reassociable.insert(ctx.reassociable.end(), {g.asum, g.dot, g.acc, g.f32_part, g.f32_acc});
 
   // The product as (n, m), then in the output's own dims.
   Func y("matmul_nbits");
-  Expr value = g.acc(n % width, n / width, m);
+  Expr f32_value = g.f32_acc(n % width, n / width, m), nbits_value = g.acc(n % width, n / width, m);
+  Expr value = !g.m_static ? select(g.use_f32(), f32_value, nbits_value)
+               : *g.m_static >= g.block.f32_min_rows ? f32_value : nbits_value;  // a static M: one kernel
   if (has_input(ctx, 5)) value = value + ctx.in[5].at({n});
   y(n, m) = value;
   const auto& shape = ctx.out_shape.at(0);

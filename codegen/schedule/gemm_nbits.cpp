@@ -14,9 +14,28 @@ NBitsBlock nbits_block(const TargetDesc& d) {
   // FMA units while one packed byte load serves two k steps. Rows fill what the accumulator budget
   // leaves after one vector of unpacked codes per column vector (AVX-512: 64 columns × 5 rows in
   // 20 zmm; AVX2: 32 × 2 in 8 ymm; NEON: 16 × 5 in 20 q registers).
+  // The float32 block over a dequantized panel needs no register for codes: the budget holds
+  // accumulators, the panel's vectors loaded per k step and a broadcast row value must fit beside
+  // them, so it covers the whole panel or a half (AVX-512: 64 × 6 in 24 zmm; AVX2: 16 × 6 in 12 ymm,
+  // where 32 × 3 spilled and ran 15-25% slower than the n-bit block). It pays from 16 rows: one
+  // panel's dequantization costs about as many vector operations as 2-3 of its rows' FMAs.
   const int lanes = std::max(1, d.f32_lanes());
   const int vecs = 4;
-  return {vecs * lanes, std::max(1, (d.accumulator_budget() - vecs) / vecs)};
+  const int budget = d.accumulator_budget();
+  int fvecs = vecs;
+  while (fvecs > 1 && fvecs * (budget / fvecs) + fvecs + 1 > d.vector_registers) fvecs /= 2;
+  return {vecs * lanes, std::max(1, (budget - vecs) / vecs), fvecs * lanes, std::max(1, budget / fvecs), 16};
+}
+
+int64_t nbits_f32_chunk(const NBitsWeight& w, int width, const TargetDesc& d) {
+  // Measured (16 products 128 × 4096 × 4096, 1 thread, CPU time): tiles of 64 k (16 KiB, half of
+  // L1) ran 5-10% slower than tiles of 256-4096 k, which were level with each other; a quarter of
+  // L2 leaves room for the task's rows of A and its accumulators.
+  const int64_t fit = std::max<int64_t>(1, d.l2_bytes / 4 / (width * 4) / w.block);
+  int64_t blocks = 1;
+  for (int64_t b = 1; b <= std::min(fit, w.k_blocks()); ++b)
+    if (w.k_blocks() % b == 0) blocks = b;
+  return blocks * w.block;
 }
 
 namespace {
@@ -94,12 +113,21 @@ void schedule_nbits_gemm(NBitsFuncs g, Func out, const Target& t, bool is_output
   if (is_output)
     for (int d = 0; d < out.dimensions(); ++d) out.output_buffer().dim(d).set_min(0);
 
-  Expr one_row = g.m_extent == 1;
-  Expr block_rows = g.m_static ? Expr(*g.m_static == 1 ? 1 : rows) : select(one_row, 1, rows);
+  // Three loop nests chosen by M at run time (or one, when M is static): one row (decode), the
+  // n-bit block, and the dequantized panel for many rows. Each branch's simplifier turns the row
+  // count into a constant and `select(use_f32, ..)` in the output into one of its two products.
+  Expr one_row = g.m_extent == 1, use_f32 = g.use_f32();
+  const int frows = g.block.f32_rows;
+  Expr block_rows;
+  if (g.m_static) {
+    block_rows = *g.m_static == 1 ? 1 : *g.m_static >= g.block.f32_min_rows ? frows : rows;
+  } else {
+    block_rows = select(one_row, 1, select(use_f32, frows, rows));
+  }
   Var no("nb_no"), ni("nb_ni"), mo("nb_mo"), mi("nb_mi"), mb("nb_mb"), nv("nb_nv");
   out.split(n, no, ni, width, TailStrategy::GuardWithIf)
       .split(m, mo, mi, block_rows, TailStrategy::GuardWithIf)
-      .split(mo, mb, mo, std::max(1, 64 / rows), TailStrategy::GuardWithIf)
+      .split(mo, mb, mo, select(use_f32, std::max(1, 128 / frows), std::max(1, 64 / rows)), TailStrategy::GuardWithIf)
       .reorder(ni, mi, mo, no, mb)
       .split(ni, nv, ni, vec)
       .vectorize(ni)
@@ -107,7 +135,10 @@ void schedule_nbits_gemm(NBitsFuncs g, Func out, const Target& t, bool is_output
       .unroll(mi);
   Var task("nb_task");
   out.fuse(no, mb, task).parallel(task);
-  if (!g.m_static) out.specialize(one_row);
+  if (!g.m_static) {
+    out.specialize(one_row);
+    out.specialize(use_f32);
+  }
 
   // acc(i, p, m): one panel's columns × the block's rows, updated once per k block.
   std::vector<Var> a = g.acc.args();
@@ -132,6 +163,43 @@ void schedule_nbits_gemm(NBitsFuncs g, Func out, const Target& t, bool is_output
       .unroll(d[0])
       .unroll(d[3]);
   g.dot.update().reorder(d[0], d[3], d[1], d[2], g.j.x).vectorize(d[0], vec).unroll(d[0]).unroll(d[3]);
+
+  // The prefill path, per task (one panel, up to ~128 rows): f32_acc, the task's rows × width in
+  // memory, gathers the chunks of k; for each chunk the panel's chunk is dequantized into a tile
+  // that stays in L2 and every row block of the task runs its float32 register block (f32_part)
+  // over it.
+  std::vector<Var> f = g.f32_acc.args();
+  const int fwidth = g.block.f32_width;
+  Var fo("nb_fo"), fi("nb_fi"), co("nb_co"), ci("nb_ci");
+  g.f32_acc.compute_at(out, task).bound_extent(f[0], width).bound_extent(f[1], 1).vectorize(f[0], vec);
+  g.f32_acc.update()
+      .split(f[2], fo, fi, block_rows, TailStrategy::GuardWithIf)
+      .split(f[0], co, ci, fwidth)
+      .reorder(ci, fi, co, f[1], fo, g.c.x)
+      .vectorize(ci, vec)
+      .unroll(ci)
+      .unroll(fi);
+  std::vector<Var> pa = g.f32_part.args();
+  g.f32_part.compute_at(g.f32_acc, co)
+      .bound_extent(pa[0], fwidth)
+      .bound_extent(pa[1], 1)
+      .bound_extent(pa[2], block_rows)
+      .bound_extent(pa[3], 1)
+      .store_in(MemoryType::Register)
+      .vectorize(pa[0], vec)
+      .unroll(pa[0])
+      .unroll(pa[2]);
+  g.f32_part.update()
+      .reorder(pa[0], pa[2], pa[1], pa[3], g.kc.x)
+      .vectorize(pa[0], vec)
+      .unroll(pa[0])
+      .unroll(pa[2]);
+  if (g.a_rows.defined()) {
+    Var ak = g.a_rows.args()[0], am = g.a_rows.args()[1];
+    g.a_rows.compute_root().parallel(am, 8).vectorize(ak, vec, TailStrategy::GuardWithIf);
+  }
+  std::vector<Var> w = g.wdq.args();
+  g.wdq.compute_at(g.f32_acc, g.c.x).bound_extent(w[0], width).bound_extent(w[1], 1).vectorize(w[0], vec).unroll(w[0]);
 
   // Block sums of A: M·K additions, once per kernel run.
   std::vector<Var> s = g.asum.args();

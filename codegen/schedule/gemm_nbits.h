@@ -28,11 +28,24 @@ struct NBitsWeight {
 // The register block for target `d`: `width` columns (four vectors of float lanes) by `rows` rows
 // of A. A k step unpacks one vector of codes per column vector and feeds it to every row, so more
 // rows amortize the unpacking (prefill); one row (decode) is a specialization.
+//
+// Prefill (M of at least `f32_min_rows`) takes another path: each task dequantizes its column panel
+// a chunk of k at a time into a float tile that stays in L2 (the packed float32 layout of gemm.h,
+// chunk × width) and runs the float32 register block over it, `f32_rows` rows at a time; the n-bit
+// block's unpacking per row block costs more than one dequantization per panel once a task has
+// that many rows.
 struct NBitsBlock {
-  int width;  // columns per panel and per register block
-  int rows;   // rows per register block when M > 1
+  int width;         // columns per panel and per register block
+  int rows;          // rows per register block when M > 1 (n-bit kernel)
+  int f32_width;     // columns per register block of the dequantized-panel kernel (divides width)
+  int f32_rows;      // rows per register block of the dequantized-panel kernel
+  int f32_min_rows;  // M from which the dequantized-panel kernel runs
 };
 NBitsBlock nbits_block(const TargetDesc& d);
+
+// The k values of one dequantized chunk of the prefill path: whole blocks that divide the padded K
+// (k_blocks · block), as many as fit a quarter of the target's L2 as a float tile of `width` columns.
+int64_t nbits_f32_chunk(const NBitsWeight& w, int width, const TargetDesc& d);
 
 // Packed layouts, each a column panel of `width` columns stored k-major, so one step of the block
 // reads `width` consecutive bytes (codes) or values (per-block parameters):
@@ -47,11 +60,19 @@ ir::Tensor pack_nbits_zero_points(const ir::Tensor& zp, const NBitsWeight& w, in
 // What the lowering built. acc(i, p, m) = Σ_b scale·(dot(i, p, b, m) - zero·asum(b, m)) over the
 // k blocks b (RDom `kb`); dot(i, p, b, m) sums A·code over block b (RDom `j`, one packed byte a
 // step); asum(b, m) sums block b of row m of A.
+//
+// The prefill path: wdq(i, p, k) is the dequantized panel (as pack_panels lays out a float B),
+// f32_part(i, p, m, c) = Σ A(m, k)·wdq(i, p, k) over chunk c of k (RDom `kc`, `chunk` values of k),
+// f32_acc(i, p, m) = Σ_c f32_part(i, p, m, c) (RDom `c`).
 struct NBitsFuncs {
   Halide::Func acc, dot, asum;
   Halide::RDom kb, j;
+  Halide::Func wdq, f32_part, f32_acc;
+  Halide::Func a_rows;  // a_rows(k, m): a rank-3+ A copied as rows of K for f32_part (else undefined)
+  Halide::RDom kc, c;
   NBitsBlock block;
   Halide::Expr m_extent;            // M: the rows of A
+  Halide::Expr use_f32() const { return m_extent >= block.f32_min_rows; }
   std::optional<int64_t> m_static;  // M when the model fixes it
 };
 

@@ -1,7 +1,8 @@
 // com.microsoft.MatMulNBits (the fused block-quantized weight kernel): against the weight dequantized
 // here and multiplied in double precision, for bits 4 and 8, block sizes 16..256, with and without
 // zero points, K not a multiple of the block, N not a multiple of the column panel, M of 1 (the
-// decode specialization) and several rows blocks, A of rank 3, a bias, and every ISA this machine runs.
+// decode specialization), several row blocks, 16 rows or more (the dequantized-panel kernel), A of
+// rank 3, a bias, and every ISA this machine runs.
 // Against ONNX Runtime's own MatMulNBits: tests/python/check_nbits_ort.py.
 #include <gtest/gtest.h>
 
@@ -77,7 +78,7 @@ ir::Model nbits_model(const Case& c, const NBits& w, const ir::Shape& a_shape, c
   return std::move(mb.model());
 }
 
-void check_case(const Case& c, const std::vector<int64_t>& a_dims, const std::string& target) {
+void check_case(const Case& c, const std::vector<int64_t>& a_dims, const std::string& target, bool static_m = false) {
   SCOPED_TRACE("bits " + std::to_string(c.bits) + " block " + std::to_string(c.block) + " K " + std::to_string(c.k) +
                " N " + std::to_string(c.n) + (c.zero_points ? " zp" : "") + " target " + target);
   NBits w = make_weight(c);
@@ -88,7 +89,7 @@ void check_case(const Case& c, const std::vector<int64_t>& a_dims, const std::st
   for (int64_t n = 0; n < c.n; ++n) bias[n] = 0.1f * float(n % 5) - 0.2f;
   ir::Shape shape;
   for (size_t i = 0; i < a_dims.size(); ++i)
-    shape.push_back(i + 2 == a_dims.size() ? Dim::symbol("m") : Dim(a_dims[i]));  // a run-time M
+    shape.push_back(i + 2 == a_dims.size() && !static_m ? Dim::symbol("m") : Dim(a_dims[i]));  // a run-time M
   auto out = compile_and_run(nbits_model(c, w, shape, bias), {HostTensor::f32(a_dims, a)}, "nbits", target);
   std::vector<float> got = out[0].values<float>();
   ASSERT_EQ(got.size(), size_t(m_ext * c.n));
@@ -113,6 +114,23 @@ TEST(LowerQuantNBits, BitsBlocksAndZeroPointsMatchTheDequantizedProduct) {
   for (const std::string& target : runnable_targets())
     for (const Case& c : cases)
       for (int64_t m : {1, 7, 13}) check_case(c, {m, c.k}, target);
+}
+
+// From 16 rows each task dequantizes its column panel and runs the float32 register block over it
+// (prefill): whole and partial row blocks and task groups, partial panels, K with a partial block,
+// K in several chunks.
+TEST(LowerQuantNBits, ManyRowsDequantizeThePanel) {
+  const std::vector<Case> cases = {
+      {4, 32, 100, 70, true}, {4, 16, 64, 33, false}, {4, 128, 256, 130, true}, {8, 32, 96, 40, true},
+  };
+  for (const std::string& target : runnable_targets())
+    for (const Case& c : cases)
+      for (int64_t m : {16, 23, 150}) check_case(c, {m, c.k}, target);
+  // K of 66 blocks: tiles of several k chunks (22 blocks a chunk on AVX-512, 33 on AVX2).
+  for (const std::string& target : runnable_targets()) check_case({4, 32, 2112, 70, true}, {37, 2112}, target);
+  Case c{4, 32, 64, 48, true, /*bias=*/true};
+  check_case(c, {2, 9, c.k}, "host");  // rank 3, 18 rows
+  for (int64_t m : {1, 7, 20}) check_case(c, {m, c.k}, "host", /*static_m=*/true);  // one kernel, no run-time choice
 }
 
 TEST(LowerQuantNBits, RankThreeActivationAndBias) {

@@ -83,7 +83,9 @@ rng = np.random.default_rng(7)
 for bits, block, k, n, zp, bias, a_dims in [
         (4, 32, 128, 96, True, False, [1]), (4, 32, 100, 70, False, False, [5]), (4, 16, 64, 33, True, True, [3]),
         (4, 64, 256, 128, True, False, [2, 7]), (4, 128, 384, 64, False, True, [1]), (4, 256, 512, 40, True, False, [9]),
-        (8, 32, 96, 48, True, False, [1]), (8, 64, 130, 24, False, True, [4])]:
+        (8, 32, 96, 48, True, False, [1]), (8, 64, 130, 24, False, True, [4]),
+        # 16 rows or more: the dequantized-panel kernel (a prefill's rank-3 A; K in several chunks)
+        (4, 32, 1024, 96, True, False, [2, 64]), (4, 32, 2112, 70, True, True, [37]), (8, 32, 256, 40, False, False, [16])]:
     kb = (k + block - 1) // block
     b = rng.integers(0, 256, size=(n, kb, block * bits // 8), dtype=np.uint8)
     scales = (rng.random(n * kb, dtype=np.float32) * 0.05 + 0.01).astype(np.float32)
