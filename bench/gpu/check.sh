@@ -104,7 +104,7 @@ if stage device; then
       > "$OUT/device_io.txt" 2>&1
     rc=$?
     log "device: exit $rc: $(tail -1 "$OUT/device_io.txt")"
-    grep -v ': equal' "$OUT/device_io.txt" | head -20
+    grep -E 'DIFFERS|failed' "$OUT/device_io.txt" | head -20
     [ -z "$GPU" ] && needs_gpu "device (run: refused without a driver, as above)"
   fi
 fi

@@ -8,18 +8,23 @@
  *   context  the same with the primary context named explicitly and outputs copied back by the run
  * and every output of `device` and `context` must equal `host`'s (same kernels, same inputs: the
  * difference allowed is 1e-6 relative, and any is printed). The device sessions are reused from shape
- * to shape, so a larger shape grows their device arenas. Without a driver (or a GPU) the library is
+ * to shape, so a larger shape grows their device arenas. Then both paths are timed (median of 20 runs
+ * after 3: host = inputs copied in and outputs out by each run; device = neither, one wait for the
+ * stream per run), which shows what the copies cost. Without a driver (or a GPU) the library is
  * refused when opened, and this program says so and exits 2.
  *
  *   onnxc-device-io LIBRARY SYMBOL=VALUE[,SYMBOL=VALUE...] ...   e.g. libenc.so batch=1,seq=16 batch=2,seq=64
  * Exit status: 0 all equal, 1 a difference or a failed call, 2 the library or driver cannot be used.
  * Needs only libonnxc_runtime and the NVIDIA driver (dlopen()ed): no CUDA toolkit. */
+#define _POSIX_C_SOURCE 200112L /* clock_gettime */
+
 #include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "onnxc/runtime.h"
 
@@ -201,6 +206,30 @@ static int compare(const onnxc_model *m, const result *want, const result *got, 
   return ok;
 }
 
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median ms of 20 runs after 3: host pointers (the run copies), or device inputs and a stream wait. */
+static double time_runs(onnxc_session *s, input *in, size_t n_in, int device, void *stream) {
+  double t[20];
+  for (int r = -3; r < 20; r++) {
+    double t0 = now_ms();
+    if (!run(s, in, n_in, device)) return -1;
+    if (device && !cu_check(cu.stream_sync(stream), "cuStreamSynchronize")) return -1;
+    if (r >= 0) t[r] = now_ms() - t0;
+  }
+  qsort(t, 20, sizeof t[0], by_value);
+  return (t[9] + t[10]) / 2;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s LIBRARY [SYMBOL=VALUE,...]...\n", argv[0]);
@@ -251,6 +280,11 @@ int main(int argc, char **argv) {
     ok = ok && run(named, in, n_in, 1) && keep_outputs(named, 0, &got) && compare(m, &want, &got, shape, "context");
     free_result(&got);
     free_result(&want);
+    if (ok) {
+      double h = time_runs(host, in, n_in, 0, stream), d = time_runs(dev, in, n_in, 1, stream);
+      ok = h >= 0 && d >= 0;
+      printf("device-io: %s: median of 20 runs: host pointers %.3f ms, device pointers + stream %.3f ms\n", shape, h, d);
+    }
     for (size_t i = 0; i < n_in && i < 64; i++) {
       if (in[i].device) cu.mem_free(in[i].device);
       free(in[i].t.data);

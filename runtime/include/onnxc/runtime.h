@@ -352,7 +352,11 @@ ONNXC_API int32_t onnxc_model_device(const onnxc_model *model);
  * cudaStreamCreate) uses; stream NULL: that context's default stream. Neither is owned: both must
  * outlive the session's use of them. Changing the context frees the session's device memory (it
  * belongs to the old one) and makes the last run's outputs unreadable. With a stream set, a run only
- * queues work on it: it waits for the stream only to copy outputs to the host (below). */
+ * queues work on it: it waits for the stream only to copy outputs to the host (below).
+ * Limitation: scratch memory that kernels allocate for themselves comes from a pool of the model
+ * library's (Halide's allocation reuse), which is not ordered between streams. Sessions of one library
+ * whose work may overlap on the GPU should share a stream, or the caller waits for one session's
+ * stream before running another on a different one. */
 ONNXC_API onnxc_status onnxc_session_set_cuda_stream(onnxc_session *session, void *context, void *stream);
 
 /* Binds input `index` to device memory: tensor->data is a device address (a CUdeviceptr or cudaMalloc
