@@ -11,6 +11,10 @@
 #   bert         bench/models.py's BERT-base-like encoder: compared with torch's outputs, then timed at
 #                b1/b8 x s128/s512 beside PyTorch eager on the same GPU (bert.tsv, bert_profile.txt)
 #   attention    the fused attention alone, 12 heads of 64, beside torch's scaled_dot_product_attention
+#   device       the C API's device path (bench/gpu/device_io.c): the bundled encoder layer run with
+#                inputs in device memory, kernels on a stream of the caller's, outputs read on the device
+#                and through the lazy copy, and with the context named, each compared with the host
+#                path's outputs at three shapes (device_io.txt)
 # and last prints summary.md (bench/gpu/summary.py). A stage that fails says so and the next one runs.
 #
 #   bench/gpu/check.sh OUT [--quick] [--stages env,models,...]
@@ -26,7 +30,7 @@ ROOT=$PWD
 OUT=${1:?usage: bench/gpu/check.sh OUT [--quick] [--stages LIST]}
 shift
 QUICK=0
-STAGES=env,models,conformance,ceilings,bert,attention
+STAGES=env,device,models,conformance,ceilings,bert,attention
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) QUICK=1 ;;
@@ -86,6 +90,23 @@ if stage env; then
     echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $JOBS"
     echo "date: $(date -u +%FT%TZ)"
   } | tee "$OUT/env.txt"
+fi
+
+if stage device; then
+  log "device: device pointers and a caller's stream on the encoder layer (onnxc-device-io)"
+  E=$PACK/device
+  if ! timeout "$(left 150)" "$ONNXC" compile tests/models/encoder_layer/model.onnx --target cuda -o "$E" -n encoder -q \
+      > "$OUT/device_compile.log" 2>&1; then
+    log "device: compiling the encoder layer for cuda failed: $(tail -1 "$OUT/device_compile.log")"
+  else
+    # Shapes small, large (the arena grows), then small again (it is reused).
+    timeout "$(left 90)" "$PACK/bin/onnxc-device-io" "$E/libencoder.so" batch=1,seq=7 batch=3,seq=64 batch=2,seq=5 \
+      > "$OUT/device_io.txt" 2>&1
+    rc=$?
+    log "device: exit $rc: $(tail -1 "$OUT/device_io.txt")"
+    grep -E 'DIFFERS|failed' "$OUT/device_io.txt" | head -20
+    [ -z "$GPU" ] && needs_gpu "device (run: refused without a driver, as above)"
+  fi
 fi
 
 if stage models && needs_gpu models; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs what bench/gpu/check.sh needs on a GPU machine that has no Debian packages of ours: the onnxc
-# CLI (stripped) with the shared libraries it loads (Halide, LLVM, protobuf, ONNX and theirs; not
+# CLI and onnxc-device-io (stripped) with the shared libraries it loads (Halide, LLVM, protobuf, ONNX and theirs; not
 # glibc or libstdc++, which the machine has), the runtime library, and the ONNX 1.12 backend test
 # data. Writes .gpu/onnxc.tar.xz and .gpu/testdata.tar.xz at the repository root (ignored by git;
 # the device tool carries .gpu). About 55 MiB in all.
@@ -20,8 +20,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 OUT=.gpu
-for f in "$BUILD/tools/onnxc" "$BUILD/runtime/libonnxc_runtime.so"; do
-  [ -e "$f" ] || { echo "pack: $f is missing: build first (cmake --build $BUILD --target onnxc onnxc_runtime)" >&2; exit 1; }
+DEVICE_IO=$BUILD/tests/runtime/onnxc-device-io
+for f in "$BUILD/tools/onnxc" "$BUILD/runtime/libonnxc_runtime.so" "$DEVICE_IO"; do
+  [ -e "$f" ] || { echo "pack: $f is missing: build first (cmake --build $BUILD --target onnxc onnxc_runtime onnxc_device_io)" >&2; exit 1; }
 done
 command -v patchelf >/dev/null || { echo "pack: patchelf is needed (apt-get install patchelf)" >&2; exit 1; }
 stage=$(mktemp -d)
@@ -31,6 +32,8 @@ strip -o "$stage/bin/onnxc" "$BUILD/tools/onnxc"
 # DT_RPATH (not RUNPATH) so that the libraries' own dependencies are found beside them too, without
 # LD_LIBRARY_PATH leaking into the compilers onnxc starts.
 patchelf --force-rpath --set-rpath '$ORIGIN/../lib' "$stage/bin/onnxc"
+strip -o "$stage/bin/onnxc-device-io" "$DEVICE_IO"  # check.sh's device stage: the C API's device path
+patchelf --force-rpath --set-rpath '$ORIGIN/../lib' "$stage/bin/onnxc-device-io"
 if [ -n "$BASE" ]; then
   strip -o "$stage/bin/onnxc-base" "$BASE"
   patchelf --force-rpath --set-rpath '$ORIGIN/../lib' "$stage/bin/onnxc-base"

@@ -82,6 +82,12 @@ def report(out):
             if r[1] != "pass":
                 print(f"- {r[0]}: {r[2] if len(r) > 2 else ''}")
         print()
+    device = os.path.join(out, "device_io.txt")
+    if os.path.exists(device):
+        lines = open(device).read().strip().splitlines()
+        verdict = lines[-1] if lines else "(no output)"
+        print("## The C API with device pointers and a stream of the caller's (onnxc-device-io, encoder layer)\n\n"
+              f"{verdict}\n\n```\n" + "\n".join(lines[:40]) + "\n```\n")
     diff = os.path.join(out, "conformance_diff.txt")
     if os.path.exists(diff):
         print("## ONNX 1.12 backend tests on --target cuda\n\n```\n" + open(diff).read().strip() + "\n```\n")

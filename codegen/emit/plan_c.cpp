@@ -57,6 +57,14 @@ std::string generate_plan_c(const PlanDescription& d) {
   if (d.uses_cuda) {
     os << "extern int halide_copy_to_host(void *, void *);\nextern int halide_device_free(void *, void *);\n"
        << "extern int halide_cuda_device_sync(void *, void *);\n"
+       // The device arena, caller device pointers and a caller's stream (model_abi.h, version 7).
+       << "extern int halide_device_malloc(void *, void *, const void *);\n"
+       << "extern int halide_device_wrap_native(void *, void *, uint64_t, const void *);\n"
+       << "extern int halide_device_detach_native(void *, void *);\n"
+       << "extern const void *halide_cuda_device_interface(void);\n"
+       << "extern onnxc_cuda_acquire_context_fn halide_set_cuda_acquire_context(onnxc_cuda_acquire_context_fn);\n"
+       << "extern onnxc_cuda_release_context_fn halide_set_cuda_release_context(onnxc_cuda_release_context_fn);\n"
+       << "extern onnxc_cuda_get_stream_fn halide_set_cuda_get_stream(onnxc_cuda_get_stream_fn);\n"
        // Device memory a kernel allocates for its intermediates (attention's scores, staged operands)
        // is kept for the next call while the library is loaded: otherwise every call pays a
        // cuMemAlloc and a cuMemFree, which waits for the whole device, per intermediate.
@@ -141,7 +149,12 @@ std::string generate_plan_c(const PlanDescription& d) {
      << "    " << (d.uses_cuda ? "halide_copy_to_host, halide_device_free" : "NULL, NULL") << ",\n"
      << "    halide_set_error_handler, " << d.default_num_threads << ",\n"
      << "    " << (d.steps.empty() ? "NULL" : "step_info") << ",\n"
-     << "    " << (d.uses_cuda ? "halide_cuda_device_sync" : "NULL") << "};\n\n"
+     << "    " << (d.uses_cuda ? "halide_cuda_device_sync" : "NULL") << ",\n"
+     << "    " << (d.uses_cuda ? "halide_device_malloc, halide_device_wrap_native, halide_device_detach_native, "
+                                 "halide_cuda_device_interface,\n    halide_set_cuda_acquire_context, "
+                                 "halide_set_cuda_release_context, halide_set_cuda_get_stream"
+                               : "NULL, NULL, NULL, NULL, NULL, NULL, NULL")
+     << "};\n\n"
      << "const onnxc_model_desc *onnxc_model_" << n << "(void) { return &desc; }\n"
      << "__attribute__((weak)) const onnxc_model_desc *onnxc_model_entry(void) { return &desc; }\n";
   return os.str();

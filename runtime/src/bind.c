@@ -95,7 +95,7 @@ static onnxc_status check_input(onnxc_session *s, size_t i, const onnxc_tensor *
   return ONNXC_OK;
 }
 
-static onnxc_status set_input(onnxc_session *s, size_t i, const onnxc_tensor *x) {
+onnxc_status onnxc_bind_input(onnxc_session *s, size_t i, const onnxc_tensor *x, bool on_device) {
   size_t n = s->model->desc->n_inputs;
   if (i >= n) {
     return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "input index %zu is out of range: model '%s' has %zu input%s", i,
@@ -114,6 +114,7 @@ static onnxc_status set_input(onnxc_session *s, size_t i, const onnxc_tensor *x)
   /* A scalar may come with dims NULL: memcpy from NULL is undefined even for 0 bytes (UBSan). */
   if (x->rank > 0) memcpy(&s->input_dims[s->model->dim_offset[t]], x->dims, (size_t)x->rank * sizeof *x->dims);
   s->input_data[i] = x->data;
+  s->input_on_device[i] = on_device;
   s->bound[i] = true;
   collect_symbols(s, SIZE_MAX);
   return ONNXC_OK;
@@ -121,14 +122,14 @@ static onnxc_status set_input(onnxc_session *s, size_t i, const onnxc_tensor *x)
 
 onnxc_status onnxc_session_set_input(onnxc_session *s, size_t index, const onnxc_tensor *tensor) {
   if (!s) return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "onnxc_session_set_input: session is NULL");
-  return onnxc_keep_error(s->error, set_input(s, index, tensor));
+  return onnxc_keep_error(s->error, onnxc_bind_input(s, index, tensor, false));
 }
 
 onnxc_status onnxc_session_set_input_by_name(onnxc_session *s, const char *name, const onnxc_tensor *tensor) {
   if (!s) return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "onnxc_session_set_input_by_name: session is NULL");
   size_t index;
   onnxc_status st = onnxc_model_input_index(s->model, name, &index);
-  if (st == ONNXC_OK) st = set_input(s, index, tensor);
+  if (st == ONNXC_OK) st = onnxc_bind_input(s, index, tensor, false);
   return onnxc_keep_error(s->error, st);
 }
 
@@ -136,6 +137,7 @@ void onnxc_unbind_inputs(onnxc_session *s) {
   for (uint32_t i = 0; i < s->model->desc->n_inputs; i++) {
     s->bound[i] = false;
     s->input_data[i] = NULL;
+    s->input_on_device[i] = false;
   }
   collect_symbols(s, SIZE_MAX);
 }

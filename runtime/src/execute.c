@@ -1,6 +1,6 @@
 /* Running a plan: point every tensor's halide_buffer_t at its bytes (input, weight or arena) with the
- * plan's dims, run each step through its kind's entry (model->kinds), and for CUDA libraries keep
- * device state on root buffers. */
+ * plan's dims, run each step through its kind's entry (model->kinds); for CUDA libraries
+ * cuda_session.c gives root buffers their device memory before and copies outputs back after. */
 /* clock_gettime(CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID) under -std=c11 without extensions. */
 #define _POSIX_C_SOURCE 200112L
 
@@ -9,6 +9,7 @@
 
 #include "execute.h"
 
+#include "cuda_session.h"
 #include "kernel_errors.h"
 #include "kv_cache.h"
 #include "plan.h"
@@ -26,58 +27,12 @@ static void point_buffers(onnxc_session *s, const onnxc_plan *p) {
     if (onnxc_is_arena_kind(td->kind) && m->tensor_step[t] < 0 && td->value == ONNXC_VALUE_TENSOR) host = s->arena + p->offset[t];
     s->buffers[t].host = host;
   }
-  for (uint32_t i = 0; i < d->n_inputs; i++) {
-    if (s->input_data[i]) s->buffers[m->inputs[i].tensor].host = s->input_data[i];
+  for (uint32_t i = 0; i < d->n_inputs; i++) { /* a device input has no host bytes (cuda_session.c wraps it) */
+    if (s->input_data[i]) s->buffers[m->inputs[i].tensor].host = s->input_on_device[i] ? NULL : s->input_data[i];
   }
   for (uint32_t t = 0; t < d->n_tensors; t++) {
     if (m->root[t] != (int32_t)t) s->buffers[t].host = s->buffers[m->root[t]].host;
   }
-}
-
-static void free_device(onnxc_session *s, uint32_t t) {
-  halide_buffer_t *b = &s->buffers[t];
-  if (b->device) s->model->desc->device_free(NULL, b);
-  b->device = 0;
-  b->device_interface = NULL;
-  b->flags = 0;
-  s->device_bytes[t] = 0;
-}
-
-/* Before a CUDA run: a root whose size changed drops its device allocation (Halide reuses one that
- * exists, whatever its size); inputs are new on the host; arena contents are dead; weights upload once. */
-static void prepare_device_state(onnxc_session *s, const onnxc_plan *p) {
-  const onnxc_model *m = s->model;
-  for (uint32_t t = 0; t < m->desc->n_tensors; t++) {
-    halide_buffer_t *b = &s->buffers[t];
-    int32_t kind = m->desc->tensors[t].kind;
-    if (m->root[t] != (int32_t)t) { /* views borrow their root's device state around each step */
-      b->device = 0;
-      b->device_interface = NULL;
-      b->flags = 0;
-      continue;
-    }
-    if (b->device && s->device_bytes[t] != p->bytes[t]) free_device(s, t);
-    if (kind == ONNXC_TENSOR_INPUT) b->flags = halide_buffer_flag_host_dirty;
-    if (kind == ONNXC_TENSOR_WEIGHT && !b->device) b->flags = halide_buffer_flag_host_dirty;
-    if (onnxc_is_arena_kind(kind)) b->flags = 0;
-  }
-}
-
-static onnxc_status copy_outputs_to_host(onnxc_session *s) {
-  const onnxc_model *m = s->model;
-  for (uint32_t o = 0; o < m->desc->n_outputs; o++) {
-    int32_t r = m->root[m->outputs[o].tensor];
-    halide_buffer_t *b = &s->buffers[r];
-    if (!b->device || !(b->flags & halide_buffer_flag_device_dirty)) continue;
-    onnxc_kernel_call_begin();
-    int rc = m->desc->copy_to_host(NULL, b);
-    const char *msg = onnxc_kernel_call_end();
-    if (rc != 0) {
-      return onnxc_fail(ONNXC_ERR_KERNEL_FAILED, "copying output '%s' to the host failed: Halide error %d (%s)%s%s",
-                        m->desc->tensors[m->outputs[o].tensor].name, rc, onnxc_halide_error_name(rc), *msg ? ": " : "", msg);
-    }
-  }
-  return ONNXC_OK;
 }
 
 static uint64_t clock_ns(clockid_t clock) {
@@ -168,7 +123,6 @@ static onnxc_status run_steps(onnxc_session *s, const onnxc_plan *p) {
 onnxc_status onnxc_execute(onnxc_session *s, const onnxc_plan *p) {
   const onnxc_model *m = s->model;
   const onnxc_model_desc *d = m->desc;
-  if (d->uses_cuda) prepare_device_state(s, p);
   memcpy(s->run_dims, p->dims, (size_t)m->dim_offset[d->n_tensors] * sizeof *s->run_dims);
   memcpy(s->run_bytes, p->bytes, (size_t)d->n_tensors * sizeof *s->run_bytes);
   for (uint32_t t = 0; t < d->n_tensors; t++) {
@@ -176,28 +130,20 @@ onnxc_status onnxc_execute(onnxc_session *s, const onnxc_plan *p) {
     if (!d->uses_cuda) s->buffers[t].flags = 0;
   }
   point_buffers(s, p);
-  onnxc_status placed = onnxc_cache_place(s);
-  if (placed != ONNXC_OK) return placed;
-  memcpy(s->scalars, p->scalars, (size_t)m->arg_offset[d->n_steps] * sizeof *s->scalars);
-  int32_t threads = s->options.num_threads ? s->options.num_threads : d->default_num_threads;
-  if (d->set_num_threads) d->set_num_threads(threads);
-  onnxc_status st = run_steps(s, p);
+  onnxc_cuda_scope scope;
+  if (d->uses_cuda) onnxc_cuda_enter(s->cuda_context, s->cuda_stream, &scope);
+  onnxc_status st = d->uses_cuda ? onnxc_cuda_prepare_run(s, p) : ONNXC_OK;
+  if (st == ONNXC_OK) st = onnxc_cache_place(s);
+  if (st == ONNXC_OK) {
+    memcpy(s->scalars, p->scalars, (size_t)m->arg_offset[d->n_steps] * sizeof *s->scalars);
+    int32_t threads = s->options.num_threads ? s->options.num_threads : d->default_num_threads;
+    if (d->set_num_threads) d->set_num_threads(threads);
+    st = run_steps(s, p);
+  }
   if (d->uses_cuda) {
-    for (uint32_t t = 0; t < d->n_tensors; t++) {
-      if (m->root[t] == (int32_t)t && s->buffers[t].device) s->device_bytes[t] = p->bytes[t];
-    }
-    if (st == ONNXC_OK) st = copy_outputs_to_host(s);
+    onnxc_status done = onnxc_cuda_finish_run(s, p, st == ONNXC_OK);
+    if (st == ONNXC_OK) st = done;
+    onnxc_cuda_leave(&scope);
   }
   return st;
-}
-
-void onnxc_release_device_buffers(onnxc_session *s) {
-  const onnxc_model *m = s->model;
-  if (!m->desc->uses_cuda) return;
-  for (uint32_t t = 0; t < m->desc->n_tensors; t++) {
-    if (m->root[t] != (int32_t)t) s->buffers[t].device = 0; /* a view never owns its handle */
-  }
-  for (uint32_t t = 0; t < m->desc->n_tensors; t++) {
-    if (m->root[t] == (int32_t)t) free_device(s, t);
-  }
 }

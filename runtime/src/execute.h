@@ -6,7 +6,5 @@
 
 /* Runs the steps of `plan` with the bound inputs. */
 onnxc_status onnxc_execute(onnxc_session *s, const onnxc_plan *plan);
-/* Releases device allocations (CUDA libraries). */
-void onnxc_release_device_buffers(onnxc_session *s);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "error.h"
 #include "handles.h"
+#include "cuda_driver.h"
 #include "kernel_errors.h"
 #include "model.h"
 #include "model_validate.h"
@@ -120,6 +121,7 @@ onnxc_status onnxc_model_create(const onnxc_model_desc *desc, const onnxc_step_k
     set_handler = sym.fn;
   }
   if (set_handler) set_handler(onnxc_kernel_error_handler);
+  onnxc_cuda_install_hooks(desc);
   if (!onnxc_handle_register(model)) {
     model->library = NULL; /* the caller closes it */
     destroy(model);

@@ -313,8 +313,10 @@ onnxc_status onnxc_validate_desc(const onnxc_model_desc *d, const onnxc_step_kin
   if (st == ONNXC_OK) st = onnxc_check_loop_structure(d, kinds, m);
   if (st == ONNXC_OK) st = check_symbols_bound(d, kinds, &table, m);
   if (st == ONNXC_OK) st = check_known_in_time(d, kinds, &table, m);
-  if (st == ONNXC_OK && d->uses_cuda && (!d->copy_to_host || !d->device_free)) {
-    st = onnxc_fail(ONNXC_ERR_LOAD_FAILED, "model '%s' uses CUDA but copy_to_host or device_free is NULL", m);
+  if (st == ONNXC_OK && d->uses_cuda && (!d->copy_to_host || !d->device_free || !d->device_malloc || !d->wrap_native ||
+                                          !d->detach_native || !d->device_interface)) {
+    st = onnxc_fail(ONNXC_ERR_LOAD_FAILED, "model '%s' uses CUDA but one of copy_to_host, device_free, device_malloc, "
+                    "wrap_native, detach_native, device_interface is NULL", m);
   }
   return st;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cache_api.h"
+#include "cuda_session.h"
 #include "execute.h"
 #include "kv_cache.h"
 #include "handles.h"
@@ -22,7 +23,7 @@ void onnxc_session_options_default(onnxc_session_options *options) {
 }
 
 static void destroy(onnxc_session *s) {
-  if (s->buffers && s->device_bytes) onnxc_release_device_buffers(s);
+  if (s->buffers && s->device_bytes && s->device_wrapped) onnxc_release_device_buffers(s);
   for (uint32_t i = 0; s->plans && i < s->options.max_cached_plans; i++) onnxc_free_plan(s->plans[i]);
   free(s->plans);
   free(s->bound);
@@ -36,6 +37,8 @@ static void destroy(onnxc_session *s) {
   free(s->scalars);
   free(s->args);
   free(s->device_bytes);
+  free(s->device_wrapped);
+  free(s->input_on_device);
   free(s->run_dims);
   free(s->run_bytes);
   onnxc_free_blocks(s);
@@ -79,6 +82,8 @@ static bool allocate(onnxc_session *s) {
   s->scalars = calloc(args, sizeof *s->scalars);
   s->args = calloc(args, sizeof *s->args);
   s->device_bytes = calloc(tensors, sizeof *s->device_bytes);
+  s->device_wrapped = calloc(tensors, sizeof *s->device_wrapped);
+  s->input_on_device = calloc(inputs, sizeof *s->input_on_device);
   s->run_dims = calloc(dims, sizeof *s->run_dims);
   s->run_bytes = calloc(tensors, sizeof *s->run_bytes);
   s->blocks = calloc((size_t)d->n_steps + 1, sizeof *s->blocks);
@@ -87,7 +92,8 @@ static bool allocate(onnxc_session *s) {
   s->values = onnxc_values_create(d->n_tensors);
   s->arena = aligned_alloc(ONNXC_ARENA_ALIGNMENT, ONNXC_ARENA_ALIGNMENT); /* non-NULL even when unused */
   return s->plans && s->bound && s->input_data && s->input_dims && s->symbols && s->symbol_input && s->symbol_axis &&
-         s->buffers && s->dims && s->scalars && s->args && s->device_bytes && s->run_dims && s->run_bytes && s->blocks && s->block_bytes && s->loop_iter && s->values && s->arena &&
+         s->buffers && s->dims && s->scalars && s->args && s->device_bytes && s->device_wrapped &&
+         s->input_on_device && s->run_dims && s->run_bytes && s->blocks && s->block_bytes && s->loop_iter && s->values && s->arena &&
          onnxc_host_states_create(s);
 }
 
@@ -175,9 +181,9 @@ onnxc_status onnxc_session_run(onnxc_session *s) {
   return onnxc_keep_error(s->error, st);
 }
 
-static onnxc_status get_output(onnxc_session *s, size_t index, onnxc_tensor *out) {
+onnxc_status onnxc_output_tensor(onnxc_session *s, size_t index, onnxc_tensor *out, const char *call) {
   const onnxc_model *m = s->model;
-  if (!out) return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "onnxc_session_get_output: out is NULL");
+  if (!out) return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "%s: out is NULL", call);
   memset(out, 0, sizeof *out);
   if (index >= m->desc->n_outputs) {
     return onnxc_fail(ONNXC_ERR_INVALID_ARGUMENT, "output index %zu is out of range: model '%s' has %u output%s", index,
@@ -202,6 +208,16 @@ static onnxc_status get_output(onnxc_session *s, size_t index, onnxc_tensor *out
   out->dims = &s->run_dims[m->dim_offset[t]];
   out->data = s->buffers[t].host;
   return ONNXC_OK;
+}
+
+static onnxc_status get_output(onnxc_session *s, size_t index, onnxc_tensor *out) {
+  onnxc_status st = onnxc_output_tensor(s, index, out, "onnxc_session_get_output");
+  if (st == ONNXC_OK && s->model->desc->uses_cuda) { /* outputs left on the device are copied when read */
+    st = onnxc_cuda_output_to_host(s, (uint32_t)index);
+    if (st == ONNXC_OK) out->data = s->buffers[s->model->outputs[index].tensor].host;
+    else memset(out, 0, sizeof *out);
+  }
+  return st;
 }
 
 onnxc_status onnxc_session_get_output(onnxc_session *s, size_t index, onnxc_tensor *out) {

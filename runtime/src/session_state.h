@@ -58,7 +58,9 @@ struct onnxc_session {
   halide_dimension_t *dims;  /* model->dim_offset[n_tensors] */
   int64_t *scalars;          /* model->arg_offset[n_steps] */
   void **args;               /* model->arg_offset[n_steps] */
-  uint64_t *device_bytes;    /* n_tensors (CUDA): size of the device allocation a root holds, 0 if none */
+  uint64_t *device_bytes;    /* n_tensors (CUDA): size of the device allocation Halide made for a root, 0 if none */
+  bool *device_wrapped;      /* n_tensors (CUDA): the root's device handle is a range of the device arena or a
+                                caller's pointer (detached, never freed); else Halide's own allocation */
 
   /* This run's shapes: the plan's, plus those bound from data as host steps run. Outputs read them. */
   int64_t *run_dims;         /* model->dim_offset[n_tensors] */
@@ -82,8 +84,24 @@ struct onnxc_session {
 
   uint8_t *arena;            /* ONNXC_ARENA_ALIGNMENT-aligned, never NULL after creation */
   uint64_t arena_bytes;
+
+  /* CUDA libraries (cuda_session.c): the device arena, one device allocation holding every arena tensor
+   * at its plan offset (as the host arena does), grown with the largest plan; the caller's device
+   * pointers and context/stream (cuda_api.c). */
+  halide_buffer_t device_arena;         /* uint8 [64, bytes / 64]; device 0 until the first run */
+  halide_dimension_t device_arena_dims[2];
+  uint64_t device_arena_bytes;
+  bool *input_on_device;     /* n_inputs: input_data[i] is a device address (onnxc_session_set_input_device) */
+  bool outputs_on_device;    /* runs leave outputs on the device; get_output copies one when asked */
+  void *cuda_context;        /* CUcontext and CUstream the kernels run in and on; NULL: the device's */
+  void *cuda_stream;         /*   primary context, its default stream */
 };
 
+/* bind.c: binds input i after checking it against the model; on_device: x->data is a device address. */
+onnxc_status onnxc_bind_input(onnxc_session *s, size_t i, const onnxc_tensor *x, bool on_device);
+/* session.c: describes output `index` of the last run (dims, dtype, host data) after the checks every
+ * reader of an output makes; sets no error text of the session. */
+onnxc_status onnxc_output_tensor(onnxc_session *s, size_t index, onnxc_tensor *out, const char *call);
 /* bind.c: clears every binding (after a run). */
 void onnxc_unbind_inputs(onnxc_session *s);
 /* bind.c: all inputs set, and input dims that are expressions of symbols agree with them. */

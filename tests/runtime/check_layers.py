@@ -16,8 +16,8 @@ LAYERS = [
     ("model", "model model_validate loops_validate known_at lifetimes"),
     ("host ops", "host_ops host_util host_cache host_reduce host_scan host_select host_sequence host_string "
                  "host_split_to_sequence host_string_concat host_string_split host_tfidf host_unique host_value"),
-    ("executor", "plan execute kv_cache step_kinds step_kernel step_host step_control loops"),
-    ("public API", "session bind values_api cache_api model_open"),
+    ("executor", "plan execute kv_cache step_kinds step_kernel step_host step_control loops cuda_session"),
+    ("public API", "session bind values_api cache_api cuda_api model_open"),
 ]
 LAYER = {name: i for i, (_, files) in enumerate(LAYERS) for name in files.split()}
 

@@ -33,22 +33,25 @@ TEST(ModelValidation, AbiVersionAndName) {
   DescBuilder b = tiny();
   b.d.abi_version = 1;  // a library built before host steps: refused, its steps are never read
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 1 but this runtime reads version 6: recompile the model with a matching onnxc");
+            "model library has ABI version 1 but this runtime reads version 7: recompile the model with a matching onnxc");
   b.d.abi_version = 2;  // before control steps
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 2 but this runtime reads version 6: recompile the model with a matching onnxc");
+            "model library has ABI version 2 but this runtime reads version 7: recompile the model with a matching onnxc");
   b.d.abi_version = 3;  // before loops
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 3 but this runtime reads version 6: recompile the model with a matching onnxc");
+            "model library has ABI version 3 but this runtime reads version 7: recompile the model with a matching onnxc");
   b.d.abi_version = 4;  // before run-time sequences and optionals
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 4 but this runtime reads version 6: recompile the model with a matching onnxc");
+            "model library has ABI version 4 but this runtime reads version 7: recompile the model with a matching onnxc");
   b.d.abi_version = 5;  // before device_sync was appended to the descriptor
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 5 but this runtime reads version 6: recompile the model with a matching onnxc");
-  b.d.abi_version = 7;
+            "model library has ABI version 5 but this runtime reads version 7: recompile the model with a matching onnxc");
+  b.d.abi_version = 6;  // before the CUDA hooks of the device arena and caller streams were appended
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 7 but this runtime reads version 6: recompile the model with a matching onnxc");
+            "model library has ABI version 6 but this runtime reads version 7: recompile the model with a matching onnxc");
+  b.d.abi_version = 8;
+  EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
+            "model library has ABI version 8 but this runtime reads version 7: recompile the model with a matching onnxc");
   b = tiny();
   b.d.name = nullptr;
   EXPECT_EQ(load_error(b), "model descriptor has no name");
@@ -169,7 +172,13 @@ TEST(ModelValidation, EverySymbolMustBeBoundByAnInputDim) {
 TEST(ModelValidation, CudaModelsNeedTheirDeviceHooks) {
   DescBuilder b = tiny();
   b.d.uses_cuda = 1;
-  EXPECT_EQ(load_error(b), "model 'tiny' uses CUDA but copy_to_host or device_free is NULL");
+  const char *want = "model 'tiny' uses CUDA but one of copy_to_host, device_free, device_malloc, wrap_native, detach_native, "
+                     "device_interface is NULL";
+  EXPECT_EQ(load_error(b), want);
+  // A descriptor of ABI 7 without the device-arena hooks (a hand-written one filling only v6's) is refused too.
+  b.d.copy_to_host = [](void *, void *) { return 0; };
+  b.d.device_free = [](void *, void *) { return 0; };
+  EXPECT_EQ(load_error(b), want);
 }
 
 // ---- run-time failures ------------------------------------------------------------------------------

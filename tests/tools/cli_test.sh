@@ -220,6 +220,14 @@ case_cuda_without_driver() {
   expect_user_error run "model 'add' was compiled for CUDA, but no NVIDIA driver is installed here"
   run_onnxc compare "$ADD" --target cuda
   expect_user_error compare 'compile for a CPU target to run on this machine'
+  # The C API's device path (bench/gpu/device_io.c: device pointers, a caller's stream) is refused the
+  # same way, at the open, before any CUDA call.
+  if [ -n "${ONNXC_DEVICE_IO:-}" ]; then
+    "$ONNXC_DEVICE_IO" cudalib/libadd.so > out 2> err; rc=$?
+    expect_rc 2
+    grep -q "device-io: refused: .*model 'add' was compiled for CUDA, but no NVIDIA driver is installed here" out ||
+      fail "onnxc-device-io did not refuse cleanly: $(cat out err)"
+  fi
 }
 
 # --quantize dynamic-int8 quantizes where int8 beats float32 (x86 with AVX2: vpmaddwd pairs) and

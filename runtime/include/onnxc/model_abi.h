@@ -38,6 +38,10 @@
  *    is placed when step k binds it, in a block of its own that the session keeps (and reuses) for
  *    the rest of the run and past it (outputs are read after the run). Host steps run on the host:
  *    a CUDA library has none.
+ *  - CUDA libraries: the arena has a device twin, one device allocation per session laid out by the
+ *    same offsets; every arena tensor's buffer has its range there as its device handle (wrapped, so
+ *    kernels never allocate or free it), views the range of their base. Inputs have their own device
+ *    allocations (or the caller's memory), weights theirs, uploaded once.
  *  - A .so should export only onnxc_model_<NAME> and onnxc_model_entry (a version script with
  *    `local: *;`): the library's Halide runtime then stays private to it, even in a program that also
  *    links Halide or another model.
@@ -58,8 +62,10 @@ extern "C" {
  * Version 6 appended device_sync to onnxc_model_desc: a v5 descriptor ends before it, so reading it from
  * a v5 library would read past the library's struct. (Host ops added within a version are refused by an
  * older runtime by their number, with a message: no version change is needed for them.)
+ * Version 7 appended the CUDA hooks a session needs for its device arena, caller device pointers and a
+ * caller's stream (device_malloc .. set_cuda_get_stream).
  * A library of another version is refused at load with a message, before any other field is read. */
-#define ONNXC_ABI_VERSION 6
+#define ONNXC_ABI_VERSION 7
 
 /* Shape expressions are integer programs in reverse Polish notation over int64. Expression i is
  * expr_code[expr_start[i] .. expr_start[i + 1]). CONST and SYM take one immediate word. Division
@@ -262,6 +268,16 @@ typedef struct onnxc_step_info {
 /* Same signature as Halide's halide_error_handler_t (kept free of Halide's headers). */
 typedef void (*onnxc_halide_error_handler)(void *user_context, const char *message);
 
+/* The same as Halide's halide_cuda_acquire_context_t, halide_cuda_release_context_t and
+ * halide_cuda_get_stream_t (HalideRuntimeCuda.h): a CUcontext and a CUstream as void *. */
+#ifdef __cplusplus
+typedef int (*onnxc_cuda_acquire_context_fn)(void *user_context, void **context, bool create);
+#else
+typedef int (*onnxc_cuda_acquire_context_fn)(void *user_context, void **context, _Bool create);
+#endif
+typedef int (*onnxc_cuda_release_context_fn)(void *user_context);
+typedef int (*onnxc_cuda_get_stream_fn)(void *user_context, void *context, void **stream);
+
 typedef struct onnxc_model_desc {
   uint32_t abi_version;             /* ONNXC_ABI_VERSION */
   const char *name;                 /* the --name given to onnxc compile */
@@ -317,6 +333,21 @@ typedef struct onnxc_model_desc {
    * the runtime passes NULL). Kernels return once their launches are queued, so while a profiler is
    * set the runtime waits after every step: each step's time is then its work on the GPU. */
   int (*device_sync)(void *user_context, void *halide_buffer);
+
+  /* Version 7, CUDA libraries only (else NULL): the library's Halide runtime calls through which a
+   * session keeps its device arena (one allocation, each arena tensor a range of it), wraps a caller's
+   * device pointers and runs on the caller's context and stream (runtime/src/cuda_*.c).
+   * device_malloc: halide_device_malloc; wrap_native/detach_native: halide_device_wrap_native and
+   * halide_device_detach_native (a wrapped buffer does not own its memory); device_interface:
+   * halide_cuda_device_interface; the setters: halide_set_cuda_acquire_context,
+   * halide_set_cuda_release_context and halide_set_cuda_get_stream (each returns the handler it replaced). */
+  int (*device_malloc)(void *user_context, void *halide_buffer, const void *device_interface);
+  int (*wrap_native)(void *user_context, void *halide_buffer, uint64_t handle, const void *device_interface);
+  int (*detach_native)(void *user_context, void *halide_buffer);
+  const void *(*device_interface)(void);
+  onnxc_cuda_acquire_context_fn (*set_cuda_acquire_context)(onnxc_cuda_acquire_context_fn handler);
+  onnxc_cuda_release_context_fn (*set_cuda_release_context)(onnxc_cuda_release_context_fn handler);
+  onnxc_cuda_get_stream_fn (*set_cuda_get_stream)(onnxc_cuda_get_stream_fn handler);
 } onnxc_model_desc;
 
 /* Every compiled library defines `const onnxc_model_desc *onnxc_model_<NAME>(void)` (declared in the

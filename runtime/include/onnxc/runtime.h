@@ -223,7 +223,9 @@ ONNXC_API onnxc_status onnxc_session_run(onnxc_session *session);
 
 /* Describes output `index` of the last successful run. out->dims and out->data are owned by the session
  * and valid until the next onnxc_session_run or onnxc_session_free. out->data points into the session's
- * arena, except for an output that is a graph input (the caller's buffer) or a constant (read-only). */
+ * arena, except for an output that is a graph input (the caller's buffer) or a constant (read-only).
+ * For a CUDA library whose session leaves outputs on the device (onnxc_session_set_outputs_on_device),
+ * this copies the output to the host first, and a failing copy is ONNXC_ERR_KERNEL_FAILED. */
 ONNXC_API onnxc_status onnxc_session_get_output(onnxc_session *session, size_t index, onnxc_tensor *out);
 ONNXC_API onnxc_status onnxc_session_get_output_by_name(onnxc_session *session, const char *name,
                                                         onnxc_tensor *out);
@@ -317,6 +319,65 @@ ONNXC_API onnxc_status onnxc_session_set_profiler(onnxc_session *session, onnxc_
 
 /* Bytes of the session's arena now (grows to the largest plan run so far); 0 before the first run. */
 ONNXC_API uint64_t onnxc_session_arena_bytes(const onnxc_session *session);
+
+/* ---- CUDA: device memory and the caller's stream ---------------------------------------------------- */
+
+/* Where a model's kernels run: ONNXC_DEVICE_CPU, or ONNXC_DEVICE_CUDA for a library compiled with
+ * `onnxc compile --target cuda`. The calls below need a CUDA library; on a CPU one they return
+ * ONNXC_ERR_UNSUPPORTED and say so.
+ *
+ * A CUDA session keeps its tensors on the GPU between kernels: weights are uploaded once, and every
+ * intermediate and output lives in one device allocation per session (the device arena, laid out by
+ * the same plan as the host arena and grown with it: onnxc_session_arena_bytes is its size too).
+ * By default inputs are host pointers copied to the GPU by the run, and outputs are copied back
+ * before onnxc_session_run returns. With the calls below a caller that has its data on the GPU skips
+ * both copies:
+ *
+ *   CHECK(onnxc_session_set_cuda_stream(session, NULL, stream));    // a cudaStream_t / CUstream, or NULL
+ *   CHECK(onnxc_session_set_outputs_on_device(session, 1));
+ *   onnxc_tensor src = {ONNXC_DTYPE_FLOAT, 3, dims, (void *)d_src}; // d_src from cudaMalloc / cuMemAlloc
+ *   CHECK(onnxc_session_set_input_device(session, 0, &src));
+ *   CHECK(onnxc_session_run(session));                              // queues the kernels on `stream`
+ *   onnxc_tensor out;
+ *   CHECK(onnxc_session_get_output_device(session, 0, &out));      // out.data: a device address
+ *   ... kernels of the caller's on `stream` read out.data; cudaStreamSynchronize(stream) before the host does
+ */
+enum onnxc_device { ONNXC_DEVICE_CPU = 0, ONNXC_DEVICE_CUDA = 1 };
+/* ONNXC_DEVICE_CPU for a NULL model. */
+ONNXC_API int32_t onnxc_model_device(const onnxc_model *model);
+
+/* The CUDA context (a CUcontext) the session's kernels, copies and device memory use, and the stream (a
+ * CUstream or cudaStream_t of that context) they are queued on. context NULL: the primary context of
+ * the device ($HL_GPU_DEVICE, else 0), which is the one the CUDA runtime API (cudaMalloc,
+ * cudaStreamCreate) uses; stream NULL: that context's default stream. Neither is owned: both must
+ * outlive the session's use of them. Changing the context frees the session's device memory (it
+ * belongs to the old one) and makes the last run's outputs unreadable. With a stream set, a run only
+ * queues work on it: it waits for the stream only to copy outputs to the host (below).
+ * Limitation: scratch memory that kernels allocate for themselves comes from a pool of the model
+ * library's (Halide's allocation reuse), which is not ordered between streams. Sessions of one library
+ * whose work may overlap on the GPU should share a stream, or the caller waits for one session's
+ * stream before running another on a different one. */
+ONNXC_API onnxc_status onnxc_session_set_cuda_stream(onnxc_session *session, void *context, void *stream);
+
+/* Binds input `index` to device memory: tensor->data is a device address (a CUdeviceptr or cudaMalloc
+ * pointer, cast to void *) in the session's context, holding the tensor dense and row-major. Checked as
+ * onnxc_session_set_input checks (dtype, rank, dims); the memory is borrowed, never copied, and must hold
+ * its data before the kernels on the session's stream read it and stay unchanged until the run's work
+ * on that stream is done. Like every input it is bound for the next run only. */
+ONNXC_API onnxc_status onnxc_session_set_input_device(onnxc_session *session, size_t index, const onnxc_tensor *tensor);
+
+/* on != 0: later runs leave their outputs on the device and return without copying them (nor waiting
+ * for the stream); onnxc_session_get_output then copies one when it is asked for (and waits for the
+ * stream). on == 0 (the default): runs copy every output to the host. */
+ONNXC_API onnxc_status onnxc_session_set_outputs_on_device(onnxc_session *session, int32_t on);
+
+/* Describes output `index` of the last successful run with out->data its device address (in the
+ * device arena; for an output that is an input bound with onnxc_session_set_input_device, the caller's
+ * address). Owned by the session and valid until the next run, onnxc_session_set_cuda_stream with
+ * another context, or onnxc_session_free. data is NULL for an empty output. An output the GPU does not
+ * hold (a constant no kernel read, an input given on the host and never uploaded) is refused with
+ * ONNXC_ERR_UNSUPPORTED: read it with onnxc_session_get_output. */
+ONNXC_API onnxc_status onnxc_session_get_output_device(onnxc_session *session, size_t index, onnxc_tensor *out);
 
 #ifdef __cplusplus
 }

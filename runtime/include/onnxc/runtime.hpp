@@ -141,6 +141,19 @@ class Session {
     check(onnxc_session_get_output_by_name(get(), name.c_str(), &t));
     return t;
   }
+  // CUDA libraries only (see runtime.h, "CUDA: device memory and the caller's stream"): device
+  // addresses in and out, the caller's context and stream, outputs left on the device.
+  void set_input_device(size_t index, const onnxc_tensor &tensor) {
+    check(onnxc_session_set_input_device(get(), index, &tensor));
+  }
+  void set_cuda_stream(void *context, void *stream) { check(onnxc_session_set_cuda_stream(get(), context, stream)); }
+  void set_outputs_on_device(bool on) { check(onnxc_session_set_outputs_on_device(get(), on ? 1 : 0)); }
+  onnxc_tensor output_device(size_t index) {
+    onnxc_tensor t;
+    check(onnxc_session_get_output_device(get(), index, &t));
+    return t;
+  }
+
   // A copy of an output's dims and elements (T must match its dtype).
   template <typename T>
   std::vector<T> output_values(size_t index) {

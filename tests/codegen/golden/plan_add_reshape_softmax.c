@@ -69,7 +69,8 @@ static const onnxc_model_desc desc = {
     NULL, NULL,
     halide_set_error_handler, 0,
     step_info,
-    NULL};
+    NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 const onnxc_model_desc *onnxc_model_golden(void) { return &desc; }
 __attribute__((weak)) const onnxc_model_desc *onnxc_model_entry(void) { return &desc; }
