@@ -2,7 +2,7 @@
 // loop nest, run on the CPU (gpu_on_host.h), against a double-precision reference of the ONNX
 // function and against the CPU streaming kernel, for query and key lengths with tails, GQA, 3-D
 // layouts, causal with and without a past, an empty past, float (with -inf and finfo.min) and bool
-// masks, fully masked rows (0, or NaN for a fused Softmax), head sizes other than 64, lengths known
+// masks, sliding windows, fully masked rows (0, or NaN for a fused Softmax), head sizes other than 64, lengths known
 // only at run time (and the one-row copy they bring), float16 inputs, keys up to a few thousand; and
 // its PTX for sm_80/sm_90: the K/V tiles in shared memory, no local memory, no score buffer in device
 // memory.
@@ -45,6 +45,7 @@ Expr i32(int64_t v) { return Expr(static_cast<int32_t>(v)); }
 struct Case {
   int b = 1, hq = 2, hkv = 2, sq = 40, skv = 70, past = 0, dk = 64, dv = 64;
   bool causal = false;
+  int left_window = -1, right_window = -1;  // opset 25's sliding window (-1: none)
   Mask mask = Mask::None;
   bool rows_nan = false;     // ir::kMaskedRowsNan: a fully masked row gives NaN (a fused Softmax)
   bool three_d = false;      // [b, s, h*d] layouts
@@ -58,7 +59,8 @@ struct Case {
 std::string describe(const Case& c) {
   std::ostringstream os;
   os << "b" << c.b << " hq" << c.hq << " hkv" << c.hkv << " sq" << c.sq << " skv" << c.skv << " past" << c.past
-     << " dk" << c.dk << " dv" << c.dv << (c.causal ? " causal" : "")
+     << " dk" << c.dk << " dv" << c.dv << (c.causal ? " causal" : "") << " window " << c.left_window << ","
+     << c.right_window
      << (c.mask == Mask::Float ? " float-mask" : c.mask == Mask::Bool ? " bool-mask" : "")
      << (c.rows_nan ? " rows-nan" : "") << (c.three_d ? " 3-D" : "") << (c.symbolic ? " symbolic" : "")
      << (c.dtype == DType::Float16 ? " f16" : "");
@@ -121,6 +123,8 @@ std::vector<double> reference(const Case& c, const Data& x) {
           if (c.mask == Mask::Float) v = v + float_mask(i, t);
           if (c.mask == Mask::Bool && !bool_mask(i, t)) v = kNegInf;
           if (c.causal && t > i + c.past) v = kNegInf;
+          if (c.left_window >= 0 && i + c.past - t > c.left_window) v = kNegInf;
+          if (c.right_window >= 0 && t - (i + c.past) > c.right_window) v = kNegInf;
           s[t] = v;
         }
         double mx = -INFINITY, sum = 0;
@@ -186,15 +190,18 @@ class Kernel {
       node->set_attr_int("kv_num_heads", c.hkv);
     }
     if (c.causal) node->set_attr_int("is_causal", 1);
+    if (c.left_window >= 0) node->set_attr_int("left_window_size", c.left_window);
+    if (c.right_window >= 0) node->set_attr_int("right_window_size", c.right_window);
     if (c.rows_nan) node->set_attr_int(ir::kMaskedRowsNan, 1);
     Expr sq = in[0].shape[c.three_d ? 1 : 2];
     std::vector<Expr> y_shape = c.three_d ? std::vector<Expr>{i32(b), sq, i32(int64_t(c.hq) * c.dv)}
                                           : std::vector<Expr>{i32(b), i32(c.hq), sq, i32(c.dv)};
     ConstInputs consts;
     consts.assign(in.size(), nullptr);
-    LowerContext ctx{*node, in, consts, {y_shape}, target, 23, nullptr, nullptr, nullptr,
+    const int64_t opset = c.left_window >= 0 || c.right_window >= 0 ? 25 : 23;
+    LowerContext ctx{*node, in, consts, {y_shape}, target, opset, nullptr, nullptr, nullptr,
                      KernelClass::Attention, {}, {}, false, {}};
-    const OpLowering* lowering = find_lowering("", "Attention", 23);
+    const OpLowering* lowering = find_lowering("", "Attention", opset);
     output_ = lowering->fn(ctx).at(0).func;
     output_.compute_root();
     if (ctx.schedule) ctx.schedule(output_, target);
@@ -324,6 +331,7 @@ TEST(GpuAttention, OnHostMatchesShapes) {
   check({.sq = 20, .skv = 41, .dk = 32, .dv = 48});  // head sizes that do not fill the lanes evenly
   check({.sq = 9, .skv = 19, .dk = 8, .dv = 8});
   check({.sq = 7, .skv = 45, .dk = 128, .dv = 128});  // four head-dim elements per lane
+  check({.sq = 1, .skv = 50});                        // one query row known when compiling
 }
 
 TEST(GpuAttention, OnHostMatchesMasks) {
@@ -335,6 +343,8 @@ TEST(GpuAttention, OnHostMatchesMasks) {
   check({.sq = 18, .skv = 37, .mask = Mask::Bool});
   check({.sq = 18, .skv = 37, .mask = Mask::Bool, .rows_nan = true});
   check({.sq = 18, .skv = 37, .causal = true, .mask = Mask::Float});
+  check({.sq = 40, .skv = 70, .left_window = 5, .right_window = 3});  // rows with few keys
+  check({.sq = 10, .skv = 70, .past = 6, .left_window = 40, .right_window = 0});
 }
 
 TEST(GpuAttention, OnHostMatchesRunTimeLengths) {
@@ -352,6 +362,55 @@ TEST(GpuAttention, OnHostMatchesFloat16) {
 TEST(GpuAttention, OnHostMatchesLongSequences) {
   check({.hq = 1, .hkv = 1, .sq = 40, .skv = 2049});
   check({.hq = 1, .hkv = 1, .sq = 70, .skv = 3000, .causal = true, .symbolic = true});
+}
+
+// The CUDA build of the kernel (PTX for sm_80 and sm_86, no GPU needed): K and V tiles go through
+// shared memory with barriers between the stages, nothing lives in local memory (the per-thread
+// score and probs · V sums stay in registers), and the only global stores are the output's: the
+// score matrix is never written to device memory. The host code allocates no device buffer for an
+// intermediate (halide_device_malloc only for the kernel's inputs and output, which Halide copies).
+TEST(GpuAttention, CudaKernelKeepsScoresOnChip) {
+  const std::vector<Case> cases = {
+      {.sq = 128, .skv = 128, .causal = true},
+      {.sq = 37, .skv = 50, .symbolic = true},  // two kernels: tiles and the one-row copy
+      {.sq = 21, .skv = 40, .mask = Mask::Float, .rows_nan = true},
+      {.sq = 20, .skv = 45, .dtype = DType::Float16},
+  };
+  auto dir = std::filesystem::temp_directory_path() / "onnxc_attention_ptx";
+  std::filesystem::create_directories(dir);
+  for (int cap : {80, 86}) {  // Halide 14 knows capabilities up to 8.6; ptxas takes the sm_80 PTX to sm_90
+    const Halide::Target cuda("host-cuda-cuda_capability_" + std::to_string(cap));
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const Case& c = cases[i];
+      SCOPED_TRACE(describe(c) + " sm_" + std::to_string(cap));
+      Kernel k(c, make_data(c), cuda, /*on_host=*/false);
+      const std::string path = (dir / "attention.s").string();
+      if (const char* stmt = getenv("ONNXC_ATTENTION_STMT"))
+        k.pipeline().compile_to_lowered_stmt(std::string(stmt) + "_sm" + std::to_string(cap) + "_" + std::to_string(i),
+                                             k.pipeline().infer_arguments(), Halide::Text, cuda);
+      k.pipeline().compile_to_assembly(path, k.pipeline().infer_arguments(), "attention", cuda);
+      std::ifstream f(path);
+      std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      // The host assembly embeds the PTX module as string data; these words occur only there.
+      const size_t ptx = text.find("Generated by LLVM NVPTX");
+      ASSERT_NE(ptx, std::string::npos) << "no PTX in the CUDA build";
+      const std::string kernel = text.substr(ptx), host = text.substr(0, ptx);
+      EXPECT_NE(kernel.find(".target sm_" + std::to_string(cap)), std::string::npos);
+      EXPECT_NE(kernel.find("ld.shared.f32"), std::string::npos) << "K/V tiles not read from shared memory";
+      EXPECT_NE(kernel.find("st.shared.f32"), std::string::npos);
+      EXPECT_NE(kernel.find("bar.sync"), std::string::npos);
+      EXPECT_NE(kernel.find("fma.rn.f32"), std::string::npos);
+      EXPECT_EQ(kernel.find("__local_depot"), std::string::npos) << "local memory (spilled per-thread values)";
+      // Global stores: the output only (one store instruction per head-dim element a lane writes).
+      size_t stores = 0;
+      for (size_t at = kernel.find("st.global"); at != std::string::npos; at = kernel.find("st.global", at + 1)) ++stores;
+      EXPECT_GT(stores, 0u);
+      EXPECT_LE(stores, 8u) << "global stores beyond the output's";
+      // One device allocation at most per buffer the host copies (inputs and output), none for
+      // an intermediate: Halide names device allocations of intermediates after their Func.
+      EXPECT_EQ(host.find("attn_scores"), std::string::npos) << "scores allocated by the host";
+    }
+  }
 }
 
 }  // namespace
