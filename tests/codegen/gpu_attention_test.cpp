@@ -242,7 +242,8 @@ class Kernel {
       for (int j = 0; j < h; ++j)
         for (int t = 0; t < s; ++t)
           for (int e = 0; e < d; ++e) {
-            size_t four = ((static_cast<size_t>(i) * h + j) * s + t) * d + e, three = ((static_cast<size_t>(i) * s + t) * h + j) * d + e;
+            const size_t four = ((static_cast<size_t>(i) * h + j) * s + t) * d + e;
+            const size_t three = ((static_cast<size_t>(i) * s + t) * h + j) * d + e;
             if (back) y[four] = x[three];
             else y[three] = x[four];
           }
@@ -251,7 +252,9 @@ class Kernel {
   std::vector<float> to_3d(const std::vector<float>& x, int h, int s, int d) const {
     return to_3d_impl(x, c_.b, h, s, d, false);
   }
-  std::vector<float> from_3d(const std::vector<float>& y) const { return to_3d_impl(y, c_.b, c_.hq, c_.sq, c_.dv, true); }
+  std::vector<float> from_3d(const std::vector<float>& y) const {
+    return to_3d_impl(y, c_.b, c_.hq, c_.sq, c_.dv, true);
+  }
 
   // A dense ImageParam holding `v` (converted to the case's type, or bool), its dim `sym` (ONNX
   // order; -1: none) of run-time extent `len`.
@@ -403,7 +406,8 @@ TEST(GpuAttention, CudaKernelKeepsScoresOnChip) {
       EXPECT_EQ(kernel.find("__local_depot"), std::string::npos) << "local memory (spilled per-thread values)";
       // Global stores: the output only (one store instruction per head-dim element a lane writes).
       size_t stores = 0;
-      for (size_t at = kernel.find("st.global"); at != std::string::npos; at = kernel.find("st.global", at + 1)) ++stores;
+      for (size_t at = kernel.find("st.global"); at != std::string::npos; at = kernel.find("st.global", at + 1))
+        ++stores;
       EXPECT_GT(stores, 0u);
       EXPECT_LE(stores, 8u) << "global stores beyond the output's";
       // One device allocation at most per buffer the host copies (inputs and output), none for
