@@ -11,6 +11,8 @@
 #   bert         bench/models.py's BERT-base-like encoder: compared with torch's outputs, then timed at
 #                b1/b8 x s128/s512 beside PyTorch eager on the same GPU (bert.tsv, bert_profile.txt)
 #   attention    the fused attention alone, 12 heads of 64, beside torch's scaled_dot_product_attention
+#                (attention.tsv), and which CUDA form each build compiled it to (attention_form.tsv:
+#                streaming, one kernel with the scores on chip, or materialized)
 #   device       the C API's device path (bench/gpu/device_io.c): the bundled encoder layer run with
 #                inputs in device memory, kernels on a stream of the caller's, outputs read on the device
 #                and through the lazy copy, and with the context named, each compared with the host
@@ -182,21 +184,32 @@ fi
 
 SEQS="512 1024 2048 4096 8192"
 [ $QUICK = 1 ] && SEQS="512 2048"
-ATTENTION_BUILDS=${ATTENTION_BUILDS:-onnxc}  # the base build's attention schedule is the same
+# A base build from before session 12 has the materialized attention: timed beside the streaming one.
+ATTENTION_BUILDS=${ATTENTION_BUILDS:-$BUILDS}
 if stage attention; then
   log "attention: the fused kernel alone beside torch SDPA"
   A=$PACK/attention
   mkdir -p "$A"
   : > "$OUT/attention.tsv"
+  : > "$OUT/attention_form.tsv"
   for s in $SEQS; do
     $PY -c "import sys; sys.path.insert(0, 'bench'); import attention_bench as a, onnx; onnx.save(a.plain_model($s, 12, 64), '$A/sdpa_$s.onnx')" || continue
     for B in $ATTENTION_BUILDS; do
+      LIB=$A/lib_${B}_$s/libsdpa.so
       if ! ONNXC_CACHE_DIR=$PACK/cache_$B timeout "$(left 120)" "$PACK/bin/$B" compile "$A/sdpa_$s.onnx" --target cuda -o "$A/lib_${B}_$s" -n sdpa -q > "$A/compile_$s.log" 2>&1; then
-        r="error: $(tail -1 "$A/compile_$s.log")"
-      elif [ -z "$GPU" ]; then
-        r="compiled for cuda; not timed (no GPU)"
+        printf "%s\t%s\terror: %s\n" "$B" "$s" "$(tail -1 "$A/compile_$s.log")" | tee -a "$OUT/attention.tsv"
+        continue
+      fi
+      # The streaming kernel's PTX (embedded in the library) names its per-tile stages
+      # (attn_block_acc); the materialized form's names its score matrix (attn_dot) instead.
+      form=unknown
+      grep -aq attn_block_acc "$LIB" && form=streaming
+      grep -aq attn_dot "$LIB" && form=materialized
+      printf "%s\t%s\t%s\n" "$B" "$s" "$form" >> "$OUT/attention_form.tsv"
+      if [ -z "$GPU" ]; then
+        r="compiled for cuda ($form); not timed (no GPU)"
       else
-        r=$(timeout "$(left 120)" "$PACK/bin/$B" bench "$A/lib_${B}_$s/libsdpa.so" --runs 20 --warmup 3 --tsv 2>&1 | tail -1)
+        r=$(timeout "$(left 120)" "$PACK/bin/$B" bench "$LIB" --runs 20 --warmup 3 --tsv 2>&1 | tail -1)
       fi
       printf "%s\t%s\t%s\n" "$B" "$s" "$r" | tee -a "$OUT/attention.tsv"
     done

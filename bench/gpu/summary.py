@@ -105,6 +105,11 @@ def report(out):
     if attn:
         print("## Fused attention alone: softmax(Q·Kᵀ/8)·V, batch 1, 12 heads of 64, float32, median ms\n")
         table(attn, ["seq"], lambda key: 4 * H * key[0] ** 2 * DH / 1e9, fp32)
+    forms = read_tsv(os.path.join(out, "attention_form.tsv"))
+    if forms:
+        # Which CUDA form each build compiled the fused attention to (check.sh reads its PTX).
+        print("CUDA form of the fused attention: " +
+              ", ".join(sorted({f"{r[0]} {r[2]}" for r in forms if len(r) >= 3})) + "\n")
 
 
 def timings(path, nkeys):

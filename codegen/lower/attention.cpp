@@ -128,8 +128,9 @@ Expr zeroed_rows(const LowerContext& ctx) {
 }
 
 // The scores materialized ([b, h, sq, total], as the unfused graph stores them), each stage a
-// reduction computed whole: on GPU targets (the streaming schedule is CPU-only for now), and
-// wherever the node returns qk_matmul_output, which stores that matrix anyway. Returns that output
+// reduction computed whole: on GPU targets where the streaming schedule does not apply (head sizes
+// known only at run time), and wherever the node returns qk_matmul_output, which stores that matrix
+// anyway. Returns that output
 // ([b, h, sq, total], argument order k, q, h, b) for `qk_mode` 0 (scaled Q·Kᵀ) or 3 (softmax
 // weights), 1 (after softcap) or 2 (after softcap and mask); undefined for qk_mode < 0 (not requested).
 Func materialized_attention(LowerContext& ctx, AttentionStages& s, const Expr& scale,
@@ -180,11 +181,13 @@ Func materialized_attention(LowerContext& ctx, AttentionStages& s, const Expr& s
 }
 
 // The Funcs of one copy of the streaming stages, their names ending in `tag`, for query tiles of `tq`
-// rows and static head sizes dv, dk (0: known at run time).
-AttentionStages named_stages(int tq, const std::string& tag, int64_t dv, int64_t dk) {
+// rows and static head sizes dv, dk (0: known at run time), sized for target `t`.
+AttentionStages named_stages(int tq, const std::string& tag, int64_t dv, int64_t dk, const Halide::Target& t) {
   AttentionStages s;
   auto named = [&](const char* name) { return Func(name + tag); };
   s.q_tile = named("attn_q_tile");
+  s.keys = named("attn_keys");
+  s.values = named("attn_values");
   s.scores_acc = named("attn_scores_acc");
   s.scores = named("attn_scores");
   s.tile_max = named("attn_tile_max");
@@ -205,6 +208,7 @@ AttentionStages named_stages(int tq, const std::string& tag, int64_t dv, int64_t
   // (128 KiB), so each block's scratch comes from the heap without page faults (larger blocks were
   // 2x slower from mmap/munmap per block; smaller ones rescale more often).
   s.block = std::max(1, 256 / std::max(64, s.head_dim_v));
+  size_attention_stages(s, t);
   return s;
 }
 
@@ -244,7 +248,7 @@ std::vector<HTensor> attention(LowerContext& ctx) {
   // A decoding step (one query row, known when compiling) gets tiles of one row: a 32-row tile would
   // compute 31 clamped copies of it.
   AttentionStages s = named_stages(sq_static && *sq_static == 1 ? 1 : 32, "", dv_static ? *dv_static : 0,
-                                   dk_static ? *dk_static : 0);
+                                   dk_static ? *dk_static : 0, ctx.target);
 
   Var d("d"), q("q"), h("h"), b("b"), qi("qi"), qo("qo"), j("j"), kt("kt");
   Expr kvh = h / n_rep;
@@ -298,9 +302,10 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     s.rd = Halide::RDom(0, Q.head_dim, "rd");
     Halide::RDom rd = s.rd;
     Expr kc = Halide::min(key, total - 1);
+    s.keys(d, j, kt, h, b) = Halide::cast(at, with_past(ctx, kPastK, K, past_len, d, kc, kvh, b));
+    s.values(d, j, kt, h, b) = Halide::cast(at, with_past(ctx, kPastV, V, past_len, d, kc, kvh, b));
     s.scores_acc(qi, j, kt, qo, h, b) = zero;
-    s.scores_acc(qi, j, kt, qo, h, b) +=
-        s.q_tile(qi, rd, qo, h, b) * Halide::cast(at, with_past(ctx, kPastK, K, past_len, rd, kc, kvh, b));
+    s.scores_acc(qi, j, kt, qo, h, b) += s.q_tile(qi, rd, qo, h, b) * s.keys(rd, j, kt, h, b);
     s.scores(qi, j, kt, qo, h, b) = masked_score(s.scores_acc(qi, j, kt, qo, h, b), row, key);
 
     // Per key tile: max, exp(score - max) (0 for a fully masked tile rather than NaN) and the sums.
@@ -314,7 +319,7 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     s.tile_sum(qi, kt, qo, h, b) = zero;
     s.tile_sum(qi, kt, qo, h, b) += s.probs(qi, rj, kt, qo, h, b);
     Expr vkey = kt * tk + rj;
-    Expr vval = Halide::cast(at, with_past(ctx, kPastV, V, past_len, d, Halide::min(vkey, total - 1), kvh, b));
+    Expr vval = s.values(d, rj, kt, h, b);
     s.tile_acc(d, qi, kt, qo, h, b) = zero;
     // Keys past the end read a clamped row: leave them out rather than add 0 * V (NaN if V is inf).
     s.tile_acc(d, qi, kt, qo, h, b) += Halide::select(vkey < total, s.probs(qi, rj, kt, qo, h, b) * vval, zero);
@@ -366,11 +371,13 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     // Q·K, the tile sums, probs·V and the weighted sums within a block are contractions (FMAs
     // allowed); the score, mask and softmax arithmetic keep IEEE semantics (strict_float, see
     // codegen/emit/strict_float.h).
-    ctx.reassociable.insert(ctx.reassociable.end(), {s.scores_acc, s.tile_sum, s.tile_acc, s.block_sum, s.block_acc});
+    // The K and V rows do no arithmetic (a choice of rows and a conversion).
+    ctx.reassociable.insert(ctx.reassociable.end(),
+                            {s.scores_acc, s.tile_sum, s.tile_acc, s.block_sum, s.block_acc, s.keys, s.values});
   };
 
   Func qk_out;
-  if (!streams_attention(ctx.target) || want_qk) {
+  if (!streams_attention(ctx.target, s) || want_qk) {
     qk_out = materialized_attention(ctx, s, scale, capped_score, masked_score, qk_mode);
   } else {
     AttentionKernel k;
@@ -381,7 +388,7 @@ std::vector<HTensor> attention(LowerContext& ctx) {
       // a call has at most one query row. Both copies compute the same values; a decoding step then
       // does one row's work instead of a 32-row tile's.
       k.tiles.y4 = Func("attention_tiles");
-      k.row = named_stages(1, "_row", s.head_dim_v, s.head_dim_k);
+      k.row = named_stages(1, "_row", s.head_dim_v, s.head_dim_k, ctx.target);
       stream(*k.row);
       k.one_row = Q.seq <= 1;
     }

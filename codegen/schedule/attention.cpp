@@ -1,13 +1,15 @@
-// Schedule of the fused attention kernel (CPU; GPU targets get the materialized form). One parallel
-// task per (batch, head, query tile): the query tile is transposed once, then each key tile's scores
-// are accumulated in registers (query rows vectorized, 8 keys unrolled), reduced to a tile max and
-// sum, and its probs · V block (head dim vectorized, 4 rows unrolled) is kept for its block of
-// tiles; each block is weighed per row and merged into the running state (head dim vectorized).
-// Scratch memory is O(tq · (tk + dv · block)) per task: the score matrix is never stored.
+// Schedule of the fused attention kernel (CPU; GPU targets: gpu_attention.cpp, or the materialized
+// form). One parallel task per (batch, head, query tile): the query tile is transposed once, then
+// each key tile's scores are accumulated in registers (query rows vectorized, 8 keys unrolled),
+// reduced to a tile max and sum, and its probs · V block (head dim vectorized, 4 rows unrolled) is
+// kept for its block of tiles; each block is weighed per row and merged into the running state
+// (head dim vectorized). Scratch memory is O(tq · (tk + dv · block)) per task: the score matrix is
+// never stored.
 #include "codegen/schedule/attention.h"
 
 #include <algorithm>
 
+#include "codegen/schedule/gpu_attention.h"
 #include "codegen/schedule/schedule.h"
 #include "codegen/schedule/target_desc.h"
 
@@ -152,14 +154,22 @@ void schedule_cpu_row(Func out4, Halide::Stage nest, AttentionStages& s, const H
   specialize_empty_past(s, {s.scores_acc.update(0), acc});
 }
 
+// The schedule by target: GPU targets get gpu_attention.cpp's.
 void schedule_stages(Func out4, Halide::Stage nest, AttentionStages& s, const Halide::Target& t) {
-  if (s.tq == 1) schedule_cpu_row(out4, nest, s, t);
+  if (describe(t).gpu) schedule_attention_gpu(out4, nest, s, t);
+  else if (s.tq == 1) schedule_cpu_row(out4, nest, s, t);
   else schedule_cpu(out4, nest, s, t);
 }
 
 }  // namespace
 
-bool streams_attention(const Halide::Target& t) { return !describe(t).gpu; }
+void size_attention_stages(AttentionStages& s, const Halide::Target& t) {
+  if (describe(t).gpu) size_attention_stages_gpu(s, describe(t));
+}
+
+bool streams_attention(const Halide::Target& t, const AttentionStages& s) {
+  return !describe(t).gpu || gpu_streams_attention(s);
+}
 
 void schedule_materialized_attention(Func output, const std::vector<Func>& stages, const std::vector<Func>& reads_past,
                                      const Halide::Expr& empty_past, Func y4, bool y4_is_output,
@@ -190,7 +200,7 @@ void schedule_attention(Func output, const AttentionKernel& k, const Halide::Tar
   }
   AttentionStages tiles = k.tiles;
   int w = std::max(1, t.natural_vector_size(tiles.state.output_types()[0]));
-  if (unrolls_head_dim(tiles, w)) out4.bound(v("d"), 0, tiles.head_dim_v);
+  if (unrolls_head_dim(tiles, w) || describe(t).gpu) out4.bound(v("d"), 0, tiles.head_dim_v);
   if (k.row) {
     // Specialized before the default nest is scheduled: the copy starts from an empty schedule. In
     // it y4's select simplifies to the one-row stages, elsewhere to the tiled ones, so each branch

@@ -15,6 +15,8 @@ namespace onnxc::codegen {
 // (argument order d, q, h, b).
 struct AttentionStages {
   Halide::Func q_tile;      // (qi, d, qo, h, b): the scaled query tile, transposed
+  Halide::Func keys;        // (d, j, kt, h, b): K rows of key tile kt (past first; clamped past the end)
+  Halide::Func values;      // (d, j, kt, h, b): V rows of key tile kt, likewise (both inline on CPU)
   Halide::Func scores_acc;  // (qi, j, kt, qo, h, b): Q·Kᵀ accumulation over the head dim
   Halide::Func scores;      // (qi, j, kt, qo, h, b): scores with scale, softcap and masks applied
   Halide::Func tile_max;    // (qi, kt, qo, h, b)
@@ -52,10 +54,13 @@ struct AttentionKernel {
 // [b, s, h*dv] form of it).
 void schedule_attention(Halide::Func output, const AttentionKernel& k, const Halide::Target& t);
 
-// Whether the streaming kernel above has a schedule for `t` (CPU targets). Elsewhere (CUDA), and when
-// the scores are an output, attention is lowered in its materialized form: the score matrix
-// computed whole.
-bool streams_attention(const Halide::Target& t);
+// Sets the tile sizes of `s` for `t` (GPU targets: gpu_attention.h; CPU targets keep the lowering's).
+void size_attention_stages(AttentionStages& s, const Halide::Target& t);
+
+// Whether the streaming kernel above has a schedule for `t` and stages `s` (CPU targets; CUDA with
+// static head sizes, gpu_attention.h). Elsewhere, and when the scores are an output, attention is
+// lowered in its materialized form: the score matrix computed whole.
+bool streams_attention(const Halide::Target& t, const AttentionStages& s);
 
 // The materialized form: `stages` (scores, max, exp, sum, probs·V) computed root as reductions, then
 // y4 (when it is not itself the kernel's output) and `output` as elementwise kernels.
