@@ -197,6 +197,7 @@ class Builder {
     std::vector<Halide::Func> outs = output_funcs();
     keep_ieee_semantics(outs, reassociable_);
     out_.pipeline = Halide::Pipeline(outs);
+    restore_float_selects(out_.pipeline);
     for (auto& [condition, message] : requirements_) out_.pipeline.add_requirement(condition, message);
     collect_args();
     name_kernel();

@@ -54,24 +54,15 @@ std::vector<HTensor> concat(LowerContext& ctx) {
     }
     internal_check(!parts.empty()) << ctx.node.describe() << ": no inputs";
     if (parts.size() == 1) return parts[0].value;  // nothing else to read: an empty part, an empty output
-    size_t before = ctx.empty_reads.size();
     for (const Part& p : parts)
       if (p.len.defined()) ctx.empty_reads.push_back(is_zero_extent(p.len));
-    // Where a part may be empty, the select chooses among bit patterns: Halide 14 keeps a float
-    // select inside strict_float (codegen/emit/strict_float.h) even where its condition folded to
-    // false, and would still read the empty part. A select computes nothing, so the values are the
-    // same bits either way.
-    Halide::Type ty = parts[0].value.type();
-    bool bits = ctx.empty_reads.size() > before && ty.is_float();
-    if (bits)
-      for (Part& p : parts) p.value = Halide::reinterpret(Halide::UInt(ty.bits(), ty.lanes()), p.value);
     // The select chain tests the first part first; the last part is the rest. Where it may be
     // empty, the rest is a zero where it is: an index past the other parts is then past the output.
     const Part& last = parts.back();
     Expr v = last.value;
     if (last.len.defined()) v = Halide::select(last.len > 0, v, Halide::Internal::make_zero(v.type()));
     for (int k = static_cast<int>(parts.size()) - 2; k >= 0; --k) v = Halide::select(parts[k].here, parts[k].value, v);
-    return bits ? Halide::reinterpret(ty, v) : v;
+    return v;
   })};
 }
 
