@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
 #include "test_util.h"
 
@@ -36,6 +37,13 @@ bool same(float a, float b) {
       return ::testing::AssertionFailure() << "element " << i << " (x=" << x[i] << ", y=" << y[i] << "): got "
                                            << got[i] << ", IEEE gives " << want[i];
   return ::testing::AssertionSuccess();
+}
+
+// Inputs x and y of length n and (x + y) - y, which IEEE arithmetic does not fold to x.
+std::tuple<ir::Value*, ir::Value*, ir::Value*> round_trip(ModelBuilder& b, const Dim& n) {
+  auto* x = b.input("x", DType::Float32, {n});
+  auto* y = b.input("y", DType::Float32, {n});
+  return {x, y, b.op("Sub", {b.op("Add", {x, y}, "xy", DType::Float32, {n}), y}, "back", DType::Float32, {n})};
 }
 
 // HF BERT's extended mask added to a position bias: where the mask is 1, (1 - m) * finfo.min is -0
@@ -122,9 +130,7 @@ TEST(FloatSemantics, FloatArithmeticUnderBoolAndIntResults) {
   const int64_t len = static_cast<int64_t>(xs.size());
   ModelBuilder b;
   Dim n = Dim::symbol("n");
-  auto* x = b.input("x", DType::Float32, {n});
-  auto* y = b.input("y", DType::Float32, {n});
-  auto* back = b.op("Sub", {b.op("Add", {x, y}, "xy", DType::Float32, {n}), y}, "back", DType::Float32, {n});
+  auto [x, y, back] = round_trip(b, n);
   b.output(b.op("Equal", {back, x}, "o_eq", DType::Bool, {n}));
   auto* cast = b.node("Cast", {back}, {{"o_int", ir::Type::tensor(DType::Int32, ir::Shape{n})}});
   cast->set_attr_int("to", static_cast<int64_t>(DType::Int32));
@@ -153,9 +159,7 @@ TEST(FloatSemantics, SelectAmongStrictValues) {
   const int64_t len = static_cast<int64_t>(xs.size());
   ModelBuilder b;
   Dim n = Dim::symbol("n");
-  auto* x = b.input("x", DType::Float32, {n});
-  auto* y = b.input("y", DType::Float32, {n});
-  auto* back = b.op("Sub", {b.op("Add", {x, y}, "xy", DType::Float32, {n}), y}, "back", DType::Float32, {n});
+  auto [x, y, back] = round_trip(b, n);
   auto* gt = b.op("Greater", {x, y}, "gt", DType::Bool, {n});
   auto* w = b.op("Where", {gt, back, y}, "w", DType::Float32, {n});
   b.output(w);
