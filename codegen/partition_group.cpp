@@ -51,14 +51,16 @@ bool conv_copies_input(const ir::Node& conv) {
 // (LowerContext::empty_reads); stages a lowering schedules itself (a norm's statistics) would.
 bool concat_of_runtime_lengths(const ir::Node& n) {
   if (!n.domain().empty() || n.op_type() != "Concat") return false;
+  const ir::Value* out = n.num_outputs() ? n.output(0) : nullptr;
+  if (!out || !out->shape() || out->shape()->empty()) return true;
+  const int64_t r = static_cast<int64_t>(out->shape()->size());  // every input's rank too
+  int64_t axis = n.attr_int("axis", 0);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) return true;
   for (const ir::Value* in : n.inputs()) {
     if (!in) continue;
     const auto& s = in->shape();
-    if (!s || s->empty()) return true;
-    int64_t axis = n.attr_int("axis", 0);
-    int64_t r = static_cast<int64_t>(s->size());
-    if (axis < 0) axis += r;
-    if (axis < 0 || axis >= r || !(*s)[static_cast<size_t>(axis)].as_const()) return true;
+    if (!s || static_cast<int64_t>(s->size()) != r || !(*s)[static_cast<size_t>(axis)].as_const()) return true;
   }
   return false;
 }

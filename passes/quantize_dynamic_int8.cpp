@@ -7,6 +7,7 @@
 #include <string>
 
 #include "passes/rewrite.h"
+#include "passes/weight_product.h"
 
 namespace onnxc::passes {
 namespace {
@@ -59,47 +60,26 @@ bool is_attention_context(const ir::Value* a) {
 }
 
 bool quantize_node(ir::Graph& g, ir::Node* n) {
-  const bool gemm = n->op_type() == "Gemm";
-  if (!n->domain().empty() || (!gemm && n->op_type() != "MatMul") || n->num_inputs() < 2) return false;
-  ir::Value *a = n->input(0), *w = n->input(1), *y = n->output(0);
-  const ir::Shape* as = shape_of(a);
-  if (!as || as->size() != 2 || a->dtype() != ir::DType::Float32 || !w->is_constant() ||
-      w->dtype() != ir::DType::Float32 || w->constant().rank() != 2 || y->is_graph_output())
-    return false;
-  bool trans_b = false;
-  ir::Value* bias = nullptr;
-  if (gemm) {
-    if (n->attr_int("transA", 0) != 0 || n->attr_float("alpha", 1.0f) != 1.0f) return false;
-    trans_b = n->attr_int("transB", 0) != 0;
-    if (n->num_inputs() > 2 && n->input(2)) {
-      bias = n->input(2);
-      float beta = n->attr_float("beta", 1.0f);
-      if (!bias->is_constant() || bias->dtype() != ir::DType::Float32) return false;
-      if (beta != 1.0f) {
-        const ir::Tensor& c = bias->constant();
-        ir::Tensor scaled(ir::DType::Float32, c.dims());
-        for (int64_t i = 0; i < c.numel(); ++i) scaled.mutable_data<float>()[i] = beta * c.data<float>()[i];
-        bias = g.add_initializer(g.unique_name(bias->name() + "/beta"), std::move(scaled));
-      }
-    }
-  }
-  const auto& wd = w->constant().dims();
-  const int64_t k_ext = trans_b ? wd[1] : wd[0], n_ext = trans_b ? wd[0] : wd[1];
-  if (k_ext < kMinDim || n_ext < kMinDim) return false;
+  std::optional<WeightProduct> p = match_weight_product(*n, kMinDim);
+  ir::Value* y = n->output(0);
+  const ir::Shape* as = p ? shape_of(p->a) : nullptr;
+  if (!as || as->size() != 2 || y->is_graph_output()) return false;
+  const int64_t k_ext = p->k;
   // An attention output's row holds every head's context, each a weighted average of that head's
   // values: one 256-level range set by the widest head leaves the others few levels, and this
   // product's int8 weight alone moved BERT's error from 2.94% to 3.3%. Such a product keeps both
   // operands wide instead, in the int16 pairs the kernel sums exactly in int32 (half the rate of
   // four-byte dot products, twice float32's): weights in ±sqrt(2^31 / K) (±1672 for K = 768) and
   // rows in as many levels as keep K·levels·max|q_w| below 2^31 (quant_matmul.cpp).
-  const bool wide = is_attention_context(a);
+  const bool wide = is_attention_context(p->a);
   const int qmax = wide ? static_cast<int>(std::min(32767.0, std::floor(std::sqrt(2147483647.0 / static_cast<double>(k_ext))))) : 127;
   ir::Tensor q, scale;
-  if (!quantize_weight(w->constant(), trans_b, qmax, q, scale)) return false;
+  if (!quantize_weight(p->w->constant(), p->trans_b, qmax, q, scale)) return false;
 
-  ir::Value* qw = g.add_initializer(g.unique_name(w->name() + (wide ? "/int16" : "/int8")), std::move(q));
-  ir::Value* sw = g.add_initializer(g.unique_name(w->name() + "/int8_scale"), std::move(scale));
-  ir::Node* mm = g.insert_node_before(n, "DynamicQuantMatMul", {a, qw, sw}, {g.unique_name(y->name() + "/int8")}, "onnxc");
+  ir::Value* qw = g.add_initializer(g.unique_name(p->w->name() + (wide ? "/int16" : "/int8")), std::move(q));
+  ir::Value* sw = g.add_initializer(g.unique_name(p->w->name() + "/int8_scale"), std::move(scale));
+  ir::Value* bias = p->bias ? scaled_bias(g, *p, p->bias->constant().dims()) : nullptr;
+  ir::Node* mm = g.insert_node_before(n, "DynamicQuantMatMul", {p->a, qw, sw}, {g.unique_name(y->name() + "/int8")}, "onnxc");
   if (wide) mm->set_attr_int("wide_rows", 1);
   ir::Value* out = mm->output(0);
   out->set_type(y->type());  // typed now, so a product that reads it is rewritten in this same run

@@ -6,6 +6,7 @@
 
 #include "passes/matmul_nbits.h"
 #include "passes/rewrite.h"
+#include "passes/weight_product.h"
 
 namespace onnxc::passes {
 namespace {
@@ -64,35 +65,17 @@ BlockQuantWeight quantize_weight(const ir::Tensor& wt, bool transposed, const In
 }
 
 bool quantize_node(ir::Graph& g, ir::Node* n, const Int4Options& opt) {
-  const bool gemm = n->op_type() == "Gemm";
-  if (!n->domain().empty() || (!gemm && n->op_type() != "MatMul") || n->num_inputs() < 2) return false;
-  ir::Value *a = n->input(0), *w = n->input(1);
-  const ir::Shape* as = shape_of(a);
-  if (!as || as->size() < 2 || a->dtype() != ir::DType::Float32 || !w->is_constant() ||
-      w->dtype() != ir::DType::Float32 || w->constant().rank() != 2 || !all_finite(w->constant()))
-    return false;
-  bool trans_b = false;
+  std::optional<WeightProduct> p = match_weight_product(*n, kMinDim);
+  const ir::Shape* as = p ? shape_of(p->a) : nullptr;
+  if (!as || as->size() < 2 || !all_finite(p->w->constant())) return false;
   ir::Value* bias = nullptr;
-  if (gemm) {
-    if (n->attr_int("transA", 0) != 0 || n->attr_float("alpha", 1.0f) != 1.0f) return false;
-    trans_b = n->attr_int("transB", 0) != 0;
-    if (n->num_inputs() > 2 && n->input(2)) {
-      bias = n->input(2);
-      if (!bias->is_constant() || bias->dtype() != ir::DType::Float32) return false;
-      const ir::Tensor& c = bias->constant();
-      const int64_t cols = trans_b ? w->constant().dims()[0] : w->constant().dims()[1];
-      if (c.numel() != cols || (c.rank() == 2 && c.dims()[0] != 1) || c.rank() > 2) return false;  // a [N] bias
-      ir::Tensor row(ir::DType::Float32, {cols});
-      const float beta = n->attr_float("beta", 1.0f);
-      for (int64_t i = 0; i < cols; ++i) row.mutable_data<float>()[i] = beta * c.data<float>()[i];
-      bias = g.add_initializer(g.unique_name(bias->name() + "/bias"), std::move(row));
-    }
+  if (p->bias) {
+    const ir::Tensor& c = p->bias->constant();
+    if (c.numel() != p->n || (c.rank() == 2 && c.dims()[0] != 1) || c.rank() > 2) return false;  // a [N] bias
+    bias = scaled_bias(g, *p, {p->n});
   }
-  const auto& wd = w->constant().dims();
-  const int64_t k_ext = trans_b ? wd[1] : wd[0], n_ext = trans_b ? wd[0] : wd[1];
-  if (k_ext < kMinDim || n_ext < kMinDim) return false;
-  BlockQuantWeight q = quantize_weight(w->constant(), trans_b, opt);
-  std::vector<ir::Value*> in = matmul_nbits_inputs(g, a, q, bias, w->name() + "/int4");
+  BlockQuantWeight q = quantize_weight(p->w->constant(), p->trans_b, opt);
+  std::vector<ir::Value*> in = matmul_nbits_inputs(g, p->a, q, bias, p->w->name() + "/int4");
   ir::Node* mm = replace_node(*n, "MatMulNBits", in, kMicrosoftDomain);
   for (ir::Attribute& at : matmul_nbits_attrs(q)) mm->set_attr(std::move(at));
   return true;

@@ -197,6 +197,7 @@ class Builder {
     std::vector<Halide::Func> outs = output_funcs();
     keep_ieee_semantics(outs, reassociable_);
     out_.pipeline = Halide::Pipeline(outs);
+    restore_float_selects(out_.pipeline);
     for (auto& [condition, message] : requirements_) out_.pipeline.add_requirement(condition, message);
     collect_args();
     name_kernel();
@@ -277,7 +278,7 @@ class Builder {
   void lower_node(const ir::Node& n) {
     const int64_t opset = k_.opsets.at(n.domain());
     const OpLowering* l = &lowering_for(n, opset);
-    LowerContext ctx{n, {}, {}, {}, sched_target_, opset, nullptr, nullptr, nullptr, l->kclass, {}, {}, false, {}};
+    LowerContext ctx{n, {}, {}, {}, sched_target_, opset, nullptr, nullptr, nullptr, l->kclass, {}, {}, false, {}, kMaxEmptyReads - std::min(kMaxEmptyReads, empty_reads_.size())};
     for (const ir::Value* v : n.inputs()) {
       ctx.in.push_back(v ? values_.at(v) : HTensor{});
       ctx.const_in.push_back(v && v->is_constant() ? &v->constant() : nullptr);

@@ -396,9 +396,6 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     k.y4 = s.y4;
     if (k.row) {
       k.y4(d, q, h, b) = Halide::select(k.one_row, k.row->y4(d, q, h, b), k.tiles.y4(d, q, h, b));
-      // The choice computes nothing; left out of strict_float, Halide's specialization folds it to
-      // one copy per branch (inside strict_float the select stayed, and each branch computed both).
-      ctx.reassociable.push_back(k.y4);
     }
     ctx.schedule = [k](Func output, const Halide::Target& t) { schedule_attention(output, k, t); };
   }

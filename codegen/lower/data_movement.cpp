@@ -3,6 +3,7 @@
 // for graph outputs that are views, inputs or weights). Every output index maps to one input index;
 // indices a Halide select would evaluate on a branch not taken are clamped into the input.
 #include "codegen/lower/lower_util.h"
+#include "codegen/schedule/schedule.h"
 
 namespace onnxc::codegen {
 
@@ -26,52 +27,78 @@ std::vector<HTensor> transpose(LowerContext& ctx) {
   })};
 }
 
+// A Concat whose parts of run-time length (any of which may be empty, with no row to clamp a read
+// to) are more than the kernel can still specialize on (LowerContext::empty_reads_left): one copy
+// per part, each an update over that part's own length. An empty part's copy runs no iteration and
+// reads nothing; its bounds are the empty range, which Halide's checks accept. Computed root (a Func
+// with updates is never inlined), and written twice (zeros first), so only the fallback.
+HTensor concat_copies(LowerContext& ctx, int axis) {
+  const auto& shape = out_shape(ctx);
+  HTensor y = define("Concat_copies", shape, out_dtype(ctx),
+                     [&](const Index&) { return Halide::Internal::make_zero(halide_type(out_dtype(ctx))); });
+  const int r = static_cast<int>(shape.size());
+  Index pure = onnx_index(y.func.args());
+  Expr offset = 0;
+  for (const HTensor& t : ctx.in) {
+    if (!t.defined()) continue;
+    Halide::RDom row(0, t.shape[axis], "row");
+    Index src = pure, dst = pure;
+    src[axis] = row;
+    dst[axis] = offset + row;
+    y.func(std::vector<Expr>(dst.rbegin(), dst.rend())) = t.at(src);
+    offset = offset + t.shape[axis];
+  }
+  schedule_copies(y.func, r - 1 - axis, ctx.target);
+  return y;
+}
+
+// Parts of run-time length may be empty, and then have no row to clamp a read to: Halide
+// bounds-checks the read even where the select skips it. Such a part is read only where its length
+// is not zero, written as the negation of the very condition the kernel specializes on
+// (LowerContext::empty_reads), so that in the specialization on it being empty the read folds away,
+// whatever the length's expression (Halide substitutes a plain symbol's value, and otherwise folds
+// what the condition itself states).
 std::vector<HTensor> concat(LowerContext& ctx) {
   const auto& shape = out_shape(ctx);
   int r = static_cast<int>(shape.size());
   int axis = normalize_axis(ctx.node.attr_int("axis", 0), r, ctx.node);
+  std::vector<Expr> empty;  // per input: the condition that it is empty, where it may be
+  for (const HTensor& t : ctx.in)
+    empty.push_back(t.defined() && !Halide::Internal::is_const(t.shape[axis]) ? is_zero_extent(t.shape[axis]) : Expr());
+  size_t runtime = 0, nonempty = 0;  // parts of run-time length; parts not known to be empty
+  for (size_t k = 0; k < ctx.in.size(); ++k) {
+    runtime += empty[k].defined();
+    nonempty += ctx.in[k].defined() && !Halide::Internal::is_const_zero(ctx.in[k].shape[axis]);
+  }
+  if (nonempty > 1 && runtime > ctx.empty_reads_left) return {concat_copies(ctx, axis)};
+  if (nonempty > 1)  // one part is read alone, with no choice to fold (and then it is the output)
+    for (const Expr& e : empty)
+      if (e.defined()) ctx.empty_reads.push_back(e);
   return {define("Concat", shape, out_dtype(ctx), [&](const Index& o) {
-    // A part whose length is known only at run time may have no rows, and then no row to clamp
-    // to: Halide bounds-checks its read even where the select skips it. Such a part is read only
-    // where its length is positive, a condition the kernel's specialization on that length being
-    // 0 (LowerContext::empty_reads) folds to false, which drops the read.
     struct Part {
-      Expr here, value, len;  // len: undefined where the length is known when compiling
+      Expr here, value, empty;  // empty: undefined where the length is known when compiling
     };
     std::vector<Part> parts;
     Expr offset = 0;
-    for (const HTensor& t : ctx.in) {
+    for (size_t k = 0; k < ctx.in.size(); ++k) {
+      const HTensor& t = ctx.in[k];
       if (!t.defined() || Halide::Internal::is_const_zero(t.shape[axis])) continue;
       Index i = o;
       i[axis] = Halide::clamp(o[axis] - offset, 0, t.shape[axis] - 1);
       offset = offset + t.shape[axis];
-      Part p{o[axis] < offset, t.at(i), Expr()};
-      if (!Halide::Internal::is_const(t.shape[axis])) {
-        p.len = t.shape[axis];
-        p.here = p.len > 0 && p.here;
-      }
+      Part p{o[axis] < offset, t.at(i), empty[k]};
+      if (p.empty.defined()) p.here = !p.empty && p.here;
       parts.push_back(p);
     }
     internal_check(!parts.empty()) << ctx.node.describe() << ": no inputs";
     if (parts.size() == 1) return parts[0].value;  // nothing else to read: an empty part, an empty output
-    size_t before = ctx.empty_reads.size();
-    for (const Part& p : parts)
-      if (p.len.defined()) ctx.empty_reads.push_back(is_zero_extent(p.len));
-    // Where a part may be empty, the select chooses among bit patterns: Halide 14 keeps a float
-    // select inside strict_float (codegen/emit/strict_float.h) even where its condition folded to
-    // false, and would still read the empty part. A select computes nothing, so the values are the
-    // same bits either way.
-    Halide::Type ty = parts[0].value.type();
-    bool bits = ctx.empty_reads.size() > before && ty.is_float();
-    if (bits)
-      for (Part& p : parts) p.value = Halide::reinterpret(Halide::UInt(ty.bits(), ty.lanes()), p.value);
     // The select chain tests the first part first; the last part is the rest. Where it may be
     // empty, the rest is a zero where it is: an index past the other parts is then past the output.
     const Part& last = parts.back();
     Expr v = last.value;
-    if (last.len.defined()) v = Halide::select(last.len > 0, v, Halide::Internal::make_zero(v.type()));
+    if (last.empty.defined()) v = Halide::select(!last.empty, v, Halide::Internal::make_zero(v.type()));
     for (int k = static_cast<int>(parts.size()) - 2; k >= 0; --k) v = Halide::select(parts[k].here, parts[k].value, v);
-    return bits ? Halide::reinterpret(ty, v) : v;
+    return v;
   })};
 }
 

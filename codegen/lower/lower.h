@@ -99,6 +99,10 @@ struct LowerContext {
   // input even where a select skips it, so outputs with the default schedule are specialized on
   // each condition (KernelBuilder), where the guarded read folds away.
   std::vector<Halide::Expr> empty_reads;
+  // How many more such conditions the kernel specializes on (each doubles its loop nests; set by
+  // KernelBuilder from kMaxEmptyReads and the nodes lowered before). A lowering with more parts that
+  // may be empty reads them another way.
+  size_t empty_reads_left = 0;
 };
 
 using LowerFn = std::function<std::vector<HTensor>(LowerContext&)>;

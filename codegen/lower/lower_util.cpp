@@ -42,7 +42,10 @@ Halide::Expr nan_where(const Halide::Expr& cond, const Halide::Expr& value) {
 Halide::Expr is_zero_extent(const Halide::Expr& extent) {
   Halide::Expr e = extent;
   if (const auto* c = e.as<Halide::Internal::Cast>(); c && c->value.as<Halide::Internal::Variable>()) e = c->value;
-  return e == Halide::Internal::make_zero(e.type());
+  // In the simplifier's own form: Halide learns a specialization's condition as the simplified one,
+  // and a guard `!condition` folds in the first simplification (before the bounds checks) only
+  // where its condition is written exactly so.
+  return Halide::Internal::simplify(e == Halide::Internal::make_zero(e.type()));
 }
 
 HTensor define(const std::string& name, std::vector<Halide::Expr> shape, ir::DType dtype,

@@ -53,6 +53,8 @@ bool has_input(const LowerContext& ctx, int i);
 // `extent == 0` for an extent known only at run time, written on the kernel parameter itself where
 // the extent is a symbol (an int64 parameter cast to int32): Halide substitutes a specialization's
 // `variable == constant` into the code it guards, which folds a read guarded by `extent > 0` away.
+// Any other extent (p - 1) gives the condition simplified: a read guarded by its negation (`!e`,
+// the very Expr) folds away in the specialization on `e`.
 Halide::Expr is_zero_extent(const Halide::Expr& extent);
 // Integer contents of a constant input, or nullopt when absent or not constant.
 std::optional<std::vector<int64_t>> const_ints(const LowerContext& ctx, int i);

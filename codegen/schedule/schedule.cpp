@@ -1,6 +1,8 @@
 // CPU and CUDA schedules for elementwise, data-movement and row-wise (reduction) kernels.
 #include "codegen/schedule/schedule.h"
 
+#include "ir/error.h"
+
 namespace onnxc::codegen {
 
 using Halide::Func;
@@ -138,12 +140,33 @@ void specialize_each(Halide::Stage st, const std::vector<Halide::Expr>& empty, s
 
 void specialize_empty_reads(Func out, const std::vector<Halide::Expr>& empty) {
   if (empty.empty()) return;
-  std::vector<Halide::Expr> conds(empty.begin(), empty.begin() + static_cast<std::ptrdiff_t>(std::min(empty.size(), kMaxEmptyReads)));
+  internal_check(empty.size() <= kMaxEmptyReads) << out.name() << ": " << empty.size() << " parts that may be empty";
+  const std::vector<Halide::Expr>& conds = empty;
   // Copy the schedule's own conditions first: specialize() returns the existing branch for each.
   std::vector<Halide::Expr> made;
   for (const auto& s : out.function().definition().specializations()) made.push_back(s.condition);
   for (const Halide::Expr& c : made) specialize_each(Halide::Stage(out).specialize(c), conds, 0);
   specialize_each(Halide::Stage(out), conds, 0);
+}
+
+void schedule_copies(Func f, int copied_dim, const Halide::Target& t) {
+  f.compute_root();
+  auto vars = pure_vars(f);
+  if (vars.empty()) return;
+  const int w = vector_width(f, t);
+  if (is_gpu(t)) gpu_tile_func(f);
+  else if (w > 1) f.vectorize(vars[0], w, TailStrategy::GuardWithIf);
+  for (int u = 0; u < f.num_update_definitions(); ++u) {
+    Halide::Stage s = f.update(u);
+    if (is_gpu(t)) {
+      gpu_tile_func(f, u);
+      continue;
+    }
+    if (copied_dim == 0 || w <= 1) continue;  // the rows are the innermost dim: row by row
+    // The rows (an RVar) outside the innermost pure dim, which is vectorized.
+    Halide::RVar rows(f.function().update(u).schedule().rvars()[0].var);
+    s.reorder(vars[0], rows).vectorize(vars[0], w, TailStrategy::GuardWithIf);
+  }
 }
 
 void schedule_rowwise(Func out, const std::vector<Func>& stats, int reduced_inner, const Halide::Target& t) {

@@ -17,9 +17,15 @@ void schedule_output(Halide::Func out, KernelClass k, const Halide::Target& t);
 // Specializes a scheduled output on each of `empty` (conditions under which an input it reads is
 // empty, LowerContext::empty_reads) and on every combination of them, within each specialization
 // the schedule made (a specialization copies the schedule it starts from, not the ones inside it).
-// The first kMaxEmptyReads conditions are taken: each doubles the copies of the loop nest.
+// At most kMaxEmptyReads conditions (LowerContext::empty_reads_left): each doubles the copies of
+// the loop nest.
 constexpr size_t kMaxEmptyReads = 4;
 void specialize_empty_reads(Halide::Func out, const std::vector<Halide::Expr>& empty);
+
+// Computes root a Func whose update definitions each copy one part into it (a Concat as copies,
+// each over an RDom of the part's rows along dim `copied_dim`, Halide order): each copy loops over
+// its rows outside the innermost dim, which is vectorized, unless the rows are the innermost dim.
+void schedule_copies(Halide::Func f, int copied_dim, const Halide::Target& t);
 
 // A row-wise kernel: `out` reads per-row statistics `stats` (e.g. max and sum of a softmax row).
 // `reduced_inner` is how many innermost dims of `out` form a row; each stat is defined over the

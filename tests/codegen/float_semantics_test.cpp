@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
 #include "test_util.h"
 
@@ -36,6 +37,13 @@ bool same(float a, float b) {
       return ::testing::AssertionFailure() << "element " << i << " (x=" << x[i] << ", y=" << y[i] << "): got "
                                            << got[i] << ", IEEE gives " << want[i];
   return ::testing::AssertionSuccess();
+}
+
+// Inputs x and y of length n and (x + y) - y, which IEEE arithmetic does not fold to x.
+std::tuple<ir::Value*, ir::Value*, ir::Value*> round_trip(ModelBuilder& b, const Dim& n) {
+  auto* x = b.input("x", DType::Float32, {n});
+  auto* y = b.input("y", DType::Float32, {n});
+  return {x, y, b.op("Sub", {b.op("Add", {x, y}, "xy", DType::Float32, {n}), y}, "back", DType::Float32, {n})};
 }
 
 // HF BERT's extended mask added to a position bias: where the mask is 1, (1 - m) * finfo.min is -0
@@ -122,9 +130,7 @@ TEST(FloatSemantics, FloatArithmeticUnderBoolAndIntResults) {
   const int64_t len = static_cast<int64_t>(xs.size());
   ModelBuilder b;
   Dim n = Dim::symbol("n");
-  auto* x = b.input("x", DType::Float32, {n});
-  auto* y = b.input("y", DType::Float32, {n});
-  auto* back = b.op("Sub", {b.op("Add", {x, y}, "xy", DType::Float32, {n}), y}, "back", DType::Float32, {n});
+  auto [x, y, back] = round_trip(b, n);
   b.output(b.op("Equal", {back, x}, "o_eq", DType::Bool, {n}));
   auto* cast = b.node("Cast", {back}, {{"o_int", ir::Type::tensor(DType::Int32, ir::Shape{n})}});
   cast->set_attr_int("to", static_cast<int64_t>(DType::Int32));
@@ -141,6 +147,36 @@ TEST(FloatSemantics, FloatArithmeticUnderBoolAndIntResults) {
     EXPECT_EQ(as_int[i], static_cast<int32_t>(r)) << "x=" << xs[i] << " y=" << ys[i];
   }
   EXPECT_EQ(eq[0], 0);  // 1 + 3e38 - 3e38 is 0, not 1
+}
+
+// A select (Where) of IEEE arithmetic inside more arithmetic: the select is kept as a choice among
+// bit patterns while Halide lowers (codegen/emit/strict_float.h); what it chooses, and what is
+// computed from it, is still the IEEE value, for NaN, ±inf, -0 and values that a reassociated
+// (x + y) - y would turn into x.
+TEST(FloatSemantics, SelectAmongStrictValues) {
+  const std::vector<float> xs = {1.0f, -0.0f, kNaN, kInf, 5.0f, -kInf, 2.0f, 0.0f, 3.0f};
+  const std::vector<float> ys = {3e38f, 0.0f, 1.0f, 1.0f, kNaN, -kMax, -3e38f, -0.0f, -kInf};
+  const int64_t len = static_cast<int64_t>(xs.size());
+  ModelBuilder b;
+  Dim n = Dim::symbol("n");
+  auto [x, y, back] = round_trip(b, n);
+  auto* gt = b.op("Greater", {x, y}, "gt", DType::Bool, {n});
+  auto* w = b.op("Where", {gt, back, y}, "w", DType::Float32, {n});
+  b.output(w);
+  b.output(b.op("Mul", {w, x}, "wx", DType::Float32, {n}));
+
+  auto out = compile_and_run(b.model(), {HostTensor::f32({len}, xs), HostTensor::f32({len}, ys)}, "select_strict");
+  ASSERT_EQ(out.size(), 2u);
+  std::vector<float> want_w, want_wx;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    volatile float s = xs[i] + ys[i];
+    float r = s - ys[i];
+    const float c = xs[i] > ys[i] ? r : ys[i];
+    want_w.push_back(c);
+    want_wx.push_back(c * xs[i]);
+  }
+  EXPECT_TRUE(all_same(out[0].values<float>(), want_w, xs, ys));
+  EXPECT_TRUE(all_same(out[1].values<float>(), want_wx, xs, ys));
 }
 
 // Transcendental ops on special operands give what libm gives (NaN stays NaN, ±inf saturate).

@@ -239,7 +239,7 @@ GemmKernel::GemmKernel(const GemmCase& c, const ir::Tensor& a, const ir::Tensor&
   for (int64_t d : product_shape(c)) out_shape.push_back(i32(d));
   auto dim_expr = [](const ir::Dim& d) { return i32(d.value()); };
   auto add_constant = [this](const std::string& hint, ir::Tensor data) { return add_param(hint, data, {}); };
-  LowerContext ctx{*node, in, consts, {out_shape}, target, 17, dim_expr, add_constant, nullptr, KernelClass::MatMul, {}, {}, false, {}};
+  LowerContext ctx{*node, in, consts, {out_shape}, target, 17, dim_expr, add_constant, nullptr, KernelClass::MatMul, {}, {}, false, {}, 0};
   const OpLowering* lowering = find_lowering(int8 ? "onnxc" : "", c.op, ctx.opset);
   internal_check(lowering) << "no lowering registered for " << c.op;
   output_ = compose_epilogues(lowering->fn(ctx).at(0).func);

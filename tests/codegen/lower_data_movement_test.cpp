@@ -82,6 +82,90 @@ TEST(LowerDataMovement, ConcatOfEmptyPartsFused) {
   }
 }
 
+// More parts of run-time length than a kernel specializes on (kMaxEmptyReads), one of them a
+// length that is an expression (a Slice's q - 1, empty where q is 1): any subset of them empty.
+TEST(LowerDataMovement, ConcatOfManyEmptyPartsAndExpressionLengths) {
+  constexpr int kParts = 6;  // the inputs; a seventh part is the slice of the last one
+  ModelBuilder b(13);
+  std::vector<ir::Value*> parts;
+  Dim total = Dim(0);
+  for (int k = 0; k < kParts; ++k) {
+    Dim len = Dim::symbol("p" + std::to_string(k));
+    parts.push_back(b.input("x" + std::to_string(k), DType::Float32, {2, len, 3}));
+    total = total + len;
+  }
+  Dim q = Dim::symbol("p" + std::to_string(kParts - 1));
+  auto* st = b.const_i64("st", {1});
+  auto* en = b.const_i64("en", {INT64_MAX});
+  auto* ax = b.const_i64("ax", {1});
+  parts.push_back(b.op("Slice", {parts.back(), st, en, ax}, "tail", DType::Float32, {2, q - 1, 3}));
+  total = total + (q - 1);
+  ir::Node* c = b.node("Concat", parts, {{"cat", ir::Type::tensor(DType::Float32, ir::Shape{2, total, 3})}});
+  c->set_attr_int("axis", 1);
+  b.output(b.op("Mul", {c->output(), c->output()}, "sq", DType::Float32, {2, total, 3}));
+  LoadedModel lib(compile(b.model(), "concat_many_empty_parts").so_path);
+  const std::vector<std::array<int, kParts>> lengths = {{0, 0, 0, 0, 0, 1}, {0, 0, 0, 0, 0, 2}, {1, 0, 2, 0, 0, 1},
+                                                        {0, 0, 0, 0, 3, 1}, {2, 1, 0, 3, 1, 4}, {0, 5, 0, 0, 0, 1},
+                                                        {1, 1, 1, 1, 1, 1}, {0, 0, 0, 0, 0, 7}};
+  for (const auto& len : lengths) {
+    std::vector<HostTensor> ins;
+    std::vector<std::vector<float>> values;
+    for (int k = 0; k < kParts; ++k) {
+      values.push_back(iota(2 * len[k] * 3, 100.0f * (k + 1)));
+      for (float& e : values.back()) e = e / 64 - 2;
+      ins.push_back(HostTensor::f32({2, len[k], 3}, values.back()));
+    }
+    std::vector<float> want;
+    int rows = 0;
+    for (int batch = 0; batch < 2; ++batch) {
+      for (int k = 0; k <= kParts; ++k) {
+        const int part = std::min(k, kParts - 1), from = k == kParts ? 1 : 0;  // the slice skips a row
+        for (int r = from; r < len[part]; ++r)
+          for (int i = 0; i < 3; ++i) {
+            float e = values[part][static_cast<size_t>((batch * len[part] + r) * 3 + i)];
+            want.push_back(e * e);
+          }
+        if (batch == 0) rows += len[part] - from;
+      }
+    }
+    SCOPED_TRACE(::testing::PrintToString(len));
+    auto out = lib.run(ins);
+    EXPECT_EQ(out[0].dims, (std::vector<int64_t>{2, rows, 3}));
+    EXPECT_EQ(out[0].values<float>(), want);
+  }
+}
+
+// A part whose length is an expression (v holds q - 1 rows, q being x's), read by a Concat fused
+// with its consumer: empty where q is 1, and then not read.
+TEST(LowerDataMovement, ConcatOfAnEmptyPartOfExpressionLength) {
+  ModelBuilder b(13);
+  Dim p = Dim::symbol("p"), q = Dim::symbol("q");
+  auto* x = b.input("x", DType::Float32, {2, q, 3});
+  auto* v = b.input("v", DType::Float32, {2, q - 1, 3});
+  auto* y = b.input("y", DType::Float32, {2, p, 3});
+  ir::Node* c = b.node("Concat", {y, v, x}, {{"cat", ir::Type::tensor(DType::Float32, ir::Shape{2, p + (q - 1) + q, 3})}});
+  c->set_attr_int("axis", 1);
+  b.output(b.op("Mul", {c->output(), c->output()}, "sq", DType::Float32, {2, p + (q - 1) + q, 3}));
+  LoadedModel lib(compile(b.model(), "concat_expression_length").so_path);
+  for (auto [lp, lq] : std::vector<std::pair<int, int>>{{2, 1}, {0, 1}, {0, 3}, {3, 4}, {1, 1}}) {
+    SCOPED_TRACE(std::to_string(lp) + ", " + std::to_string(lq));
+    const std::vector<int> rows = {lp, lq - 1, lq};
+    std::vector<std::vector<float>> parts;
+    for (int k = 0; k < 3; ++k) parts.push_back(iota(2 * rows[k] * 3, 10.0f * static_cast<float>(k) - 7));
+    std::vector<float> want;
+    for (int batch = 0; batch < 2; ++batch)
+      for (int k = 0; k < 3; ++k)
+        for (int i = 0; i < rows[k] * 3; ++i) {
+          float e = parts[k][static_cast<size_t>(batch * rows[k] * 3 + i)];
+          want.push_back(e * e);
+        }
+    auto out = lib.run({HostTensor::f32({2, lq, 3}, parts[2]), HostTensor::f32({2, lq - 1, 3}, parts[1]),
+                        HostTensor::f32({2, lp, 3}, parts[0])});
+    EXPECT_EQ(out[0].dims, (std::vector<int64_t>{2, lp + 2 * lq - 1, 3}));
+    EXPECT_EQ(out[0].values<float>(), want);
+  }
+}
+
 TEST(LowerDataMovement, SliceNegativeSteppedClampedSymbolic) {
   ModelBuilder b(13);
   Dim n = Dim::symbol("n");

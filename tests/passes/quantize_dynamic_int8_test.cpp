@@ -38,7 +38,7 @@ TEST(QuantizeDynamicInt8, MatMulAndGemmWithConstantWeights) {
   }()) << out;
   EXPECT_TRUE(has(out, "%w/int8 = const i8[16,16]")) << out;
   EXPECT_TRUE(has(out, "%wt/int8 = const i8[16,16]")) << out;  // transB: quantized as [K, N]
-  EXPECT_TRUE(has(out, "= Add(%z/int8, %c/beta)")) << out;      // beta folded into the bias
+  EXPECT_TRUE(has(out, "= Add(%z/int8, %c/scaled)")) << out;    // beta folded into the bias
   EXPECT_FALSE(has(out, "= MatMul(")) << out;
   // W and the transposed Wt hold the same matrix: the same int8 bytes and scales.
   auto hash_of = [&](const std::string& name) {

@@ -98,7 +98,7 @@ TEST(QuantizeInt4Weights, MatMulAndGemmBecomeMatMulNBits) {
   EXPECT_FALSE(has(out, "Gemm(")) << out;
   EXPECT_EQ(2u, count(out, "nbits_zero_points = const u8[16]")) << out;  // asymmetric: 2 blocks a column, packed
   EXPECT_TRUE(has(out, "nbits_B = const u8[16,2,16]")) << out;          // [N, k_blocks, 32 / 2]
-  EXPECT_TRUE(has(out, "%c/bias")) << out;                               // Gemm's C as MatMulNBits' bias
+  EXPECT_TRUE(has(out, ", %c)")) << out;  // Gemm's C ([N], beta 1) read as MatMulNBits' bias as it is
 }
 
 TEST(QuantizeInt4Weights, SymmetricBlocksWriteNoZeroPoints) {
