@@ -4,6 +4,8 @@
 // sums shifted input planes per channel (one with a single output pixel is a matrix-vector product);
 // other forms are a direct reduction, vectorized along the
 // innermost output dim and parallel over the others.
+#include <optional>
+
 #include "codegen/lower/window.h"
 #include "codegen/schedule/conv.h"
 #include "codegen/schedule/schedule.h"
@@ -207,6 +209,83 @@ std::vector<HTensor> conv_gemv(LowerContext& ctx, const Window& win, const Shift
   return {HTensor{y, shape, out_dtype(ctx)}};
 }
 
+// The channel-vectorized block when the target description says it beats pixel panels for this
+// convolution (its output's extents and the planes' grid known when compiling).
+std::optional<ChannelBlock> channel_block_pays(const LowerContext& ctx, const Window& win, const ShiftedInput& in) {
+  const int64_t* grid = Halide::Internal::as_const_int(in.pixels);
+  if (!grid) return std::nullopt;
+  const auto& shape = out_shape(ctx);
+  int64_t pixels = 1;
+  for (int s = 0; s < win.spatial(); ++s) {
+    const int64_t* e = Halide::Internal::as_const_int(shape[s + 2]);
+    if (!e) return std::nullopt;
+    pixels *= *e;
+  }
+  // Strided taps cost the pixel form most where the innermost tap loop is short enough for LLVM to
+  // unroll (see choose_channel_block): a 3×3 stride-2 conv, not the 7×7 stride-2 stem.
+  bool strided_taps = false;
+  for (int s = 0; s < win.spatial(); ++s) strided_taps |= win.strides[s] > 1 && win.kernel[s] > 1;
+  strided_taps &= win.kernel[win.spatial() - 1] <= 3;
+  const ir::Tensor& wt = *ctx.const_in.data(1);
+  return choose_channel_block(wt.dims()[0], wt.numel() / wt.dims()[0], pixels, *grid, strided_taps, describe(ctx.target));
+}
+
+// A convolution over a small image with its pixels as the register block's rows and output channels
+// as its vector lanes: Y[n, m, q] = B[m] + sum_k Wp[m / width, k, m % width] · col(k, q) over output
+// pixels q (row-major over the output's spatial dims, all known when compiling), W packed in panels of
+// `width` channels (k-major, as conv_gemv). col(k, q) is one float of the shifted planes, broadcast
+// to every lane, so a block of pixels may start anywhere: q walks the output's own pixels, not the
+// planes' grid, and no lane is spent on the grid's padded columns or on a pixel panel's unused tail
+// (a 7×7 image filled 49 of 64 lanes that way). The price is a transpose when storing: the output
+// reads gemm at a stride of `width` floats.
+std::vector<HTensor> conv_channels(LowerContext& ctx, const Window& win, const ShiftedInput& in, const ChannelBlock& block) {
+  using Halide::Var;
+  const ir::Tensor& wt = *ctx.const_in.data(1);
+  const int64_t m_ext = wt.dims()[0], c_ext = wt.dims()[1];
+  const int sp = win.spatial();
+  const auto& shape = out_shape(ctx);
+  ConvChannelFuncs g;
+  g.block = block;
+  g.m_extent = static_cast<int>(m_ext);
+  g.input = in.planes;
+  g.input_rows = in.interiors;
+  HTensor packed = ctx.add_constant("conv_weights", pack_panels(wt.reshaped({m_ext, wt.numel() / m_ext}), true, block.width));
+  std::vector<Expr> taps;
+  g.k = tap_domain(win, {c_ext}, taps);
+  Expr flat_k = g.k[sp];
+  for (int s = 0; s < sp; ++s) flat_k = flat_k * static_cast<int32_t>(win.kernel[s]) + taps[s];
+  Var i("i"), q("q"), mo("mo"), n("n");
+  // The grid pixel of output pixel q: its coordinates over the output's (static) extents.
+  std::vector<int32_t> ext(sp);
+  g.pixels = 1;
+  for (int s = 0; s < sp; ++s) ext[s] = static_cast<int32_t>(*Halide::Internal::as_const_int(shape[s + 2])), g.pixels *= ext[s];
+  Expr rest = q, grid_pixel = 0, grid_stride = 1;
+  for (int s = sp - 1; s >= 0; --s) {
+    Expr coord = s > 0 ? rest % ext[s] : rest;
+    rest = rest / ext[s];
+    grid_pixel = grid_pixel + coord * grid_stride;
+    grid_stride = grid_stride * in.grid[s];
+  }
+  g.acc = Func("conv_ch_acc");
+  g.acc(i, q, mo, n) = 0.0f;
+  g.acc(i, q, mo, n) += packed.at({mo, flat_k, i}) * in.tap(taps, grid_pixel, g.k[sp], n);
+  ctx.reassociable.push_back(g.acc);
+  g.gemm = Func("conv_ch_gemm");
+  g.gemm(i, q, mo, n) = g.acc(i, q, mo, n);
+  for (Func f : {g.input, g.acc, g.gemm}) f.compute_root();
+  ctx.schedule = [g](Func output, const Halide::Target& t) { schedule_conv_channels(g, output, t); };
+  auto vars = make_vars(static_cast<int>(shape.size()));
+  Index o = onnx_index(vars);
+  Expr pixel = o[2];
+  for (int s = 1; s < sp; ++s) pixel = pixel * ext[s] + o[s + 2];
+  const int32_t w = block.width;
+  Expr v = g.gemm(o[1] % w, pixel, o[1] / w, o[0]);
+  if (has_input(ctx, 2)) v = v + Halide::cast<float>(ctx.in[2].at({o[1]}));
+  Func y("conv");
+  y(vars) = v;
+  return {HTensor{y, shape, out_dtype(ctx)}};
+}
+
 // The implicit GEMM: Y[n, m, p] = B[m] + sum_k W[m, k] · col(k, p) over grid pixels p and
 // K = C·k1..kr (k = (c, r)), where col(k, p) = planes(p + shift(r), phase(r), c, n) (ShiftedInput):
 // W is the GEMM's A, one row per output channel, read in place; the shifted planes are its B.
@@ -219,6 +298,7 @@ std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
   ShiftedInput in(x, win, out_shape(ctx));
   const int64_t* p_static = Halide::Internal::as_const_int(in.pixels);
   if (p_static && *p_static == 1) return conv_gemv(ctx, win, in);
+  if (auto block = channel_block_pays(ctx, win, in)) return conv_channels(ctx, win, in, *block);
   ConvGemmFuncs g;
   g.panel = choose_panel(p_static ? *p_static : 64, describe(ctx.target));
   g.p_extent = in.pixels;

@@ -8,6 +8,8 @@
 #include <random>
 
 #include "codegen/partition.h"
+#include "codegen/schedule/conv.h"
+#include "codegen/target.h"
 #include "runnable_targets.h"
 #include "test_util.h"
 #if HAVE_ONNXC_PASSES
@@ -171,6 +173,74 @@ TEST(LowerConv, OnePixelMatrixVector) {
   ConvCase win;
   win.c = 5, win.h = win.w = 3, win.m = 9, win.bias = false;
   check_conv(win);
+}
+
+// Whether `k` compiled for `target` takes the channel-vectorized form (conv_channels), asked of the
+// same function the lowering asks, with the extents the lowering sees.
+bool takes_channel_block(const ConvCase& k, const std::string& target) {
+  const Halide::Target t = codegen::parse_target(target);
+  const int64_t gw = (k.w + k.pads[1] + k.pads[3] + k.sw - 1) / k.sw;  // a plane's width
+  const int64_t grid = k.one_d ? k.ow() : k.oh() * gw;
+  const int64_t taps = k.kh * k.kw;
+  const bool strided_taps = ((k.sh > 1 && k.kh > 1) || (k.sw > 1 && k.kw > 1)) && k.kw <= 3;
+  return codegen::choose_channel_block(k.m, k.c * taps, k.oh() * k.ow(), grid, strided_taps, codegen::describe(t)).has_value();
+}
+
+// Small images run vectorized over output channels, pixels as the block's rows (conv_channels): a
+// 1×1 conv over 7×7 (many input channels), 3×3 stride 1 and stride 2, a dilated one with
+// asymmetric pads, each with output channels not a multiple of the panel (a partial last panel)
+// and pixels not a multiple of the block's rows on some ISA; a symbolic batch of 2.
+TEST(LowerConv, ChannelVectorizedSmallImages) {
+  std::vector<ConvCase> cases;
+  ConvCase pw;
+  pw.n = 2, pw.c = 512, pw.m = 90, pw.h = pw.w = 7, pw.kh = pw.kw = 1;
+  cases.push_back(pw);
+  ConvCase s1;
+  s1.n = 2, s1.c = 40, s1.m = 94, s1.h = 11, s1.w = 13, s1.pads = {1, 1, 1, 1};
+  cases.push_back(s1);
+  ConvCase s2;
+  s2.n = 2, s2.c = 48, s2.m = 100, s2.h = 21, s2.w = 25, s2.sh = s2.sw = 2, s2.pads = {1, 1, 1, 1};
+  cases.push_back(s2);
+  ConvCase dil;
+  dil.n = 2, dil.c = 36, dil.m = 62, dil.h = 12, dil.w = 10, dil.dh = 2, dil.dw = 3, dil.pads = {2, 0, 1, 3};
+  cases.push_back(dil);
+  for (const ConvCase& k : cases) {
+    for (const std::string& target : runnable_targets())
+      EXPECT_TRUE(takes_channel_block(k, target)) << target << " " << k.c << "->" << k.m << " " << k.oh() << "x" << k.ow();
+    check_conv(k, true);
+  }
+  // A large image keeps the pixel panels.
+  ConvCase big;
+  big.c = 64, big.m = 64, big.h = big.w = 56, big.kh = big.kw = 1;
+  for (const std::string& target : runnable_targets()) EXPECT_FALSE(takes_channel_block(big, target)) << target;
+}
+
+// The channel-vectorized form with bias, a residual Add and Relu as its epilogue, over a 7×7 image
+// (ResNet's last stage, narrowed).
+TEST(LowerConv, ChannelVectorizedEpilogue) {
+  ConvCase k;
+  k.n = 1, k.c = 128, k.m = 112, k.h = k.w = 7, k.pads = {1, 1, 1, 1};
+  for (const std::string& target : runnable_targets()) ASSERT_TRUE(takes_channel_block(k, target)) << target;
+  ModelBuilder b(13);
+  ir::Shape ys{k.n, k.m, k.oh(), k.ow()};
+  auto* x = b.input("x", DType::Float32, {k.n, k.c, k.h, k.w});
+  auto* res = b.input("res", DType::Float32, ys);
+  auto wv = random_values(k.m * k.c * 9, 31), bv = random_values(k.m, 32);
+  ir::Node* c = b.node("Conv", {x, b.const_f32("w", {k.m, k.c, 3, 3}, wv), b.const_f32("b", {k.m}, bv)},
+                       {{"y", ir::Type::tensor(DType::Float32, ys)}});
+  c->set_attr_ints("kernel_shape", {3, 3});
+  c->set_attr_ints("pads", k.pads);
+  auto* add = b.op("Add", {c->output(), res}, "sum", DType::Float32, ys);
+  b.output(b.op("Relu", {add}, "r", DType::Float32, ys));
+  EXPECT_EQ(codegen::partition_model(b.model()).steps.size(), 1u);
+  auto xv = random_values(k.c * k.h * k.w, 33), rv = random_values(k.m * k.oh() * k.ow(), 34);
+  auto expect = reference(k, xv, wv, bv);
+  for (size_t i = 0; i < expect.size(); ++i) expect[i] = std::max(expect[i] + rv[i], 0.f);
+  for (const std::string& target : runnable_targets()) {
+    auto lib = compile(b.model(), "conv_channels_epilogue", target);
+    auto out = LoadedModel(lib.so_path).run({HostTensor::f32({k.n, k.c, k.h, k.w}, xv), HostTensor::f32({k.n, k.m, k.oh(), k.ow()}, rv)});
+    EXPECT_TRUE(all_close(out[0].values<float>(), expect, 1e-4, 1e-5)) << target;
+  }
 }
 
 // Depthwise 5×5 windows on a small image (most of a plane's row is padding) over a symbolic batch,
