@@ -23,10 +23,14 @@ void vectorize_planes(Func planes, const std::vector<RDom>& rows, int vec) {
     planes.update(static_cast<int>(i)).allow_race_conditions().vectorize(rows[i][0], vec, TailStrategy::Predicate);
 }
 
-// The input's phase planes computed whole before the products, in parallel over (channel, image).
-void planes_at_root(Func planes, const std::vector<RDom>& rows, const Target& t) {
+// The input's phase planes computed before the products, in parallel over (channel, image): whole
+// (at root), or one image at a time at the output's loop over images `at_image`, so that a batch's
+// planes are not all written before the first is read (at b8 they no longer fit in cache).
+void schedule_planes(Func planes, const std::vector<RDom>& rows, const Target& t, Func output = Func(), Var at_image = Var()) {
   Var c = planes.args()[2], in = planes.args()[3], ch("conv_ch");
-  planes.compute_root().fuse(c, in, ch).parallel(ch);
+  if (output.defined()) planes.compute_at(output, at_image);
+  else planes.compute_root();
+  planes.fuse(c, in, ch).parallel(ch);
   for (size_t i = 0; i < rows.size(); ++i) planes.update(static_cast<int>(i)).fuse(c, in, ch).parallel(ch);
   vectorize_planes(planes, rows, t.natural_vector_size<float>());
 }
@@ -50,7 +54,8 @@ Expr tile_rows(const Expr& row_pixels, int width) {
 }
 
 // Loop nest of a convolution with two or more spatial dims (outermost first):
-//   parallel task over (tile of image rows, group of output channels, image)
+//   for each image: its planes, in parallel over channels; then
+//   parallel task over (tile of image rows, group of output channels)
 //     gemm over the tile: for each panel of `width` pixels, for each register block of `rows`
 //       channels: acc block (rows × width) = 0; for k: rows × width/vec FMAs; store
 //     output over the tile (bias, epilogue) from gemm, rows vectorized (the last vector masked)
@@ -88,8 +93,9 @@ void schedule_conv_tiles(ConvGemmFuncs g, Func output, const Target& t) {
       .split(m, mg, mc, group, TailStrategy::GuardWithIf)
       .reorder(order)
       .vectorize(o[0], vec, TailStrategy::Predicate);
-  Var task = fuse_vars(output, {yo, mg, n});
+  Var task = fuse_vars(output, {yo, mg});
   output.parallel(task);
+  schedule_planes(g.input, g.input_rows, t, output, n);
 
   Func gemm = g.gemm;
   Var p = gemm.args()[0], gm = gemm.args()[1], gn = gemm.args()[2];
@@ -113,8 +119,8 @@ void schedule_conv_tiles(ConvGemmFuncs g, Func output, const Target& t) {
 // has one or two panels (7×7 = 49 pixels) and hundreds of channels, so its channels are split in
 // groups until there are about kTasks tasks per image.
 void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
-  planes_at_root(g.input, g.input_rows, t);
   if (g.row_pixels.defined() && output.dimensions() >= 4) return schedule_conv_tiles(g, output, t);
+  schedule_planes(g.input, g.input_rows, t);
   constexpr int kTasks = 8;
   const int vec = t.natural_vector_size<float>();
   const int width = g.panel.width, rows = g.panel.rows;
@@ -181,8 +187,8 @@ std::optional<ChannelBlock> choose_channel_block(int64_t m, int64_t k, int64_t p
 }
 
 // Loop nest (outermost first):
-//   planes of the input at root (as the implicit GEMM's)
-//   parallel task over (group of channel panels, image)
+//   for each image: its planes (as the implicit GEMM's), in parallel over channels; then
+//   parallel task over groups of channel panels
 //     gemm over the group: for each panel of `width` channels, for each block of `rows` pixels:
 //       acc block (width × rows) = 0; for k: width/lanes vector loads of W, rows broadcasts,
 //       rows × width/lanes FMAs; store
@@ -191,7 +197,6 @@ std::optional<ChannelBlock> choose_channel_block(int64_t m, int64_t k, int64_t p
 // planes are read once per panel.
 void schedule_conv_channels(ConvChannelFuncs g, Func output, const Target& t) {
   constexpr int kTasks = 8;
-  planes_at_root(g.input, g.input_rows, t);
   const int vec = t.natural_vector_size<float>();
   const int width = g.block.width, rows = g.block.rows;
   const int panels = (g.m_extent + width - 1) / width;
@@ -202,8 +207,9 @@ void schedule_conv_channels(ConvChannelFuncs g, Func output, const Target& t) {
   std::vector<VarOrRVar> order(o.begin(), o.begin() + sp);
   for (const Var& v : {mc, mg, n}) order.emplace_back(v);
   output.split(m, mg, mc, group, TailStrategy::GuardWithIf).reorder(order).vectorize(o[0], vec, TailStrategy::Predicate);
-  Var task = fuse_vars(output, {mg, n});
+  Var task = fuse_vars(output, {mg});
   output.parallel(task);
+  schedule_planes(g.input, g.input_rows, t, output, n);
 
   Func gemm = g.gemm;
   Var i = gemm.args()[0], q = gemm.args()[1], mo = gemm.args()[2], gn = gemm.args()[3];

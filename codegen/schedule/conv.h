@@ -35,8 +35,9 @@ struct ConvGemmFuncs {
 // The input's phase planes first, in parallel over channels; then register-blocked tasks over (row
 // block group, pixel panel, image), each running every row block of its group over its panel;
 // `output` (elementwise over gemm) last. With two or more spatial dims the output is tiled instead
-// (rows of the image × groups of output channels) and gemm is computed per tile inside it, so the
-// product and its epilogue meet in cache (schedule_conv_tiles in conv.cpp).
+// (rows of the image × groups of output channels), image by image with each image's planes just
+// before its tiles, and gemm is computed per tile inside it, so the product and its epilogue meet
+// in cache (schedule_conv_tiles in conv.cpp).
 void schedule_conv_gemm(ConvGemmFuncs g, Halide::Func output, const Halide::Target& target);
 
 // The register block of a convolution vectorized over output channels: `width` channels (whole
@@ -70,7 +71,7 @@ struct ConvChannelFuncs {
   int64_t pixels = 0;
 };
 
-// Parallel tasks over (group of channel panels, image); in each, for each panel, for each block of
+// Per image, its planes, then parallel tasks over groups of channel panels; in each, for each panel, for each block of
 // `rows` pixels: the block's sums in width/lanes × rows registers over the whole reduction, then
 // stored; the output (bias, epilogue) of the group's channels last, reading the products transposed.
 void schedule_conv_channels(ConvChannelFuncs g, Halide::Func output, const Halide::Target& target);
