@@ -171,6 +171,27 @@ std::vector<HTensor> shifted_output(LowerContext& ctx, const ShiftedInput& in, F
   return {HTensor{y, shape, out_dtype(ctx)}};
 }
 
+// W packed in panels of `width` output channels, k-major (pack_panels), for the forms vectorized
+// over output channels, with the reduction over (taps, input channel) that reads it: the weight of
+// channel mo·width + i at step k is packed(mo, flat_k, i).
+struct PanelWeights {
+  HTensor packed;
+  Halide::RDom k;  // tap dims innermost (tap_domain), the input channel last
+  std::vector<Expr> taps;
+  Expr flat_k;  // W's [C, k1..kr] row-major
+};
+
+PanelWeights panel_weights(LowerContext& ctx, const Window& win, int width) {
+  const ir::Tensor& wt = *ctx.const_in.data(1);
+  const int64_t m_ext = wt.dims()[0];
+  PanelWeights w;
+  w.packed = ctx.add_constant("conv_weights", pack_panels(wt.reshaped({m_ext, wt.numel() / m_ext}), true, width));
+  w.k = tap_domain(win, {wt.dims()[1]}, w.taps);
+  w.flat_k = w.k[win.spatial()];
+  for (int s = 0; s < win.spatial(); ++s) w.flat_k = w.flat_k * static_cast<int32_t>(win.kernel[s]) + w.taps[s];
+  return w;
+}
+
 // A convolution with one output pixel (squeeze-and-excitation's FC layers: 1×1 kernels over a
 // pooled 1×1 image): a matrix-vector product per image, Y[n, m] = B[m] + sum_k W[m, k] · col(k, 0).
 // Vectorized over output channels from W packed in panels of `width` channels (k-major, as the
@@ -178,22 +199,18 @@ std::vector<HTensor> shifted_output(LowerContext& ctx, const ShiftedInput& in, F
 // lane of each 48-pixel panel.
 std::vector<HTensor> conv_gemv(LowerContext& ctx, const Window& win, const ShiftedInput& in) {
   using Halide::Var;
-  const ir::Tensor& wt = *ctx.const_in.data(1);
-  const int64_t m_ext = wt.dims()[0], c_ext = wt.dims()[1];
+  const int64_t m_ext = ctx.const_in.data(1)->dims()[0];
   ConvGemvFuncs g;
   g.width = choose_panel(m_ext, describe(ctx.target)).width;
   g.m_extent = static_cast<int>(m_ext);
   g.input = in.planes;
   g.input_rows = in.interiors;
-  HTensor packed = ctx.add_constant("conv_weights", pack_panels(wt.reshaped({m_ext, wt.numel() / m_ext}), true, g.width));
-  std::vector<Expr> taps;
-  g.k = tap_domain(win, {c_ext}, taps);
-  Expr flat_k = g.k[win.spatial()];
-  for (int s = 0; s < win.spatial(); ++s) flat_k = flat_k * static_cast<int32_t>(win.kernel[s]) + taps[s];
+  PanelWeights w = panel_weights(ctx, win, g.width);
+  g.k = w.k;
   Var i("i"), n("n"), mo("mo");
   g.acc = Func("conv_gemv_acc");
   g.acc(i, n, mo) = 0.0f;
-  g.acc(i, n, mo) += packed.at({mo, flat_k, i}) * in.tap(taps, 0, g.k[win.spatial()], n);
+  g.acc(i, n, mo) += w.packed.at({mo, w.flat_k, i}) * in.tap(w.taps, 0, g.k[win.spatial()], n);
   ctx.reassociable.push_back(g.acc);
   g.gemv = Func("conv_gemv");
   g.gemv(i, n, mo) = g.acc(i, n, mo);
@@ -240,20 +257,15 @@ std::optional<ChannelBlock> channel_block_pays(const LowerContext& ctx, const Wi
 // reads gemm at a stride of `width` floats.
 std::vector<HTensor> conv_channels(LowerContext& ctx, const Window& win, const ShiftedInput& in, const ChannelBlock& block) {
   using Halide::Var;
-  const ir::Tensor& wt = *ctx.const_in.data(1);
-  const int64_t m_ext = wt.dims()[0], c_ext = wt.dims()[1];
   const int sp = win.spatial();
   const auto& shape = out_shape(ctx);
   ConvChannelFuncs g;
   g.block = block;
-  g.m_extent = static_cast<int>(m_ext);
+  g.m_extent = static_cast<int>(ctx.const_in.data(1)->dims()[0]);
   g.input = in.planes;
   g.input_rows = in.interiors;
-  HTensor packed = ctx.add_constant("conv_weights", pack_panels(wt.reshaped({m_ext, wt.numel() / m_ext}), true, block.width));
-  std::vector<Expr> taps;
-  g.k = tap_domain(win, {c_ext}, taps);
-  Expr flat_k = g.k[sp];
-  for (int s = 0; s < sp; ++s) flat_k = flat_k * static_cast<int32_t>(win.kernel[s]) + taps[s];
+  PanelWeights w = panel_weights(ctx, win, block.width);
+  g.k = w.k;
   Var i("i"), q("q"), mo("mo"), n("n");
   // The grid pixel of output pixel q: its coordinates over the output's (static) extents.
   std::vector<int32_t> ext(sp);
@@ -268,7 +280,7 @@ std::vector<HTensor> conv_channels(LowerContext& ctx, const Window& win, const S
   }
   g.acc = Func("conv_ch_acc");
   g.acc(i, q, mo, n) = 0.0f;
-  g.acc(i, q, mo, n) += packed.at({mo, flat_k, i}) * in.tap(taps, grid_pixel, g.k[sp], n);
+  g.acc(i, q, mo, n) += w.packed.at({mo, w.flat_k, i}) * in.tap(w.taps, grid_pixel, g.k[sp], n);
   ctx.reassociable.push_back(g.acc);
   g.gemm = Func("conv_ch_gemm");
   g.gemm(i, q, mo, n) = g.acc(i, q, mo, n);
@@ -278,8 +290,8 @@ std::vector<HTensor> conv_channels(LowerContext& ctx, const Window& win, const S
   Index o = onnx_index(vars);
   Expr pixel = o[2];
   for (int s = 1; s < sp; ++s) pixel = pixel * ext[s] + o[s + 2];
-  const int32_t w = block.width;
-  Expr v = g.gemm(o[1] % w, pixel, o[1] / w, o[0]);
+  const int32_t width = block.width;
+  Expr v = g.gemm(o[1] % width, pixel, o[1] / width, o[0]);
   if (has_input(ctx, 2)) v = v + Halide::cast<float>(ctx.in[2].at({o[1]}));
   Func y("conv");
   y(vars) = v;
