@@ -4,6 +4,7 @@
 // sums shifted input planes per channel (one with a single output pixel is a matrix-vector product);
 // other forms are a direct reduction, vectorized along the
 // innermost output dim and parallel over the others.
+#include <functional>
 #include <optional>
 
 #include "codegen/lower/window.h"
@@ -64,7 +65,8 @@ std::vector<HTensor> finish(LowerContext& ctx, Func acc, const std::vector<Halid
 struct ShiftedInput {
   Func planes;
   // Per phase that a tap reads, the plane coordinates that hold input (innermost: the last spatial
-  // dim): planes' update i writes its phase over interiors[i]
+  // dim): planes' update i writes its phase over interiors[i]; after the phases' interiors, the
+  // zeros around them (halo_zeros), each RDom's first dim contiguous in the plane
   std::vector<Halide::RDom> interiors;
   std::vector<int32_t> strides, dilations;
   std::vector<Expr> plane, grid;  // per spatial dim: a plane's extent; the grid's (output's in dim 0)
@@ -92,7 +94,11 @@ struct ShiftedInput {
     // plane's extents, which for image extents known only at run time are vector divisions.
     Halide::Var q("q"), ph("ph"), c("c"), n("n");
     planes = Func("conv_phases");
-    planes(q, ph, c, n) = 0.0f;
+    // With one or two spatial dims, only the halo is zeroed (halo_zeros), not the whole plane before
+    // the interior is copied over it: every element is written once.
+    const bool halo = sp <= 2;
+    planes(q, ph, c, n) = halo ? Halide::undef<float>() : Halide::Expr(0.0f);
+    std::vector<std::function<void()>> zeroed;
     for (int f = 0; f < phases; ++f) {
       std::vector<int32_t> digit(sp);  // the phase per dim; the last dim's varies fastest (as in tap())
       for (int s = sp - 1, rest = f; s >= 0; --s) digit[s] = rest % strides[s], rest /= strides[s];
@@ -122,7 +128,35 @@ struct ShiftedInput {
       }
       planes(flat, f, c, n) = x.at(xi);
       interiors.push_back(r);
+      if (halo) zeroed.push_back([this, f, first, ranges] { halo_zeros(f, first, ranges); });
     }
+    // After the copies, so that update i < the phases read is still phase i's interior.
+    for (auto& z : zeroed) z();
+  }
+
+  // Zeros around phase f's interior (first coordinate per dim, `ranges` innermost first), in flat
+  // plane coordinates: before its first row, between its rows (the columns of the left and right
+  // pads), and after its last row, past the plane's end by kTail floats. Kept output pixels read
+  // only inside the plane; the tail covers what the last pixel panels and taps of dropped pixels
+  // read, most of it, so that they do not read stale memory.
+  void halo_zeros(int f, const std::vector<Expr>& first, const std::vector<Halide::Range>& ranges) {
+    constexpr int32_t kTail = 16;
+    const bool two = ranges.size() == 2;
+    const Expr width = plane.back(), cols = ranges[0].extent, c0 = first.back();
+    const Expr r0 = two ? first[0] : Expr(0), rows = two ? ranges[1].extent : Expr(1);
+    const Expr total = two ? plane[0] * width : width;
+    const Expr empty = cols <= 0 || rows <= 0;
+    auto simp = [](const Expr& e) { return Halide::Internal::simplify(e); };
+    const Expr head = simp(Halide::select(empty, 0, r0 * width + c0));
+    const Expr tail = simp(Halide::select(empty, 0, (r0 + rows - 1) * width + c0 + cols));
+    Halide::Var c = planes.args()[2], n = planes.args()[3];
+    Halide::RDom before(0, head, "halo_head" + std::to_string(f));
+    planes(before.x, f, c, n) = 0.0f;
+    Halide::RDom gaps({{0, simp(width - cols)}, {0, simp(Halide::select(empty, 0, rows - 1))}}, "halo_gap" + std::to_string(f));
+    planes((r0 + gaps.y) * width + c0 + cols + gaps.x, f, c, n) = 0.0f;
+    Halide::RDom after(tail, simp(total + kTail - tail), "halo_tail" + std::to_string(f));
+    planes(after.x, f, c, n) = 0.0f;
+    interiors.insert(interiors.end(), {before, gaps, after});
   }
 
   // The element tap `taps` (per spatial dim) of channel c reads for grid pixel p of image n.

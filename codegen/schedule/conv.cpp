@@ -31,7 +31,12 @@ void schedule_planes(Func planes, const std::vector<RDom>& rows, const Target& t
   if (output.defined()) planes.compute_at(output, at_image);
   else planes.compute_root();
   planes.fuse(c, in, ch).parallel(ch);
-  for (size_t i = 0; i < rows.size(); ++i) planes.update(static_cast<int>(i)).fuse(c, in, ch).parallel(ch);
+  // The halo's zeros (conv.cpp's halo_zeros, after the interiors) are a few short runs per channel:
+  // as parallel loops of their own, each costs a task dispatch for little work.
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Stage s = planes.update(static_cast<int>(i)).fuse(c, in, ch);
+    if (rows[i].x.name().rfind("halo_", 0) != 0) s.parallel(ch);
+  }
   vectorize_planes(planes, rows, t.natural_vector_size<float>());
 }
 

@@ -286,6 +286,46 @@ TEST(LowerConv, SymbolicImageWithEpilogue) {
   }
 }
 
+// Pads wider than the image: some stride phases hold no input at all (their planes are all halo),
+// and whole rows and columns of output read only padding; a 1-D case with a 1-wide input.
+TEST(LowerConv, PadsWiderThanTheImage) {
+  ConvCase k;
+  k.n = 2, k.h = 2, k.w = 3, k.sh = 2, k.sw = 3, k.pads = {4, 5, 3, 2};
+  check_conv(k, true);
+  ConvCase one;
+  one.one_d = true, one.h = 1, one.kh = 1, one.w = 1, one.kw = 3, one.sw = 2, one.pads = {0, 3, 0, 4};
+  check_conv(one);
+}
+
+// Run-time image extents with asymmetric and dilated halos (extents kept: pads sum to the kernel's
+// span less one) over a batch of 2: the halo's rows and columns move with the extents.
+TEST(LowerConv, SymbolicImageAsymmetricHalo) {
+  for (bool dilated : {false, true}) {
+    ModelBuilder b(13);
+    Dim h = Dim::symbol("h"), w = Dim::symbol("w");
+    ConvCase k;
+    k.n = 2, k.c = 5, k.m = 7;
+    k.dh = k.dw = dilated ? 2 : 1;
+    k.pads = dilated ? std::vector<int64_t>{3, 1, 1, 3} : std::vector<int64_t>{2, 0, 0, 2};
+    auto* x = b.input("x", DType::Float32, {2, 5, h, w});
+    auto wv = random_values(7 * 5 * 9, 5), bv = random_values(7, 9);
+    ir::Node* c = b.node("Conv", {x, b.const_f32("w", {7, 5, 3, 3}, wv), b.const_f32("b", {7}, bv)},
+                         {{"y", ir::Type::tensor(DType::Float32, ir::Shape{2, 7, h, w})}});
+    c->set_attr_ints("kernel_shape", {3, 3});
+    c->set_attr_ints("dilations", {k.dh, k.dw});
+    c->set_attr_ints("pads", k.pads);
+    b.output(c->output());
+    auto result = compile(b.model(), "conv_halo");
+    for (auto [hh, ww] : {std::pair<int64_t, int64_t>{1, 1}, {6, 5}, {19, 37}}) {
+      k.h = hh, k.w = ww;
+      auto xv = random_values(2 * 5 * hh * ww, 1);
+      LoadedModel lib(result.so_path);
+      auto out = lib.run({HostTensor::f32({2, 5, hh, ww}, xv)});
+      EXPECT_TRUE(all_close(out[0].values<float>(), reference(k, xv, wv, bv), 1e-4, 1e-5)) << hh << "x" << ww << " dilated " << dilated;
+    }
+  }
+}
+
 // A depthwise convolution over run-time image extents with a Relu epilogue: channels are grouped
 // into tasks by the image's size at run time (150 channels of 5×8 pixels: two tasks, the second
 // partial; of 12×7), and rows shorter than a vector are written masked.
