@@ -4,6 +4,9 @@
 // sums shifted input planes per channel (one with a single output pixel is a matrix-vector product);
 // other forms are a direct reduction, vectorized along the
 // innermost output dim and parallel over the others.
+#include <functional>
+#include <optional>
+
 #include "codegen/lower/window.h"
 #include "codegen/schedule/conv.h"
 #include "codegen/schedule/schedule.h"
@@ -62,7 +65,8 @@ std::vector<HTensor> finish(LowerContext& ctx, Func acc, const std::vector<Halid
 struct ShiftedInput {
   Func planes;
   // Per phase that a tap reads, the plane coordinates that hold input (innermost: the last spatial
-  // dim): planes' update i writes its phase over interiors[i]
+  // dim): planes' update i writes its phase over interiors[i]; after the phases' interiors, the
+  // zeros around them (halo_zeros), each RDom's first dim contiguous in the plane
   std::vector<Halide::RDom> interiors;
   std::vector<int32_t> strides, dilations;
   std::vector<Expr> plane, grid;  // per spatial dim: a plane's extent; the grid's (output's in dim 0)
@@ -90,7 +94,11 @@ struct ShiftedInput {
     // plane's extents, which for image extents known only at run time are vector divisions.
     Halide::Var q("q"), ph("ph"), c("c"), n("n");
     planes = Func("conv_phases");
-    planes(q, ph, c, n) = 0.0f;
+    // With one or two spatial dims, only the halo is zeroed (halo_zeros), not the whole plane before
+    // the interior is copied over it: every element is written once.
+    const bool halo = sp <= 2;
+    planes(q, ph, c, n) = halo ? Halide::undef<float>() : Halide::Expr(0.0f);
+    std::vector<std::function<void()>> zeroed;
     for (int f = 0; f < phases; ++f) {
       std::vector<int32_t> digit(sp);  // the phase per dim; the last dim's varies fastest (as in tap())
       for (int s = sp - 1, rest = f; s >= 0; --s) digit[s] = rest % strides[s], rest /= strides[s];
@@ -120,7 +128,35 @@ struct ShiftedInput {
       }
       planes(flat, f, c, n) = x.at(xi);
       interiors.push_back(r);
+      if (halo) zeroed.push_back([this, f, first, ranges] { halo_zeros(f, first, ranges); });
     }
+    // After the copies, so that update i < the phases read is still phase i's interior.
+    for (auto& z : zeroed) z();
+  }
+
+  // Zeros around phase f's interior (first coordinate per dim, `ranges` innermost first), in flat
+  // plane coordinates: before its first row, between its rows (the columns of the left and right
+  // pads), and after its last row, past the plane's end by kTail floats. Kept output pixels read
+  // only inside the plane; the tail covers what the last pixel panels and taps of dropped pixels
+  // read, most of it, so that they do not read stale memory.
+  void halo_zeros(int f, const std::vector<Expr>& first, const std::vector<Halide::Range>& ranges) {
+    constexpr int32_t kTail = 16;
+    const bool two = ranges.size() == 2;
+    const Expr width = plane.back(), cols = ranges[0].extent, c0 = first.back();
+    const Expr r0 = two ? first[0] : Expr(0), rows = two ? ranges[1].extent : Expr(1);
+    const Expr total = two ? plane[0] * width : width;
+    const Expr empty = cols <= 0 || rows <= 0;
+    auto simp = [](const Expr& e) { return Halide::Internal::simplify(e); };
+    const Expr head = simp(Halide::select(empty, 0, r0 * width + c0));
+    const Expr tail = simp(Halide::select(empty, 0, (r0 + rows - 1) * width + c0 + cols));
+    Halide::Var c = planes.args()[2], n = planes.args()[3];
+    Halide::RDom before(0, head, "halo_head" + std::to_string(f));
+    planes(before.x, f, c, n) = 0.0f;
+    Halide::RDom gaps({{0, simp(width - cols)}, {0, simp(Halide::select(empty, 0, rows - 1))}}, "halo_gap" + std::to_string(f));
+    planes((r0 + gaps.y) * width + c0 + cols + gaps.x, f, c, n) = 0.0f;
+    Halide::RDom after(tail, simp(total + kTail - tail), "halo_tail" + std::to_string(f));
+    planes(after.x, f, c, n) = 0.0f;
+    interiors.insert(interiors.end(), {before, gaps, after});
   }
 
   // The element tap `taps` (per spatial dim) of channel c reads for grid pixel p of image n.
@@ -169,6 +205,27 @@ std::vector<HTensor> shifted_output(LowerContext& ctx, const ShiftedInput& in, F
   return {HTensor{y, shape, out_dtype(ctx)}};
 }
 
+// W packed in panels of `width` output channels, k-major (pack_panels), for the forms vectorized
+// over output channels, with the reduction over (taps, input channel) that reads it: the weight of
+// channel mo·width + i at step k is packed(mo, flat_k, i).
+struct PanelWeights {
+  HTensor packed;
+  Halide::RDom k;  // tap dims innermost (tap_domain), the input channel last
+  std::vector<Expr> taps;
+  Expr flat_k;  // W's [C, k1..kr] row-major
+};
+
+PanelWeights panel_weights(LowerContext& ctx, const Window& win, int width) {
+  const ir::Tensor& wt = *ctx.const_in.data(1);
+  const int64_t m_ext = wt.dims()[0];
+  PanelWeights w;
+  w.packed = ctx.add_constant("conv_weights", pack_panels(wt.reshaped({m_ext, wt.numel() / m_ext}), true, width));
+  w.k = tap_domain(win, {wt.dims()[1]}, w.taps);
+  w.flat_k = w.k[win.spatial()];
+  for (int s = 0; s < win.spatial(); ++s) w.flat_k = w.flat_k * static_cast<int32_t>(win.kernel[s]) + w.taps[s];
+  return w;
+}
+
 // A convolution with one output pixel (squeeze-and-excitation's FC layers: 1×1 kernels over a
 // pooled 1×1 image): a matrix-vector product per image, Y[n, m] = B[m] + sum_k W[m, k] · col(k, 0).
 // Vectorized over output channels from W packed in panels of `width` channels (k-major, as the
@@ -176,22 +233,18 @@ std::vector<HTensor> shifted_output(LowerContext& ctx, const ShiftedInput& in, F
 // lane of each 48-pixel panel.
 std::vector<HTensor> conv_gemv(LowerContext& ctx, const Window& win, const ShiftedInput& in) {
   using Halide::Var;
-  const ir::Tensor& wt = *ctx.const_in.data(1);
-  const int64_t m_ext = wt.dims()[0], c_ext = wt.dims()[1];
+  const int64_t m_ext = ctx.const_in.data(1)->dims()[0];
   ConvGemvFuncs g;
   g.width = choose_panel(m_ext, describe(ctx.target)).width;
   g.m_extent = static_cast<int>(m_ext);
   g.input = in.planes;
   g.input_rows = in.interiors;
-  HTensor packed = ctx.add_constant("conv_weights", pack_panels(wt.reshaped({m_ext, wt.numel() / m_ext}), true, g.width));
-  std::vector<Expr> taps;
-  g.k = tap_domain(win, {c_ext}, taps);
-  Expr flat_k = g.k[win.spatial()];
-  for (int s = 0; s < win.spatial(); ++s) flat_k = flat_k * static_cast<int32_t>(win.kernel[s]) + taps[s];
+  PanelWeights w = panel_weights(ctx, win, g.width);
+  g.k = w.k;
   Var i("i"), n("n"), mo("mo");
   g.acc = Func("conv_gemv_acc");
   g.acc(i, n, mo) = 0.0f;
-  g.acc(i, n, mo) += packed.at({mo, flat_k, i}) * in.tap(taps, 0, g.k[win.spatial()], n);
+  g.acc(i, n, mo) += w.packed.at({mo, w.flat_k, i}) * in.tap(w.taps, 0, g.k[win.spatial()], n);
   ctx.reassociable.push_back(g.acc);
   g.gemv = Func("conv_gemv");
   g.gemv(i, n, mo) = g.acc(i, n, mo);
@@ -201,6 +254,78 @@ std::vector<HTensor> conv_gemv(LowerContext& ctx, const Window& win, const Shift
   auto vars = make_vars(static_cast<int>(shape.size()));
   Index o = onnx_index(vars);
   Expr v = g.gemv(o[1] % g.width, o[0], o[1] / g.width);
+  if (has_input(ctx, 2)) v = v + Halide::cast<float>(ctx.in[2].at({o[1]}));
+  Func y("conv");
+  y(vars) = v;
+  return {HTensor{y, shape, out_dtype(ctx)}};
+}
+
+// The channel-vectorized block when the target description says it beats pixel panels for this
+// convolution (its output's extents and the planes' grid known when compiling).
+std::optional<ChannelBlock> channel_block_pays(const LowerContext& ctx, const Window& win, const ShiftedInput& in) {
+  const int64_t* grid = Halide::Internal::as_const_int(in.pixels);
+  if (!grid) return std::nullopt;
+  const auto& shape = out_shape(ctx);
+  int64_t pixels = 1;
+  for (int s = 0; s < win.spatial(); ++s) {
+    const int64_t* e = Halide::Internal::as_const_int(shape[s + 2]);
+    if (!e) return std::nullopt;
+    pixels *= *e;
+  }
+  // Strided taps cost the pixel form most where the innermost tap loop is short enough for LLVM to
+  // unroll (see choose_channel_block): a 3×3 stride-2 conv, not the 7×7 stride-2 stem.
+  bool strided_taps = false;
+  for (int s = 0; s < win.spatial(); ++s) strided_taps |= win.strides[s] > 1 && win.kernel[s] > 1;
+  strided_taps &= win.kernel[win.spatial() - 1] <= 3;
+  const ir::Tensor& wt = *ctx.const_in.data(1);
+  return choose_channel_block(wt.dims()[0], wt.numel() / wt.dims()[0], pixels, *grid, strided_taps, describe(ctx.target));
+}
+
+// A convolution over a small image with its pixels as the register block's rows and output channels
+// as its vector lanes: Y[n, m, q] = B[m] + sum_k Wp[m / width, k, m % width] · col(k, q) over output
+// pixels q (row-major over the output's spatial dims, all known when compiling), W packed in panels of
+// `width` channels (k-major, as conv_gemv). col(k, q) is one float of the shifted planes, broadcast
+// to every lane, so a block of pixels may start anywhere: q walks the output's own pixels, not the
+// planes' grid, and no lane is spent on the grid's padded columns or on a pixel panel's unused tail
+// (a 7×7 image filled 49 of 64 lanes that way). The price is a transpose when storing: the output
+// reads gemm at a stride of `width` floats.
+std::vector<HTensor> conv_channels(LowerContext& ctx, const Window& win, const ShiftedInput& in, const ChannelBlock& block) {
+  using Halide::Var;
+  const int sp = win.spatial();
+  const auto& shape = out_shape(ctx);
+  ConvChannelFuncs g;
+  g.block = block;
+  g.m_extent = static_cast<int>(ctx.const_in.data(1)->dims()[0]);
+  g.input = in.planes;
+  g.input_rows = in.interiors;
+  PanelWeights w = panel_weights(ctx, win, block.width);
+  g.k = w.k;
+  Var i("i"), q("q"), mo("mo"), n("n");
+  // The grid pixel of output pixel q: its coordinates over the output's (static) extents.
+  std::vector<int32_t> ext(sp);
+  g.pixels = 1;
+  for (int s = 0; s < sp; ++s) ext[s] = static_cast<int32_t>(*Halide::Internal::as_const_int(shape[s + 2])), g.pixels *= ext[s];
+  Expr rest = q, grid_pixel = 0, grid_stride = 1;
+  for (int s = sp - 1; s >= 0; --s) {
+    Expr coord = s > 0 ? rest % ext[s] : rest;
+    rest = rest / ext[s];
+    grid_pixel = grid_pixel + coord * grid_stride;
+    grid_stride = grid_stride * in.grid[s];
+  }
+  g.acc = Func("conv_ch_acc");
+  g.acc(i, q, mo, n) = 0.0f;
+  g.acc(i, q, mo, n) += w.packed.at({mo, w.flat_k, i}) * in.tap(w.taps, grid_pixel, g.k[sp], n);
+  ctx.reassociable.push_back(g.acc);
+  g.gemm = Func("conv_ch_gemm");
+  g.gemm(i, q, mo, n) = g.acc(i, q, mo, n);
+  for (Func f : {g.input, g.acc, g.gemm}) f.compute_root();
+  ctx.schedule = [g](Func output, const Halide::Target& t) { schedule_conv_channels(g, output, t); };
+  auto vars = make_vars(static_cast<int>(shape.size()));
+  Index o = onnx_index(vars);
+  Expr pixel = o[2];
+  for (int s = 1; s < sp; ++s) pixel = pixel * ext[s] + o[s + 2];
+  const int32_t width = block.width;
+  Expr v = g.gemm(o[1] % width, pixel, o[1] / width, o[0]);
   if (has_input(ctx, 2)) v = v + Halide::cast<float>(ctx.in[2].at({o[1]}));
   Func y("conv");
   y(vars) = v;
@@ -219,6 +344,7 @@ std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
   ShiftedInput in(x, win, out_shape(ctx));
   const int64_t* p_static = Halide::Internal::as_const_int(in.pixels);
   if (p_static && *p_static == 1) return conv_gemv(ctx, win, in);
+  if (auto block = channel_block_pays(ctx, win, in)) return conv_channels(ctx, win, in, *block);
   ConvGemmFuncs g;
   g.panel = choose_panel(p_static ? *p_static : 64, describe(ctx.target));
   g.p_extent = in.pixels;

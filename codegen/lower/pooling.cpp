@@ -92,7 +92,10 @@ Expr pool_at(const LowerContext& ctx, const HTensor& x, const Window& w, Pool ki
   Halide::Type ty = halide_type(x.dtype), at = kind == Pool::Max ? ty : accumulator_type(ty);
   bool include_pad = ctx.node.attr_int("count_include_pad", 0) != 0;
   const int64_t p = kind == Pool::Lp ? lp_order(ctx.node) : 2;
-  Expr acc, count = Halide::cast(at, 0);
+  // Max: the plain maximum and whether any tap is NaN, made NaN once at the end (nan_where), instead
+  // of a NaN-keeping max per tap (two tests and two selects each).
+  Expr acc, any_nan, count = Halide::cast(at, 0);
+  const bool float_max = kind == Pool::Max && at.is_float();
   auto visit = [&](const std::vector<Expr>& r) {
     Index i = {o[0], o[1]};
     Expr valid = Halide::Internal::const_true(), in_pads = Halide::Internal::const_true();
@@ -107,7 +110,8 @@ Expr pool_at(const LowerContext& ctx, const HTensor& x, const Window& w, Pool ki
     if (kind == Pool::Max) term = Halide::select(valid, v, at.min());
     else if (kind == Pool::Avg) term = Halide::select(valid, v, Halide::cast(at, 0));
     else term = Halide::select(valid, lp_power(v, p), Halide::cast(at, 0));
-    acc = !acc.defined() ? term : kind == Pool::Max ? max_nan(acc, term) : acc + term;
+    if (float_max) any_nan = any_nan.defined() ? any_nan || Halide::is_nan(term) : Halide::is_nan(term);
+    acc = !acc.defined() ? term : kind == Pool::Max ? (float_max ? Halide::max(acc, term) : max_nan(acc, term)) : acc + term;
     count = count + Halide::cast(at, include_pad ? in_pads : valid);
   };
   int64_t volume = 1;
@@ -116,6 +120,7 @@ Expr pool_at(const LowerContext& ctx, const HTensor& x, const Window& w, Pool ki
   // 200, dilation 10) took over 300 s in Halide and LLVM; 32 covers the usual 2x2 to 5x5 windows.
   if (volume <= 32) {
     for (const auto& off : offsets(w)) visit(std::vector<Expr>(off.begin(), off.end()));
+    if (float_max) acc = nan_where(any_nan, acc);
   } else {  // large windows: an inline reduction
     std::vector<Halide::Range> ranges;
     for (int64_t k : w.kernel) ranges.emplace_back(0, static_cast<int32_t>(k));

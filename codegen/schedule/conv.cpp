@@ -23,6 +23,23 @@ void vectorize_planes(Func planes, const std::vector<RDom>& rows, int vec) {
     planes.update(static_cast<int>(i)).allow_race_conditions().vectorize(rows[i][0], vec, TailStrategy::Predicate);
 }
 
+// The input's phase planes computed before the products, in parallel over (channel, image): whole
+// (at root), or one image at a time at the output's loop over images `at_image`, so that a batch's
+// planes are not all written before the first is read (at b8 they no longer fit in cache).
+void schedule_planes(Func planes, const std::vector<RDom>& rows, const Target& t, Func output = Func(), Var at_image = Var()) {
+  Var c = planes.args()[2], in = planes.args()[3], ch("conv_ch");
+  if (output.defined()) planes.compute_at(output, at_image);
+  else planes.compute_root();
+  planes.fuse(c, in, ch).parallel(ch);
+  // The halo's zeros (conv.cpp's halo_zeros, after the interiors) are a few short runs per channel:
+  // as parallel loops of their own, each costs a task dispatch for little work.
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Stage s = planes.update(static_cast<int>(i)).fuse(c, in, ch);
+    if (rows[i].x.name().rfind("halo_", 0) != 0) s.parallel(ch);
+  }
+  vectorize_planes(planes, rows, t.natural_vector_size<float>());
+}
+
 // Image rows per output tile: the fewest that give a tile kPanels panels of pixels; for a static
 // row width, up to twice that many when more rows waste less of the tile's last panel.
 Expr tile_rows(const Expr& row_pixels, int width) {
@@ -42,7 +59,8 @@ Expr tile_rows(const Expr& row_pixels, int width) {
 }
 
 // Loop nest of a convolution with two or more spatial dims (outermost first):
-//   parallel task over (tile of image rows, group of output channels, image)
+//   for each image: its planes, in parallel over channels; then
+//   parallel task over (tile of image rows, group of output channels)
 //     gemm over the tile: for each panel of `width` pixels, for each register block of `rows`
 //       channels: acc block (rows × width) = 0; for k: rows × width/vec FMAs; store
 //     output over the tile (bias, epilogue) from gemm, rows vectorized (the last vector masked)
@@ -80,8 +98,9 @@ void schedule_conv_tiles(ConvGemmFuncs g, Func output, const Target& t) {
       .split(m, mg, mc, group, TailStrategy::GuardWithIf)
       .reorder(order)
       .vectorize(o[0], vec, TailStrategy::Predicate);
-  Var task = fuse_vars(output, {yo, mg, n});
+  Var task = fuse_vars(output, {yo, mg});
   output.parallel(task);
+  schedule_planes(g.input, g.input_rows, t, output, n);
 
   Func gemm = g.gemm;
   Var p = gemm.args()[0], gm = gemm.args()[1], gn = gemm.args()[2];
@@ -105,11 +124,8 @@ void schedule_conv_tiles(ConvGemmFuncs g, Func output, const Target& t) {
 // has one or two panels (7×7 = 49 pixels) and hundreds of channels, so its channels are split in
 // groups until there are about kTasks tasks per image.
 void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
-  Var c = g.input.args()[2], in = g.input.args()[3], ch("conv_ch");
-  g.input.compute_root().fuse(c, in, ch).parallel(ch);
-  for (size_t i = 0; i < g.input_rows.size(); ++i) g.input.update(static_cast<int>(i)).fuse(c, in, ch).parallel(ch);
-  vectorize_planes(g.input, g.input_rows, t.natural_vector_size<float>());
   if (g.row_pixels.defined() && output.dimensions() >= 4) return schedule_conv_tiles(g, output, t);
+  schedule_planes(g.input, g.input_rows, t);
   constexpr int kTasks = 8;
   const int vec = t.natural_vector_size<float>();
   const int width = g.panel.width, rows = g.panel.rows;
@@ -137,6 +153,79 @@ void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
 
   place_register_block(g.acc, g.k, gemm, mo, width, rows, vec);
   schedule_output(output, KernelClass::Elementwise, t);
+}
+
+std::optional<ChannelBlock> choose_channel_block(int64_t m, int64_t k, int64_t pixels, int64_t grid_pixels, bool strided_taps,
+                                                 const TargetDesc& d) {
+  // Relative speed of a block of 1..4 vectors per k step (the weights choose_panel uses: fewer
+  // vectors reload the broadcast operand more often per FMA).
+  static const double kSpeed[] = {0, 0.75, 0.9, 1.0, 1.0};
+  if (d.gpu || m < 1 || k < 1 || pixels < 1) return std::nullopt;
+  const int lanes = std::max(1, d.f32_lanes()), budget = std::max(1, d.accumulator_budget());
+  auto use = [](int64_t n, int64_t block) { return static_cast<double>(n) / static_cast<double>((n + block - 1) / block * block); };
+  // The pixel panels: the useful output pixels among the grid's pixels padded to whole panels.
+  const PanelShape panel = choose_panel(grid_pixels, d);
+  const int panel_vecs = std::clamp(panel.width / lanes, 1, 4);
+  double pixel_score = kSpeed[panel_vecs] * static_cast<double>(pixels) / static_cast<double>(grid_pixels) * use(grid_pixels, panel.width);
+  // Taps that alternate between stride phases make the pixel form's inner loop irregular: LLVM
+  // unrolls a short one and spills accumulators (ResNet-50's stride-2 3×3 convs ran at 120-160
+  // GFLOP per CPU-second against 200-230 for stride 1 on AVX-512; its 7×7 stride-2 stem at 175-180).
+  if (strided_taps) pixel_score *= 0.7;
+  // Storing the block transposed costs about two cycles per output element (a strided read and
+  // its share of the epilogue), against k / (2·lanes) cycles of FMAs per element on two FMA units.
+  // Measured on ResNet-50 (AVX-512): a 1×1 conv of K = 256 over 14×14 was slower in this form.
+  const double fma_cycles = static_cast<double>(k) / (2.0 * lanes);
+  const double transpose = fma_cycles / (fma_cycles + 2.0);
+  std::optional<ChannelBlock> best;
+  double best_score = pixel_score;
+  for (int vecs : {3, 4, 2, 1}) {
+    // Every block of pixels streams its panel of weights (k × width floats) past the registers: a
+    // panel near the size of L2 comes from L3 each time (on AVX-512, ResNet-50's 3×3 convs of 512
+    // channels, 884 KiB panels, ran slower this way; those of 256 channels, 590 KiB, faster).
+    if (k * vecs * lanes * 4 > d.l2_bytes * 3 / 4) continue;
+    for (int rows = std::min(budget / vecs, 16); rows >= 4; --rows) {
+      const double score = kSpeed[vecs] * use(m, vecs * lanes) * use(pixels, rows) * transpose;
+      if (score > best_score + 1e-9) best = ChannelBlock{vecs * lanes, rows}, best_score = score;
+    }
+  }
+  return best;
+}
+
+// Loop nest (outermost first):
+//   for each image: its planes (as the implicit GEMM's), in parallel over channels; then
+//   parallel task over groups of channel panels
+//     gemm over the group: for each panel of `width` channels, for each block of `rows` pixels:
+//       acc block (width × rows) = 0; for k: width/lanes vector loads of W, rows broadcasts,
+//       rows × width/lanes FMAs; store
+//     output over the group's channels (bias, epilogue), pixels vectorized, reading gemm transposed
+// A panel's weights (K × width floats) stay in cache while every pixel block passes; the image's
+// planes are read once per panel.
+void schedule_conv_channels(ConvChannelFuncs g, Func output, const Target& t) {
+  constexpr int kTasks = 8;
+  const int vec = t.natural_vector_size<float>();
+  const int width = g.block.width, rows = g.block.rows;
+  const int panels = (g.m_extent + width - 1) / width;
+  const int group = std::max(1, panels / kTasks) * width;
+  std::vector<Var> o = output.args();
+  const int sp = static_cast<int>(o.size()) - 2;
+  Var m = o[sp], n = o[sp + 1], mg("conv_mg"), mc("conv_mc");
+  std::vector<VarOrRVar> order(o.begin(), o.begin() + sp);
+  for (const Var& v : {mc, mg, n}) order.emplace_back(v);
+  output.split(m, mg, mc, group, TailStrategy::GuardWithIf).reorder(order).vectorize(o[0], vec, TailStrategy::Predicate);
+  Var task = fuse_vars(output, {mg});
+  output.parallel(task);
+  schedule_planes(g.input, g.input_rows, t, output, n);
+
+  Func gemm = g.gemm;
+  Var i = gemm.args()[0], q = gemm.args()[1], mo = gemm.args()[2], gn = gemm.args()[3];
+  Var qo("conv_qo"), qi("conv_qi");
+  gemm.compute_at(output, task)
+      .bound(i, 0, width)
+      .split(q, qo, qi, rows, TailStrategy::RoundUp)
+      .reorder(i, qi, qo, mo, gn)
+      .vectorize(i, vec)
+      .unroll(qi);
+  place_register_block(g.acc, g.k, gemm, qo, width, rows, vec);
 }
 
 void schedule_conv_gemv(ConvGemvFuncs g, Func output, const Target& t) {

@@ -4,7 +4,10 @@
 
 #include <Halide.h>
 
+#include <optional>
+
 #include "codegen/schedule/gemm.h"
+#include "codegen/schedule/target_desc.h"
 
 namespace onnxc::codegen {
 
@@ -32,9 +35,46 @@ struct ConvGemmFuncs {
 // The input's phase planes first, in parallel over channels; then register-blocked tasks over (row
 // block group, pixel panel, image), each running every row block of its group over its panel;
 // `output` (elementwise over gemm) last. With two or more spatial dims the output is tiled instead
-// (rows of the image × groups of output channels) and gemm is computed per tile inside it, so the
-// product and its epilogue meet in cache (schedule_conv_tiles in conv.cpp).
+// (rows of the image × groups of output channels), image by image with each image's planes just
+// before its tiles, and gemm is computed per tile inside it, so the product and its epilogue meet
+// in cache (schedule_conv_tiles in conv.cpp).
 void schedule_conv_gemm(ConvGemmFuncs g, Halide::Func output, const Halide::Target& target);
+
+// The register block of a convolution vectorized over output channels: `width` channels (whole
+// vectors) × `rows` output pixels, each pixel's input broadcast to every lane.
+struct ChannelBlock {
+  int width = 48;
+  int rows = 7;
+};
+
+// The channel-vectorized block for a convolution of M output channels, K = C·taps products per
+// output, over `pixels` output pixels whose implicit GEMM would run over `grid_pixels` grid pixels;
+// nullopt when the GEMM's pixel panels waste fewer lanes than the channel block would (its output
+// channels padded to whole panels, its pixels to whole blocks) plus the cost of transposing its
+// result into the output. Small images pay: a 7×7 image fills 49 of the 64 lanes of pixel panels.
+// `strided_taps`: a window of several taps with a stride, whose taps read different stride phases.
+std::optional<ChannelBlock> choose_channel_block(int64_t m, int64_t k, int64_t pixels, int64_t grid_pixels, bool strided_taps,
+                                                 const TargetDesc& d);
+
+// What the channel-vectorized lowering built (lower/conv.cpp, conv_channels):
+//   input(q, phase, c, n)  as for ConvGemmFuncs
+//   acc(i, q, mo, n)       zero, then one update summing Wp[mo, k, i] · input(grid(q) + shift(k), ..)
+//                          over `k`: output channel mo·width + i at output pixel q (row-major over
+//                          the output's spatial dims), W packed in panels of `width` channels
+//   gemm(i, q, mo, n)      acc per task; the output Func reads it at (m % width, q, m / width)
+struct ConvChannelFuncs {
+  Halide::Func input, acc, gemm;
+  std::vector<Halide::RDom> input_rows;
+  Halide::RDom k;
+  ChannelBlock block;
+  int m_extent = 0;
+  int64_t pixels = 0;
+};
+
+// Per image, its planes, then parallel tasks over groups of channel panels; in each, for each panel, for each block of
+// `rows` pixels: the block's sums in width/lanes × rows registers over the whole reduction, then
+// stored; the output (bias, epilogue) of the group's channels last, reading the products transposed.
+void schedule_conv_channels(ConvChannelFuncs g, Halide::Func output, const Halide::Target& target);
 
 // What the one-pixel convolution lowering built (a matrix-vector product per image):
 //   input(q, phase, c, n)  as for ConvGemmFuncs

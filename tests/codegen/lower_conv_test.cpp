@@ -8,6 +8,8 @@
 #include <random>
 
 #include "codegen/partition.h"
+#include "codegen/schedule/conv.h"
+#include "codegen/target.h"
 #include "runnable_targets.h"
 #include "test_util.h"
 #if HAVE_ONNXC_PASSES
@@ -173,6 +175,74 @@ TEST(LowerConv, OnePixelMatrixVector) {
   check_conv(win);
 }
 
+// Whether `k` compiled for `target` takes the channel-vectorized form (conv_channels), asked of the
+// same function the lowering asks, with the extents the lowering sees.
+bool takes_channel_block(const ConvCase& k, const std::string& target) {
+  const Halide::Target t = codegen::parse_target(target);
+  const int64_t gw = (k.w + k.pads[1] + k.pads[3] + k.sw - 1) / k.sw;  // a plane's width
+  const int64_t grid = k.one_d ? k.ow() : k.oh() * gw;
+  const int64_t taps = k.kh * k.kw;
+  const bool strided_taps = ((k.sh > 1 && k.kh > 1) || (k.sw > 1 && k.kw > 1)) && k.kw <= 3;
+  return codegen::choose_channel_block(k.m, k.c * taps, k.oh() * k.ow(), grid, strided_taps, codegen::describe(t)).has_value();
+}
+
+// Small images run vectorized over output channels, pixels as the block's rows (conv_channels): a
+// 1×1 conv over 7×7 (many input channels), 3×3 stride 1 and stride 2, a dilated one with
+// asymmetric pads, each with output channels not a multiple of the panel (a partial last panel)
+// and pixels not a multiple of the block's rows on some ISA; a symbolic batch of 2.
+TEST(LowerConv, ChannelVectorizedSmallImages) {
+  std::vector<ConvCase> cases;
+  ConvCase pw;
+  pw.n = 2, pw.c = 512, pw.m = 90, pw.h = pw.w = 7, pw.kh = pw.kw = 1;
+  cases.push_back(pw);
+  ConvCase s1;
+  s1.n = 2, s1.c = 40, s1.m = 94, s1.h = 11, s1.w = 13, s1.pads = {1, 1, 1, 1};
+  cases.push_back(s1);
+  ConvCase s2;
+  s2.n = 2, s2.c = 48, s2.m = 100, s2.h = 21, s2.w = 25, s2.sh = s2.sw = 2, s2.pads = {1, 1, 1, 1};
+  cases.push_back(s2);
+  ConvCase dil;
+  dil.n = 2, dil.c = 36, dil.m = 62, dil.h = 12, dil.w = 10, dil.dh = 2, dil.dw = 3, dil.pads = {2, 0, 1, 3};
+  cases.push_back(dil);
+  for (const ConvCase& k : cases) {
+    for (const std::string& target : runnable_targets())
+      EXPECT_TRUE(takes_channel_block(k, target)) << target << " " << k.c << "->" << k.m << " " << k.oh() << "x" << k.ow();
+    check_conv(k, true);
+  }
+  // A large image keeps the pixel panels.
+  ConvCase big;
+  big.c = 64, big.m = 64, big.h = big.w = 56, big.kh = big.kw = 1;
+  for (const std::string& target : runnable_targets()) EXPECT_FALSE(takes_channel_block(big, target)) << target;
+}
+
+// The channel-vectorized form with bias, a residual Add and Relu as its epilogue, over a 7×7 image
+// (ResNet's last stage, narrowed).
+TEST(LowerConv, ChannelVectorizedEpilogue) {
+  ConvCase k;
+  k.n = 1, k.c = 128, k.m = 112, k.h = k.w = 7, k.pads = {1, 1, 1, 1};
+  for (const std::string& target : runnable_targets()) ASSERT_TRUE(takes_channel_block(k, target)) << target;
+  ModelBuilder b(13);
+  ir::Shape ys{k.n, k.m, k.oh(), k.ow()};
+  auto* x = b.input("x", DType::Float32, {k.n, k.c, k.h, k.w});
+  auto* res = b.input("res", DType::Float32, ys);
+  auto wv = random_values(k.m * k.c * 9, 31), bv = random_values(k.m, 32);
+  ir::Node* c = b.node("Conv", {x, b.const_f32("w", {k.m, k.c, 3, 3}, wv), b.const_f32("b", {k.m}, bv)},
+                       {{"y", ir::Type::tensor(DType::Float32, ys)}});
+  c->set_attr_ints("kernel_shape", {3, 3});
+  c->set_attr_ints("pads", k.pads);
+  auto* add = b.op("Add", {c->output(), res}, "sum", DType::Float32, ys);
+  b.output(b.op("Relu", {add}, "r", DType::Float32, ys));
+  EXPECT_EQ(codegen::partition_model(b.model()).steps.size(), 1u);
+  auto xv = random_values(k.c * k.h * k.w, 33), rv = random_values(k.m * k.oh() * k.ow(), 34);
+  auto expect = reference(k, xv, wv, bv);
+  for (size_t i = 0; i < expect.size(); ++i) expect[i] = std::max(expect[i] + rv[i], 0.f);
+  for (const std::string& target : runnable_targets()) {
+    auto lib = compile(b.model(), "conv_channels_epilogue", target);
+    auto out = LoadedModel(lib.so_path).run({HostTensor::f32({k.n, k.c, k.h, k.w}, xv), HostTensor::f32({k.n, k.m, k.oh(), k.ow()}, rv)});
+    EXPECT_TRUE(all_close(out[0].values<float>(), expect, 1e-4, 1e-5)) << target;
+  }
+}
+
 // Depthwise 5×5 windows on a small image (most of a plane's row is padding) over a symbolic batch,
 // a dilated one, and a 9×9 window (too large to unroll).
 TEST(LowerConv, DepthwiseWindows) {
@@ -213,6 +283,46 @@ TEST(LowerConv, SymbolicImageWithEpilogue) {
     auto expect = reference(k, xv, wv, bv);
     for (size_t i = 0; i < expect.size(); ++i) expect[i] = std::max(expect[i], 0.f) + rv[i];
     EXPECT_TRUE(all_close(out[0].values<float>(), expect, 1e-4, 1e-5)) << hh << "x" << ww;
+  }
+}
+
+// Pads wider than the image: some stride phases hold no input at all (their planes are all halo),
+// and whole rows and columns of output read only padding; a 1-D case with a 1-wide input.
+TEST(LowerConv, PadsWiderThanTheImage) {
+  ConvCase k;
+  k.n = 2, k.h = 2, k.w = 3, k.sh = 2, k.sw = 3, k.pads = {4, 5, 3, 2};
+  check_conv(k, true);
+  ConvCase one;
+  one.one_d = true, one.h = 1, one.kh = 1, one.w = 1, one.kw = 3, one.sw = 2, one.pads = {0, 3, 0, 4};
+  check_conv(one);
+}
+
+// Run-time image extents with asymmetric and dilated halos (extents kept: pads sum to the kernel's
+// span less one) over a batch of 2: the halo's rows and columns move with the extents.
+TEST(LowerConv, SymbolicImageAsymmetricHalo) {
+  for (bool dilated : {false, true}) {
+    ModelBuilder b(13);
+    Dim h = Dim::symbol("h"), w = Dim::symbol("w");
+    ConvCase k;
+    k.n = 2, k.c = 5, k.m = 7;
+    k.dh = k.dw = dilated ? 2 : 1;
+    k.pads = dilated ? std::vector<int64_t>{3, 1, 1, 3} : std::vector<int64_t>{2, 0, 0, 2};
+    auto* x = b.input("x", DType::Float32, {2, 5, h, w});
+    auto wv = random_values(7 * 5 * 9, 5), bv = random_values(7, 9);
+    ir::Node* c = b.node("Conv", {x, b.const_f32("w", {7, 5, 3, 3}, wv), b.const_f32("b", {7}, bv)},
+                         {{"y", ir::Type::tensor(DType::Float32, ir::Shape{2, 7, h, w})}});
+    c->set_attr_ints("kernel_shape", {3, 3});
+    c->set_attr_ints("dilations", {k.dh, k.dw});
+    c->set_attr_ints("pads", k.pads);
+    b.output(c->output());
+    auto result = compile(b.model(), "conv_halo");
+    for (auto [hh, ww] : {std::pair<int64_t, int64_t>{1, 1}, {6, 5}, {19, 37}}) {
+      k.h = hh, k.w = ww;
+      auto xv = random_values(2 * 5 * hh * ww, 1);
+      LoadedModel lib(result.so_path);
+      auto out = lib.run({HostTensor::f32({2, 5, hh, ww}, xv)});
+      EXPECT_TRUE(all_close(out[0].values<float>(), reference(k, xv, wv, bv), 1e-4, 1e-5)) << hh << "x" << ww << " dilated " << dilated;
+    }
   }
 }
 
