@@ -72,16 +72,21 @@ static size_t onnxc_block_size(void *b) { return *(size_t *)b; }
 
 static void onnxc_release(void *uc, void *b) {
   size_t n = onnxc_block_size(b);
-  if (n >= kMinKept && __atomic_add_fetch(&onnxc_kept, n, __ATOMIC_RELAXED) <= kKeptBytes) {
+  if (n >= kMinKept && n <= kKeptBytes) {
     for (int i = 0; i < kSlots; i++) {
       void *empty = NULL;
+      if (__atomic_load_n(&onnxc_slot[i], __ATOMIC_RELAXED)) continue;
+      if (__atomic_add_fetch(&onnxc_kept, n, __ATOMIC_RELAXED) > kKeptBytes) {
+        __atomic_sub_fetch(&onnxc_kept, n, __ATOMIC_RELAXED);
+        break;
+      }
       if (__atomic_compare_exchange_n(&onnxc_slot[i], &empty, b, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
         __atomic_store_n(&onnxc_slot_size[i], n, __ATOMIC_RELAXED);
         return;
       }
+      __atomic_sub_fetch(&onnxc_kept, n, __ATOMIC_RELAXED);
     }
   }
-  if (n >= kMinKept) __atomic_sub_fetch(&onnxc_kept, n, __ATOMIC_RELAXED);
   halide_default_free(uc, b);
 }
 
