@@ -13,8 +13,6 @@ namespace {
 using Halide::Expr;
 using Halide::Type;
 using Fn = std::function<Expr(const std::vector<Expr>&, const ir::Node&)>;
-// Same, for ops whose math depends on the target (Sigmoid's reciprocal).
-using TargetFn = std::function<Expr(const std::vector<Expr>&, const ir::Node&, const Halide::Target&)>;
 
 // Type the arithmetic runs in: f32 for narrow floats, f32 for integers fed to float-only math.
 Type compute_type(Type t, bool float_math) {
@@ -28,7 +26,7 @@ Expr lit(const Expr& like, double v) { return literal(like.type(), v); }
 
 // out(i) = f(inputs broadcast to i). `float_math`: the op is defined on floats only. An 8- or 4-bit float
 // input (IsNaN, IsInf) is read as its float32 value.
-LowerFn broadcast_op_on(bool float_math, TargetFn f) {
+LowerFn broadcast_op(bool float_math, Fn f) {
   return [f, float_math](LowerContext& ctx) -> std::vector<HTensor> {
     const auto& shape = out_shape(ctx);
     std::vector<const HTensor*> ins;
@@ -45,20 +43,9 @@ LowerFn broadcast_op_on(bool float_math, TargetFn f) {
         Type ct = compute_type(e.type(), float_math);
         v.push_back(ct == e.type() ? e : Halide::cast(ct, e));
       }
-      return f(v, ctx.node, ctx.target);
+      return f(v, ctx.node);
     })};
   };
-}
-LowerFn broadcast_op(bool float_math, Fn f) {
-  return broadcast_op_on(float_math, [f](const std::vector<Expr>& v, const ir::Node& n, const Halide::Target&) {
-    return f(v, n);
-  });
-}
-// A float unary op whose math depends on the target.
-LowerFn unary_float_on(std::function<Expr(Expr, const ir::Node&, const Halide::Target&)> f) {
-  return broadcast_op_on(true, [f](const std::vector<Expr>& v, const ir::Node& n, const Halide::Target& t) {
-    return f(v[0], n, t);
-  });
 }
 
 LowerFn unary_float(std::function<Expr(Expr, const ir::Node&)> f) {
@@ -81,6 +68,7 @@ LowerFn variadic(std::function<Expr(Expr, Expr)> f, bool mean = false) {
 
 Expr clamp_nan(Expr x, Expr lo, Expr hi) { return min_nan(max_nan(x, lo), hi); }
 
+Expr sigmoid(Expr x) { return lit(x, 1) / (lit(x, 1) + exp_ieee(-x)); }
 Expr softplus(Expr x) { return Halide::max(x, lit(x, 0)) + log_ieee(lit(x, 1) + exp_ieee(-Halide::abs(x))); }
 Expr erf_any(Expr x) {
   if (x.type() == Halide::Float(32)) return erf_ieee(x);
@@ -282,9 +270,7 @@ UNARY_FLOAT(Exp, exp_ieee(x));
 UNARY_FLOAT(Log, log_ieee(x));
 UNARY_FLOAT(Tanh, tanh_ieee(x));
 UNARY_FLOAT(Erf, erf_any(x));
-Registrar reg_Sigmoid("", "Sigmoid", EW, unary_float_on([](Expr x, const ir::Node&, const Halide::Target& t) {
-  return sigmoid_of(x, t);
-}));
+UNARY_FLOAT(Sigmoid, sigmoid(x));
 UNARY_FLOAT(Reciprocal, lit(x, 1) / x);
 UNARY_FLOAT(Floor, Halide::floor(x));
 UNARY_FLOAT(Ceil, Halide::ceil(x));
@@ -314,9 +300,7 @@ UNARY_FLOAT(Softplus, softplus(x));
 UNARY_FLOAT(Softsign, x / (lit(x, 1) + Halide::abs(x)));
 UNARY_FLOAT(ThresholdedRelu, Halide::select(x > lit(x, fattr(n, "alpha", 1.f)), x, lit(x, 0)));
 UNARY_FLOAT(Mish, x * tanh_ieee(softplus(x)));
-Registrar reg_Swish("", "Swish", EW, unary_float_on([](Expr x, const ir::Node& n, const Halide::Target& t) {
-  return x * sigmoid_of(lit(x, fattr(n, "alpha", 1.f)) * x, t);  // opset 24
-}));
+UNARY_FLOAT(Swish, x * sigmoid(lit(x, fattr(n, "alpha", 1.f)) * x));  // opset 24
 UNARY_FLOAT(Gelu, gelu(x, n));
 UNARY_FLOAT(Shrink, Halide::select(x < lit(x, -fattr(n, "lambd", 0.5f)), x + lit(x, fattr(n, "bias", 0.f)),
                                    x > lit(x, fattr(n, "lambd", 0.5f)), x - lit(x, fattr(n, "bias", 0.f)),
@@ -354,9 +338,8 @@ Registrar reg_Mod("", "Mod", EW, broadcast_op(false, [](const std::vector<Expr>&
 }));
 Registrar reg_BitShift("", "BitShift", EW, broadcast_op(false, bit_shift));
 // SwiGLU (opset 28): Swish(A) * B, the gate's sigmoid scaled by alpha; A and B of one shape.
-Registrar reg_SwiGLU("", "SwiGLU", EW, broadcast_op_on(true, [](const std::vector<Expr>& v, const ir::Node& n,
-                                                                  const Halide::Target& t) {
-  return v[0] * sigmoid_of(lit(v[0], fattr(n, "alpha", 1.f)) * v[0], t) * v[1];
+Registrar reg_SwiGLU("", "SwiGLU", EW, broadcast_op(true, [](const std::vector<Expr>& v, const ir::Node& n) {
+  return v[0] * sigmoid(lit(v[0], fattr(n, "alpha", 1.f)) * v[0]) * v[1];
 }));
 Registrar reg_BitCast("", "BitCast", EW, bit_cast);
 Registrar reg_Max("", "Max", EW, variadic(max_nan));

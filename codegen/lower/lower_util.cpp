@@ -174,22 +174,6 @@ Halide::Expr exp_ieee(const Halide::Expr& x) {
   return Halide::select(Halide::is_nan(x), x, x > big, inf, x < tiny, zero, Halide::exp(x));
 }
 
-Halide::Expr refined_reciprocal(const Halide::Expr& d) {
-  Halide::Type t = d.type();
-  Halide::Expr one = literal(t, 1);
-  Halide::Expr s = Halide::select(d > literal(t, 0x1p124), literal(t, 0.25), one);  // exact scaling
-  Halide::Expr ds = d * s, r = Halide::fast_inverse(ds);
-  for (int step = 0; step < 2; ++step) r = r + r * (one - ds * r);  // 12 (8 on ARM) -> 24 -> 48 bits
-  return Halide::select(d == literal(t, INFINITY), Halide::Internal::make_zero(t), r * s);
-}
-
-Halide::Expr sigmoid_of(const Halide::Expr& x, const Halide::Target& t) {
-  Halide::Expr one = literal(x.type(), 1), d = one + exp_ieee(-x);
-  bool estimate = x.type() == Halide::Float(32) && !t.has_gpu_feature() &&
-                  (t.arch == Halide::Target::X86 || t.arch == Halide::Target::ARM);
-  return estimate ? refined_reciprocal(d) : one / d;
-}
-
 Halide::Expr log_ieee(const Halide::Expr& x) {
   if (x.type() != Halide::Float(32)) return Halide::log(x);
   return Halide::select(Halide::is_nan(x) || x == literal(x.type(), INFINITY), x, Halide::log(x));

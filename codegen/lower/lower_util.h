@@ -81,17 +81,6 @@ Halide::Expr erf_ieee(const Halide::Expr& x);
 // the correctly rounded value over every f32. Other types take Halide::tanh (libm).
 Halide::Expr tanh_ieee(const Halide::Expr& x);
 
-// ONNX Sigmoid, 1 / (1 + e^-x), on a type that Halide computes. The formula is the op's own
-// implementation (ONNX defines no bit pattern for it, and e^-x is already Halide's polynomial), so on
-// CPU targets with a reciprocal estimate (x86 rcpps, ARM frecpe) its f32 reciprocal is that estimate
-// refined by two Newton steps, r + r(1 - d r), written without FMA so every target rounds alike:
-// within 1.4 ulp of the rounded quotient 1/d for every d >= 1. d = +inf (x below about -88.7) gives
-// +0, d > 2^124 is scaled by 1/4 first so that denormal results keep their bits (the estimates flush
-// them to 0), NaN stays NaN. Other types and GPU targets divide. An explicit Div node never gets here.
-Halide::Expr sigmoid_of(const Halide::Expr& x, const Halide::Target& t);
-// The reciprocal used there: 1/d for f32 d >= 1 or NaN, by estimate and two Newton steps.
-Halide::Expr refined_reciprocal(const Halide::Expr& d);
-
 // Type used for accumulating a reduction of `t`: f32 for f16/bf16, else t itself.
 Halide::Type accumulator_type(Halide::Type t);
 

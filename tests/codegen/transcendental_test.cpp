@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -122,13 +121,13 @@ TEST(Transcendental, GeluTanhFormAndMish) {
   }
 }
 
-
-// Sigmoid's reciprocal is an estimate refined by Newton steps on CPU targets (lower_util.h). Its
-// error is measured against the quotient the exact division would give for the same denominator:
-// the model outputs d = 1 + Exp(-x) as separate ops next to Sigmoid(x), so both use the same exp,
-// and 1/d is rounded once from double here. SiLU (Mul(x, Sigmoid(x)), the conv epilogue's form)
-// and Swish are checked against x times that quotient.
-TEST(Transcendental, SigmoidReciprocalWithinTwoUlpOfTheQuotient) {
+// Sigmoid divides: 1 / (1 + e^-x) rounded once, from the same exp an explicit Exp gets. (An estimate
+// refined by two Newton steps, within 1.3 ulp of that quotient, was measured 1.6-1.75x slower on
+// SiLU over 1.2M floats on Zen 5 at AVX-512 and AVX2 and is not used: the divider runs beside the
+// exp's polynomial, the Newton chain adds ~16 dependent operations.) The model outputs
+// d = 1 + Exp(-x) as separate ops next to Sigmoid(x), SiLU (Mul(x, Sigmoid(x)), the conv epilogue's
+// form) and Swish, over a sweep with the overflow of d (denormal and zero results), ±inf and NaN.
+TEST(Transcendental, SigmoidIsTheRoundedQuotientOfTheSameExp) {
   std::vector<float> xs;
   for (uint64_t u = 0; u < (1ull << 32); u += 8192) xs.push_back(from_bits(static_cast<uint32_t>(u + 3)));
   for (float x = -104.0f; x <= -86.0f; x += 0.0009765625f) xs.push_back(x);  // overflow of d, denormal results
@@ -161,11 +160,10 @@ TEST(Transcendental, SigmoidReciprocalWithinTwoUlpOfTheQuotient) {
       float q = static_cast<float>(1.0 / double(den[i]));  // the exact division's result
       bool ok;
       if (std::isnan(xv)) ok = std::isnan(g) && std::isnan(silu[i]) && std::isnan(swish[i]);
-      else if (q == 0 || q == 1) ok = bits(g) == bits(q);  // +0 below -88.7, exactly 1 above ~16.6
       else {
-        double u = ulps(g, 1.0 / double(den[i]));
+        double u = q == 0 ? (g == 0 ? 0 : 1e9) : ulps(g, double(q));
         if (u > worst) worst = u, worst_x = xv;
-        ok = u <= 2.0;
+        ok = bits(g) == bits(q);  // +0 below -88.7, denormals above it, exactly 1 above ~16.6
       }
       if (std::isinf(xv)) ok = ok && (xv > 0 ? silu[i] == inf : std::isnan(silu[i]));  // -inf * +0 is NaN
       else if (!std::isnan(xv)) ok = ok && silu[i] == xv * g && swish[i] == xv * g;
@@ -173,9 +171,7 @@ TEST(Transcendental, SigmoidReciprocalWithinTwoUlpOfTheQuotient) {
       EXPECT_TRUE(ok) << "x = " << xv << ": sigmoid " << g << " (1/d = " << q << "), silu " << silu[i]
                       << ", swish " << swish[i];
     }
-    EXPECT_LE(worst, 2.0) << "worst at x = " << worst_x;
-    std::printf("[%s] sigmoid: max %.3f ulp from the rounded 1/(1 + exp(-x)) at x = %g over %zu values\n",
-                target.c_str(), worst, double(worst_x), xs.size());
+    EXPECT_EQ(worst, 0.0) << "worst at x = " << worst_x;
   }
 }
 
