@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -93,6 +94,55 @@ TEST(HostRuntime, ThreadCountsAndKeptScratchGiveTheSameBits) {
     }
   }
   for (onnxc_session* s : sessions) onnxc_session_free(s);
+  onnxc_model_free(model);
+}
+
+// A kernel that fails while the pool runs it: Dropout with a run-time training_mode and ratio checks
+// in its elements' loop (split into parallel tasks over 256 rows) that the run is deterministic. At
+// 2 and 3 threads, more tasks than threads, each failing, the run must return an error status with
+// the kernel's message, not hang, and the same session must then run the deterministic case. (At 2
+// threads the failing check is reached from onnxc_loop_worker in two workers at once, seen in gdb.)
+TEST(HostRuntime, AFailingParallelLoopReportsItsErrorAtEveryThreadCount) {
+  ModelBuilder mb(13);
+  const int64_t rows = 256, cols = 1024;
+  auto* x = mb.input("x", DType::Float32, {rows, cols});
+  auto* ratio = mb.input("ratio", DType::Float32, {});
+  auto* training = mb.input("training", DType::Bool, {});
+  mb.output(mb.op("Dropout", {x, ratio, training}, "y", DType::Float32, {rows, cols}));
+  auto lib = compile(mb.model(), "pool_error");
+  onnxc_model* model = nullptr;
+  ASSERT_EQ(onnxc_model_open(lib.so_path.c_str(), &model), ONNXC_OK) << onnxc_last_error();
+  auto xv = uniform(static_cast<size_t>(rows * cols), 3);
+  for (int32_t threads : {2, 3, 1}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    onnxc_session_options o;
+    onnxc_session_options_default(&o);
+    o.num_threads = threads;
+    onnxc_session* s = nullptr;
+    ASSERT_EQ(onnxc_session_create(model, &o, &s), ONNXC_OK) << onnxc_last_error();
+    for (bool train : {true, false, true, false}) {
+      int64_t dims[] = {rows, cols};
+      onnxc_tensor in{ONNXC_DTYPE_FLOAT, 2, dims, xv.data()};
+      ASSERT_EQ(onnxc_session_set_input(s, 0, &in), ONNXC_OK) << onnxc_session_last_error(s);
+      float r = 0.5f;
+      uint8_t t = train ? 1 : 0;
+      onnxc_tensor rt{ONNXC_DTYPE_FLOAT, 0, nullptr, &r}, tt{ONNXC_DTYPE_BOOL, 0, nullptr, &t};
+      ASSERT_EQ(onnxc_session_set_input(s, 1, &rt), ONNXC_OK) << onnxc_session_last_error(s);
+      ASSERT_EQ(onnxc_session_set_input(s, 2, &tt), ONNXC_OK) << onnxc_session_last_error(s);
+      onnxc_status st = onnxc_session_run(s);
+      if (train) {
+        EXPECT_NE(st, ONNXC_OK);
+        EXPECT_NE(std::string(onnxc_session_last_error(s)).find("Dropout in training mode"), std::string::npos)
+            << onnxc_session_last_error(s);
+        continue;
+      }
+      ASSERT_EQ(st, ONNXC_OK) << onnxc_session_last_error(s);
+      onnxc_tensor out;
+      ASSERT_EQ(onnxc_session_get_output(s, 0, &out), ONNXC_OK);
+      EXPECT_EQ(std::memcmp(out.data, xv.data(), xv.size() * sizeof(float)), 0);
+    }
+    onnxc_session_free(s);
+  }
   onnxc_model_free(model);
 }
 #endif
