@@ -70,6 +70,10 @@ PlanDescription make_plan(const Partition& p, const std::vector<BuiltKernel>& bu
 // blob is the symbol `onnxc_weights_<name>`, defined elsewhere (an .incbin object) when non-empty.
 std::string generate_plan_c(const PlanDescription& plan);
 
+// C text defining onnxc_set_num_threads and installing the library's thread-pool and scratch-memory
+// hooks into its Halide runtime (host_runtime_c.cpp); part of every plan C.
+const char* host_runtime_c();
+
 // The public header NAME.h declaring onnxc_model_<name>.
 std::string generate_header(const std::string& name);
 

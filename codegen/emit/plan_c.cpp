@@ -74,6 +74,7 @@ std::string generate_plan_c(const PlanDescription& d) {
        << "__attribute__((destructor)) static void onnxc_release_device_allocations(void) {\n"
        << "  halide_reuse_device_allocations(NULL, 0);\n}\n";
   }
+  os << host_runtime_c();
   for (const auto& k : d.kernels) os << "extern int " << k << "_argv(void **);\n";
   if (!d.weights.empty()) os << "extern const uint8_t onnxc_weights_" << n << "[];\n";
   os << "\n";
@@ -145,7 +146,7 @@ std::string generate_plan_c(const PlanDescription& d) {
      << "    " << d.kernels.size() << ", " << (d.kernels.empty() ? "NULL" : "kernels") << ",\n"
      << "    " << d.steps.size() << ", " << (d.steps.empty() ? "NULL" : "steps") << ",\n"
      << "    " << (d.weights.empty() ? std::string("NULL") : "onnxc_weights_" + n) << ", " << d.weights.size << "u,\n"
-     << "    halide_set_num_threads, " << (d.uses_cuda ? 1 : 0) << ",\n"
+     << "    onnxc_set_num_threads, " << (d.uses_cuda ? 1 : 0) << ",\n"
      << "    " << (d.uses_cuda ? "halide_copy_to_host, halide_device_free" : "NULL, NULL") << ",\n"
      << "    halide_set_error_handler, " << d.default_num_threads << ",\n"
      << "    " << (d.steps.empty() ? "NULL" : "step_info") << ",\n"

@@ -246,8 +246,9 @@ void schedule_conv_gemv(ConvGemvFuncs g, Func output, const Target& t) {
 }
 
 // Loop nest of a depthwise kernel (outermost first):
-//   parallel task over groups of (channel, image) pairs, sized so a task holds ~kDepthwiseGrain pixels
-//     for each (channel, image) of the group:
+//   parallel task over (group of consecutive channels, image), sized so a task holds ~kDepthwiseGrain
+//   pixels; the channel's planes and sums are allocated here, once per task
+//     for each channel of the group:
 //       planes of the channel (zero, rows copied); acc over its grid pixels (every tap summed in a
 //       register per vector of pixels); the output rows of the channel (bias, epilogue) from acc
 // The channel's planes and sums stay in cache between being written and read: computed whole
@@ -260,14 +261,14 @@ void schedule_depthwise(Func planes, const std::vector<RDom>& rows, Func acc, co
   const int vec = t.natural_vector_size<float>();
   std::vector<Var> o = output.args();
   const int sp = static_cast<int>(o.size()) - 2;
-  Var cn("dw_cn"), task("dw_task"), ch("dw_ch");
+  Var co("dw_co"), task("dw_task"), ch("dw_ch");
   output.vectorize(o[0], vec, TailStrategy::Predicate)
-      .fuse(o[sp], o[sp + 1], cn)
-      .split(cn, task, ch, Halide::max(1, kDepthwiseGrain / Halide::max(1, pixels)), TailStrategy::GuardWithIf)
+      .split(o[sp], co, ch, Halide::max(1, kDepthwiseGrain / Halide::max(1, pixels)), TailStrategy::GuardWithIf)
+      .fuse(co, o[sp + 1], task)
       .parallel(task);
   Var p = acc.args()[0], po("dw_po"), pi("dw_pi");
   // The sums run on to a whole vector past the grid's end, over the zeros after the planes.
-  acc.compute_at(output, ch).vectorize(p, vec, TailStrategy::RoundUp);
+  acc.store_at(output, task).compute_at(output, ch).vectorize(p, vec, TailStrategy::RoundUp);
   std::vector<VarOrRVar> order = {pi};
   for (int i = 0; i < r.dimensions(); ++i) order.push_back(r[i]);
   order.push_back(po);
@@ -278,7 +279,7 @@ void schedule_depthwise(Func planes, const std::vector<RDom>& rows, Func acc, co
   // Up to 7×7 windows unroll into one register sum per vector; larger ones loop.
   if (taps <= 49)
     for (int i = 0; i < r.dimensions(); ++i) s.unroll(r[i]);
-  planes.compute_at(output, ch);
+  planes.store_at(output, task).compute_at(output, ch);
   vectorize_planes(planes, rows, vec);
 }
 

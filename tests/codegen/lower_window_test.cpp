@@ -2,6 +2,7 @@
 // groups, strides and padding, ConvTranspose, Resize (linear, half_pixel; antialias with run-time scales).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <numeric>
@@ -122,6 +123,79 @@ TEST(LowerWindow, ResizeAntialiasWithRunTimeScales) {
       EXPECT_TRUE(all_close(got[0].values<float>(), {2.875f, 4.5f, 9.375f, 11.0f}));
     }
     EXPECT_THROW(m.run({x, HostTensor::f32({4}, {1, 1, 0.3f, 0.3f})}), std::runtime_error) << in;
+  }
+}
+
+// One axis of Resize as ONNX's reference computes it: the coordinate x of output o, the ratio t in
+// (0, 1] (an integral x prefers its left neighbour: t = 1), n neighbours from ceil(x) − n/2, clamped
+// or (exclude_outside) weighted 0 and the rest renormalized; linear or cubic (A = −0.75) weights.
+struct ResizeAxis {
+  std::vector<int64_t> idx;
+  std::vector<double> w;
+};
+ResizeAxis resize_axis(int64_t o, int64_t in, float scale, bool cubic, bool half_pixel, bool exclude) {
+  const double s = scale, x = half_pixel ? (static_cast<double>(o) + 0.5) / s - 0.5 : static_cast<double>(o) / s;
+  const double t = x == std::floor(x) ? 1.0 : x - std::floor(x), a = -0.75;
+  std::vector<double> c = {1 - t, t};
+  if (cubic) {
+    const double u = 1 - t;
+    c = {((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a, ((a + 2) * t - (a + 3)) * t * t + 1,
+         ((a + 2) * u - (a + 3)) * u * u + 1, ((a * (u + 1) - 5 * a) * (u + 1) + 8 * a) * (u + 1) - 4 * a};
+  }
+  ResizeAxis r;
+  const int64_t n = static_cast<int64_t>(c.size()), base = static_cast<int64_t>(std::ceil(x)) - n / 2;
+  double total = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t j = base + k;
+    if (exclude && (j < 0 || j >= in)) c[static_cast<size_t>(k)] = 0;
+    total += c[static_cast<size_t>(k)];
+    r.idx.push_back(std::clamp<int64_t>(j, 0, in - 1));
+  }
+  for (double& e : c) r.w.push_back(exclude ? e / total : e);
+  return r;
+}
+
+// 2-D linear and cubic Resize, which the kernel computes one axis at a time (W, then H over the W
+// results, ONNX's reference order), against the direct form: per output element, the sum over every
+// (row, column) neighbour pair of both weights times the input, in double. The input holds a NaN and
+// a +inf: every output whose neighbourhood holds one is NaN or ±inf in both (a weight of 0 times inf
+// is NaN either way).
+TEST(LowerWindow, ResizeSeparableMatchesTheDirectSum) {
+  const int64_t N = 2, C = 3, H = 5, W = 4, OH = 12, OW = 12;
+  const float sh = 2.4f, sw = 3.f;
+  std::vector<float> xv(N * C * H * W);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::sin(static_cast<float>(i) * 0.7f) * 2.f;
+  xv[((0 * C + 1) * H + 2) * W + 1] = NAN;
+  xv[((1 * C + 2) * H + 4) * W + 3] = INFINITY;
+  struct Mode {
+    bool cubic, half_pixel, exclude;
+  };
+  for (Mode m : {Mode{false, true, false}, Mode{true, true, false}, Mode{true, false, true}}) {
+    ModelBuilder b(13);
+    auto* x = b.input("x", DType::Float32, {N, C, H, W});
+    auto* scales = b.const_f32("scales", {4}, {1, 1, sh, sw});
+    ir::Node* r = b.node("Resize", {x, nullptr, scales}, {{"y", ir::Type::tensor(DType::Float32, ir::Shape{N, C, OH, OW})}});
+    r->set_attr_string("mode", m.cubic ? "cubic" : "linear");
+    r->set_attr_string("coordinate_transformation_mode", m.half_pixel ? "half_pixel" : "asymmetric");
+    r->set_attr_int("exclude_outside", m.exclude ? 1 : 0);
+    b.output(r->output());
+    auto out = compile_and_run(b.model(), {HostTensor::f32({N, C, H, W}, xv)}, "resize_separable");
+    std::vector<float> expect(static_cast<size_t>(N * C * OH * OW));
+    for (int64_t nc = 0; nc < N * C; ++nc)
+      for (int64_t i = 0; i < OH; ++i)
+        for (int64_t j = 0; j < OW; ++j) {
+          ResizeAxis ah = resize_axis(i, H, sh, m.cubic, m.half_pixel, m.exclude);
+          ResizeAxis aw = resize_axis(j, W, sw, m.cubic, m.half_pixel, m.exclude);
+          double sum = 0;
+          for (size_t p = 0; p < ah.idx.size(); ++p)
+            for (size_t q = 0; q < aw.idx.size(); ++q)
+              sum += ah.w[p] * aw.w[q] * static_cast<double>(xv[static_cast<size_t>((nc * H + ah.idx[p]) * W + aw.idx[q])]);
+          expect[static_cast<size_t>((nc * OH + i) * OW + j)] = static_cast<float>(sum);
+        }
+    int nan = 0;
+    for (float e : expect) nan += std::isnan(e);
+    EXPECT_GT(nan, 0);
+    EXPECT_TRUE(all_close(out[0].values<float>(), expect, 1e-5, 1e-5)) << m.cubic << m.half_pixel << m.exclude;
   }
 }
 
