@@ -125,7 +125,12 @@ void schedule_cpu_row(Func out4, Halide::Stage nest, AttentionStages& s, const H
   s.tiles.compute_at(s.state, rk).reorder(d, qi, kt).vectorize(d, w, TailStrategy::GuardWithIf);
   s.scores.compute_at(s.tiles, kt).vectorize(j, w, TailStrategy::GuardWithIf);
   s.scores_acc.compute_at(s.tiles, kt).bound_extent(j, s.tk).vectorize(j, w);
-  if (s.head_dim_k > 0 && s.head_dim_k % w == 0 && s.tk % kKeyBlock == 0) {
+  // Not with a past that may be empty: the partial sums are a Func of their own that reads the K rows
+  // through the inline attn_keys stage, and its specialization on an empty past does not fold
+  // with_past's select before the bounds checks, so it would still read (and bounds-check) a past of
+  // no rows (LowerAttention.SymbolicQueryLengthOneRowMatchesTiles). A past in the kernel is rare: a
+  // decoder's past/present pair becomes an in-place cache append (passes/use_kv_cache.h).
+  if (!s.empty_past.defined() && s.head_dim_k > 0 && s.head_dim_k % w == 0 && s.tk % kKeyBlock == 0) {
     // Each key's dot product by whole vectors of its (dense) K row: partial sums per lane over the
     // head dim, kKeyBlock keys at a time, then the lanes summed per key.
     Var u("u");
@@ -133,7 +138,6 @@ void schedule_cpu_row(Func out4, Halide::Stage nest, AttentionStages& s, const H
     Func part = s.scores_acc.update(0).split(rd, rdo, rdi, w).rfactor(rdi, u);
     part.compute_at(s.tiles, kt).vectorize(u);
     part.update(0).split(j, jo, ji, kKeyBlock).reorder(u, ji, rdo, jo).vectorize(u).unroll(ji);
-    specialize_empty_past(s, {part.update(0)});  // the partial sums read the past themselves
     s.scores_acc.update(0).reorder(j, rdi).vectorize(j, w);
   } else {
     // K rows read a head dim apart, a key per lane.
