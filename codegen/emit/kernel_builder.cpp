@@ -343,14 +343,14 @@ class Builder {
       // from the anchor by a node without one (an epilogue) takes the anchor's. An output the
       // anchor reads (a residual sum a norm kernel also writes) takes the default schedule.
       const ir::Node* by = schedules_.count(producer_[v]) ? producer_[v] : computed_from(v, anchor_) ? anchor_ : nullptr;
-      // Reads of parts that may be empty (LowerContext::empty_reads) are dropped by specializations
-      // of the default schedule; grouping fuses such reads into no kernel with a schedule of its own.
+      // Reads of inputs that may be empty (LowerContext::empty_reads) are dropped by specializations
+      // of the schedule, the default one or a lowering's own (a softmax over rows that may be none).
       if (by && !fresh && scheduled_.insert(by).second) {
         schedules_[by](f, sched_target_);
       } else {
         schedule_output(f, k_.kclass, sched_target_);
-        specialize_empty_reads(f, empty_reads_);
       }
+      specialize_empty_reads(f, empty_reads_);
       outs.push_back(f);
     }
     return outs;

@@ -48,6 +48,30 @@ Halide::Expr is_zero_extent(const Halide::Expr& extent) {
   return Halide::Internal::simplify(e == Halide::Internal::make_zero(e.type()));
 }
 
+void skip_reads_if_empty(LowerContext& ctx) {
+  if (ctx.in.empty() || !ctx.in[0].defined() || ctx.empty_reads_left == 0) return;
+  Halide::Expr empty;
+  for (const Halide::Expr& e : ctx.in[0].shape) {
+    if (Halide::Internal::is_const(e)) continue;
+    // Not `extent == 0`, which Halide would substitute into the specialization: a row length of a
+    // constant 0 there makes Halide size the row's buffers, at compile time, from split bounds below 0.
+    Halide::Expr z = e <= 0;
+    empty = empty.defined() ? empty || z : z;
+  }
+  if (!empty.defined()) return;
+  // One condition, in the simplifier's form, which the guards negate as is (see is_zero_extent).
+  empty = Halide::Internal::simplify(empty);
+  ctx.empty_reads.push_back(empty);
+  for (size_t k = 0; k < ctx.in.size(); ++k) {
+    const HTensor t = ctx.in[k];
+    if (!t.defined()) continue;
+    ctx.in[k] = define(t.func.name() + "_unless_empty", t.shape, t.dtype, [&](const Index& i) {
+      Halide::Expr v = t.at(i);
+      return Halide::select(!empty, v, Halide::Internal::make_zero(v.type()));
+    });
+  }
+}
+
 HTensor define(const std::string& name, std::vector<Halide::Expr> shape, ir::DType dtype,
                const std::function<Halide::Expr(const Index&)>& body) {
   HTensor t;

@@ -56,6 +56,13 @@ bool has_input(const LowerContext& ctx, int i);
 // Any other extent (p - 1) gives the condition simplified: a read guarded by its negation (`!e`,
 // the very Expr) folds away in the specialization on `e`.
 Halide::Expr is_zero_extent(const Halide::Expr& extent);
+// For a lowering whose output has the shape of its input 0 and is computed row by row (softmax,
+// norms): where that shape may be empty at run time (an extent not known when compiling, such as a
+// Slice's n - 1 rows), the inputs are read only where it is not, under one condition the kernel
+// specializes on (LowerContext::empty_reads). An empty output then computes and reads nothing:
+// Halide bounds-checks a read even of a loop that runs no iteration. Nothing changes where every
+// extent is a constant or the kernel has no specialization left.
+void skip_reads_if_empty(LowerContext& ctx);
 // Integer contents of a constant input, or nullopt when absent or not constant.
 std::optional<std::vector<int64_t>> const_ints(const LowerContext& ctx, int i);
 // Floating contents of a constant input.

@@ -71,6 +71,7 @@ RowStats row_mean_invstd(const HTensor& x, const std::vector<int>& axes, const R
 
 // Y = (x - mean) * rsqrt(var + eps) * scale + bias over dims [axis, rank).
 std::vector<HTensor> layer_norm(LowerContext& ctx) {
+  skip_reads_if_empty(ctx);
   const HTensor& x = ctx.in[0];
   int rank = x.rank();
   int axis = normalize_axis(ctx.node.attr_int("axis", -1), rank, ctx.node);
@@ -101,6 +102,7 @@ std::vector<HTensor> layer_norm(LowerContext& ctx) {
 
 // Y = x * rsqrt(mean(x^2) + eps) * scale over dims [axis, rank).
 std::vector<HTensor> rms_norm(LowerContext& ctx) {
+  skip_reads_if_empty(ctx);
   const HTensor& x = ctx.in[0];
   int rank = x.rank();
   auto axes = trailing_axes(normalize_axis(ctx.node.attr_int("axis", -1), rank, ctx.node), rank);

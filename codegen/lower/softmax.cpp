@@ -24,6 +24,7 @@ enum class Kind { Softmax, LogSoftmax, Hardmax };
 
 LowerFn softmax_like(Kind kind) {
   return [kind](LowerContext& ctx) -> std::vector<HTensor> {
+    skip_reads_if_empty(ctx);  // rows that may be none, or of length 0 (an empty output either way)
     const HTensor& x = ctx.in[0];
     RowSpace s(x, softmax_axes(ctx, x.rank()));
     Halide::Type ot = halide_type(x.dtype), at = accumulator_type(ot);

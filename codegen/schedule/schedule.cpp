@@ -25,6 +25,13 @@ constexpr int64_t kParallelMinElements = 16384;
 // slower on 2 threads than on 1.
 constexpr int kParallelGrainElements = 8192;
 
+// Product of the extents of f's innermost `n` output dims.
+Halide::Expr inner_elements(const Func& f, size_t n) {
+  Halide::Expr e = 1;
+  for (size_t d = 0; d < n; ++d) e = e * f.output_buffer().dim(static_cast<int>(d)).extent();
+  return e;
+}
+
 // Runs `outer` (iterating rows of `row_elems` elements each) in parallel in tasks of several rows, so
 // that each task covers >= kParallelGrainElements. Returns the per-row loop inside a task, where
 // per-row work (a softmax's max and sum) is computed.
@@ -33,16 +40,18 @@ constexpr int kParallelGrainElements = 8192;
 Var parallel_with_grain(Func f, const Var& outer, const Halide::Expr& row_elems, const Halide::Expr& large) {
   Var task(outer.name() + "_task"), row(outer.name() + "_row");
   Halide::Expr rows = Halide::max(1, kParallelGrainElements / Halide::max(1, row_elems));
-  f.split(outer, task, row, rows, TailStrategy::GuardWithIf);
-  f.specialize(large).parallel(task);
+  // Halide bounds the split rows by the corners of the task loop, [0, (extent - 1) / rows], which
+  // for no rows at all reaches back to row -rows: an empty output (an extent known only at run time)
+  // would fail its bounds check. So the split is made only where the output has elements; where it
+  // has none, the rows loop is only renamed (`row` exists in both branches, for compute_at) and
+  // runs inside the innermost dim's loop, so that rows of no elements compute no row statistics.
+  Halide::Stage nonempty = Halide::Stage(f).specialize(inner_elements(f, static_cast<size_t>(f.dimensions())) > 0);
+  nonempty.split(outer, task, row, rows, TailStrategy::GuardWithIf);
+  nonempty.specialize(large).parallel(task);
+  f.rename(outer, row);
+  Var innermost = pure_vars(f)[0];
+  if (innermost.name() != outer.name()) f.reorder(row, innermost);
   return row;
-}
-
-// Product of the extents of f's innermost `n` output dims.
-Halide::Expr inner_elements(const Func& f, size_t n) {
-  Halide::Expr e = 1;
-  for (size_t d = 0; d < n; ++d) e = e * f.output_buffer().dim(static_cast<int>(d)).extent();
-  return e;
 }
 
 // The CPU elementwise schedule: innermost dim vectorized, the others fused into one loop that runs

@@ -166,6 +166,25 @@ TEST(LowerDataMovement, ConcatOfAnEmptyPartOfExpressionLength) {
   }
 }
 
+// x[1:] of a one-row x has no rows, a count known only at run time: the elementwise kernel after it
+// writes nothing (its row loop, split into parallel tasks, was bounded from row -2048).
+TEST(LowerDataMovement, SliceToNoRowsThenElementwise) {
+  ModelBuilder b(13);
+  Dim n = Dim::symbol("n");
+  auto* x = b.input("x", DType::Float32, {n, 4});
+  auto* one = b.const_i64("one", {1});
+  auto* big = b.const_i64("big", {INT64_MAX});
+  auto* zero = b.const_i64("zero", {0});
+  auto* rows = b.op("Slice", {x, one, big, zero}, "rows", DType::Float32, {n - 1, 4});
+  b.output(b.op("Relu", {rows}, "y", DType::Float32, {n - 1, 4}));
+  LoadedModel lib(compile(b.model(), "slice_no_rows").so_path);
+  auto out = lib.run({HostTensor::f32({1, 4}, {1, -2, 3, -4})});
+  EXPECT_EQ(out[0].dims, (std::vector<int64_t>{0, 4}));
+  out = lib.run({HostTensor::f32({2, 4}, {1, -2, 3, -4, -5, 6, -7, 8})});
+  EXPECT_EQ(out[0].dims, (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(out[0].values<float>(), (std::vector<float>{0, 6, 0, 8}));
+}
+
 TEST(LowerDataMovement, SliceNegativeSteppedClampedSymbolic) {
   ModelBuilder b(13);
   Dim n = Dim::symbol("n");

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "test_util.h"
 
@@ -149,6 +151,39 @@ TEST(LowerNorm, RmsAndBatchNorm) {
   }
   EXPECT_TRUE(all_close(out[0].values<float>(), rms, 1e-5, 1e-6));
   EXPECT_TRUE(all_close(out[1].values<float>(), bn, 1e-5, 1e-6));
+}
+
+
+// Rows whose count is an expression (x[1:], n - 1 rows), none where x has one row: the norms'
+// row-wise kernel then computes and reads nothing (it read row 1 of a one-row x before).
+TEST(LowerNorm, LayerAndRmsNormOverNoRowsOfExpressionCount) {
+  ModelBuilder b(23);
+  Dim n = Dim::symbol("n");
+  auto* x = b.input("x", DType::Float32, {n, 8});
+  auto* one = b.const_i64("one", {1});
+  auto* big = b.const_i64("big", {INT64_MAX});
+  auto* zero = b.const_i64("zero", {0});
+  auto* rows = b.op("Slice", {x, one, big, zero}, "rows", DType::Float32, {n - 1, 8});
+  auto* s = b.const_f32("scale", {8}, wave(8, 0.5f, 1));
+  b.output(b.op("LayerNormalization", {rows, s}, "ln", DType::Float32, {n - 1, 8}));
+  b.output(b.op("RMSNormalization", {rows, s}, "rms", DType::Float32, {n - 1, 8}));
+  LoadedModel lib(compile(b.model(), "norm_no_rows").so_path);
+  for (int k : {1, 4}) {
+    auto xv = wave(8 * k, 2, 0.3f);
+    auto out = lib.run({HostTensor::f32({k, 8}, xv)});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].dims, (std::vector<int64_t>{k - 1, 8}));
+    EXPECT_EQ(out[1].dims, (std::vector<int64_t>{k - 1, 8}));
+    std::vector<float> xr(xv.begin() + 8, xv.end()), rms;
+    for (int r = 0; r + 1 < k; ++r) {
+      double sq = 0;
+      for (int c = 0; c < 8; ++c) sq += double(xr[r * 8 + c]) * xr[r * 8 + c];
+      double inv = 1 / std::sqrt(sq / 8 + 1e-5);
+      for (int c = 0; c < 8; ++c) rms.push_back(float(xr[r * 8 + c] * inv * wave(8, 0.5f, 1)[c]));
+    }
+    EXPECT_TRUE(all_close(out[0].values<float>(), layer_norm_ref(xr, k - 1, 8, wave(8, 0.5f, 1), {}, 1e-5f).y, 1e-5, 1e-5)) << k;
+    EXPECT_TRUE(all_close(out[1].values<float>(), rms, 1e-5, 1e-5)) << k;
+  }
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "test_util.h"
 
@@ -74,6 +76,59 @@ TEST(LowerSoftmax, Opset11FlattensTrailingDims) {
   auto out = compile_and_run(b.model(), {HostTensor::f32({2, 3, 4}, xv)});
   EXPECT_TRUE(all_close(out[0].values<float>(), softmax_ref(xv, 2, 12, 1)));
 }
+
+
+// Rows whose count is an expression (x[1:], n - 1 rows), empty where x has one row: an empty output
+// computes and reads nothing. And rows of length t - 1 (x[:, :-1]), empty where t is 1: ONNX gives
+// an empty output. Softmax, LogSoftmax and Hardmax share the row-wise kernel.
+TEST(LowerSoftmax, EmptyRowsOfExpressionCountAndLength) {
+  for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) {
+    SCOPED_TRACE(op);
+    ModelBuilder b(13);
+    Dim n = Dim::symbol("n"), t = Dim::symbol("t");
+    auto* x = b.input("x", DType::Float32, {n, 4});
+    auto* one = b.const_i64("one", {1});
+    auto* big = b.const_i64("big", {INT64_MAX});
+    auto* zero = b.const_i64("zero", {0});
+    auto* rows = b.op("Slice", {x, one, big, zero}, "rows", DType::Float32, {n - 1, 4});
+    b.output(b.op(op, {rows}, "y", DType::Float32, {n - 1, 4}));
+    auto* z = b.input("z", DType::Float32, {3, t});
+    auto* m1 = b.const_i64("m1", {-1});
+    auto* ax1 = b.const_i64("ax1", {1});
+    auto* cols = b.op("Slice", {z, zero, m1, ax1}, "cols", DType::Float32, {3, t - 1});
+    b.output(b.op(op, {cols}, "w", DType::Float32, {3, t - 1}));
+    LoadedModel lib(compile(b.model(), std::string("softmax_empty_") + op).so_path);
+    for (int k : {1, 3}) {
+      SCOPED_TRACE(k);
+      auto xv = ramp(4 * k, 3), zv = ramp(3 * k, 2);
+      auto out = lib.run({HostTensor::f32({k, 4}, xv), HostTensor::f32({3, k}, zv)});
+      EXPECT_EQ(out[0].dims, (std::vector<int64_t>{k - 1, 4}));
+      EXPECT_EQ(out[1].dims, (std::vector<int64_t>{3, k - 1}));
+      std::vector<float> xr(xv.begin() + 4, xv.end()), zr;
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c + 1 < k; ++c) zr.push_back(zv[static_cast<size_t>(r * k + c)]);
+      if (std::string(op) == "Hardmax") {
+        auto hard = [](const std::vector<float>& v, int len) {
+          std::vector<float> h(v.size(), 0);
+          for (size_t r = 0; r * len < v.size(); ++r) {
+            size_t best = r * len;
+            for (int c = 1; c < len; ++c)
+              if (v[r * len + c] > v[best]) best = r * len + c;
+            h[best] = 1;
+          }
+          return h;
+        };
+        EXPECT_EQ(out[0].values<float>(), hard(xr, 4));
+        EXPECT_EQ(out[1].values<float>(), hard(zr, k - 1));
+      } else {
+        bool log = std::string(op) == "LogSoftmax";
+        EXPECT_TRUE(all_close(out[0].values<float>(), softmax_ref(xr, k - 1, 4, 1, log)));
+        EXPECT_TRUE(all_close(out[1].values<float>(), softmax_ref(zr, 3, k - 1, 1, log)));
+      }
+    }
+  }
+}
+
 
 }  // namespace
 }  // namespace onnxc::test

@@ -162,11 +162,11 @@ static const onnxc_kernel_desc kernels[] = {
   {"onnxc_k_8987f45c336a3107", onnxc_k_8987f45c336a3107_argv},
 };
 static const int32_t args_0[] = {0, 3, 1};  /* Add node 'Add_1' */
-static const int32_t args_1[] = {2, 4};  /* Softmax node 'Softmax_3' */
+static const int32_t args_1[] = {2, -1, 4};  /* Softmax node 'Softmax_3' */
 static const int32_t args_2[] = {0, 5};  /* copy to output 'x' */
 static const onnxc_step steps[] = {
   {0, 3, args_0, ONNXC_STEP_KERNEL, 0, NULL},
-  {1, 2, args_1, ONNXC_STEP_KERNEL, 0, NULL},
+  {1, 3, args_1, ONNXC_STEP_KERNEL, 0, NULL},
   {2, 2, args_2, ONNXC_STEP_KERNEL, 0, NULL},
 };
 static const onnxc_step_info step_info[] = {
