@@ -135,12 +135,8 @@ int fake_double(void **args) {
   return 0;
 }
 
-// x [n] -> a = 2x -> b = 2a -> c = 2b -> y = 2 * cv (cv a view of c). Outputs: y and ao (a view of a).
-// Lifetimes (steps 0..3; outputs to the end): a 0..end, b 1..2, c 2..3, y 3..end: b's bytes may be
-// reused for y, never for c or a.
-enum { X, A, B, C, CV, Y, AO };
-DescBuilder cuda_model(bool with_stream_hooks = false) {
-  DescBuilder b("fake_cuda");
+// A CUDA descriptor whose device hooks are the fake device's.
+void use_fake_device(DescBuilder &b) {
   b.d.target = "host-cuda";
   b.d.uses_cuda = 1;
   b.d.copy_to_host = fake_copy_to_host;
@@ -149,6 +145,15 @@ DescBuilder cuda_model(bool with_stream_hooks = false) {
   b.d.wrap_native = fake_wrap;
   b.d.detach_native = fake_detach;
   b.d.device_interface = fake_interface;
+}
+
+// x [n] -> a = 2x -> b = 2a -> c = 2b -> y = 2 * cv (cv a view of c). Outputs: y and ao (a view of a).
+// Lifetimes (steps 0..3; outputs to the end): a 0..end, b 1..2, c 2..3, y 3..end: b's bytes may be
+// reused for y, never for c or a.
+enum { X, A, B, C, CV, Y, AO };
+DescBuilder cuda_model(bool with_stream_hooks = false) {
+  DescBuilder b("fake_cuda");
+  use_fake_device(b);
   acquire_handler = nullptr;  // what an earlier test's library installed is not this one's
   stream_handler = nullptr;
   if (with_stream_hooks) {
@@ -499,14 +504,7 @@ std::vector<float> mix_ref(const std::vector<float> &a, const std::vector<float>
 TEST(CudaBookkeeping, LiveTensorsNeverShareDeviceBytesAtAnyShape) {
   dev = FakeDevice();
   DescBuilder g("fake_cuda_plan");
-  g.d.target = "host-cuda";
-  g.d.uses_cuda = 1;
-  g.d.copy_to_host = fake_copy_to_host;
-  g.d.device_free = fake_device_free;
-  g.d.device_malloc = fake_device_malloc;
-  g.d.wrap_native = fake_wrap;
-  g.d.detach_native = fake_detach;
-  g.d.device_interface = fake_interface;
+  use_fake_device(g);
   int32_t n = g.symbol("n"), m = g.symbol("m");
   int32_t two_n_1 = g.add_expr({ONNXC_EXPR_SYM, 0, ONNXC_EXPR_CONST, 2, ONNXC_EXPR_MUL, ONNXC_EXPR_CONST, 1, ONNXC_EXPR_ADD});
   int32_t n_m = g.add_expr({ONNXC_EXPR_SYM, 0, ONNXC_EXPR_SYM, 1, ONNXC_EXPR_MUL});
