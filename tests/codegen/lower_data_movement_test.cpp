@@ -14,12 +14,6 @@ namespace {
 using ir::DType;
 using ir::Dim;
 
-std::vector<float> iota(int n, float start = 0) {
-  std::vector<float> v(n);
-  std::iota(v.begin(), v.end(), start);
-  return v;
-}
-
 TEST(LowerDataMovement, TransposeConcatSplit) {
   ModelBuilder b(13);
   Dim n = Dim::symbol("n");

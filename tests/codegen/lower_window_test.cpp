@@ -15,12 +15,6 @@ namespace {
 using ir::DType;
 using ir::Dim;
 
-std::vector<float> iota(int n, float start = 0) {
-  std::vector<float> v(n);
-  std::iota(v.begin(), v.end(), start);
-  return v;
-}
-
 TEST(LowerWindow, MaxAndAveragePool) {
   ModelBuilder b(13);
   auto* x = b.input("x", DType::Float32, {1, 1, 3, 3});

@@ -100,6 +100,13 @@ inline void set_graph_attr(ir::Node* n, const std::string& name, const Subgraph&
   n->set_attr(a);
 }
 
+// start, start + 1, ... (n values).
+inline std::vector<float> iota(int n, float start = 0) {
+  std::vector<float> v(n);
+  for (int i = 0; i < n; ++i) v[i] = start + static_cast<float>(i);
+  return v;
+}
+
 // A fresh directory under the test temp dir.
 std::string temp_dir(const std::string& hint);
 // Compiles with the test kernel cache; returns the result.
