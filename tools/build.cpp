@@ -18,6 +18,7 @@
 #include "codegen/target.h"
 #include "frontend/onnx_import.h"
 #include "ir/error.h"
+#include "passes/fix_dims.h"
 #include "passes/fusion.h"
 #include "passes/pass.h"
 #include "tools/args.h"
@@ -111,6 +112,7 @@ std::map<std::string, std::string> int4_pass_options(const std::string& mode) {
 }  // namespace
 
 void optimize_model(ir::Model& m, const PassOptions& opt) {
+  passes::fix_dims(m, passes::parse_fix_dims(opt.fix_dims));
   std::vector<std::string> names;
   if (opt.passes == "default") {
     names = passes::default_pipeline();
@@ -190,10 +192,19 @@ void add_quantize_option(ArgParser& p, std::string* mode) {
            mode);
 }
 
+void add_fix_dims_option(ArgParser& p, std::string* list) {
+  p.option("fix-dims", 0, "SYM=N,...",
+           "make these symbolic dims of the model's inputs constants before compiling (e.g.\n"
+           "batch=1,h=224,w=224): schedules are chosen for that size, often faster than the\n"
+           "size-generic code, and the library then takes only inputs of that size",
+           list);
+}
+
 void add_executable_options(ArgParser& p, Executable::Options* o) {
   p.option("threads", 't', "N", "runtime threads (default: all cores)", &o->threads);
   p.option("target", 0, "T", "compile target for an .onnx MODEL (default host)", &o->target);
   add_quantize_option(p, &o->quantize);
+  add_fix_dims_option(p, &o->fix_dims);
   p.flag("no-cache", 0, "do not use the kernel cache when compiling an .onnx MODEL", &o->no_cache);
 }
 
@@ -275,10 +286,13 @@ Executable::Executable(const std::string& path, const Options& opt) {
   std::string lib = path;
   if (is_library_path(path) && !opt.quantize.empty())
     throw UsageError("--quantize applies when compiling an .onnx model; " + path + " is already compiled");
+  if (is_library_path(path) && !opt.fix_dims.empty())
+    throw UsageError("--fix-dims applies when compiling an .onnx model; " + path + " is already compiled");
   if (!is_library_path(path)) {
     ir::Model m = read_model(path);
     PassOptions po;
     po.quantize = opt.quantize;
+    po.fix_dims = opt.fix_dims;
     po.target = opt.target;
     optimize_model(m, po);
     tmp_ = std::make_unique<TempDir>("onnxc-run");

@@ -40,6 +40,7 @@ struct PassOptions {
   std::string no_fuse;                     // comma list of fusion families to skip (--no-fuse)
   std::string quantize;                    // "", "dynamic-int8[:force]" or "int4-weights[:block=N][:symmetric]"
   std::string target = "host";             // the compile target: whether int8 pays depends on it
+  std::string fix_dims;                    // "SYM=N,..." (--fix-dims): symbolic dims made constants first
   passes::FusionReport* report = nullptr;  // if set, the fusions record what fired and near misses
 };
 // Runs the named passes on `m` in place (shape inference first, so passes see typed values).
@@ -48,6 +49,8 @@ void optimize_model(ir::Model& m, const PassOptions& opt);
 std::string no_fuse_help();
 // --quantize MODE on the commands that compile (compile, run, compare, bench): registers the option.
 void add_quantize_option(ArgParser& p, std::string* mode);
+// --fix-dims SYM=N,... on the same commands and optimize: registers the option.
+void add_fix_dims_option(ArgParser& p, std::string* list);
 // Lines "name  summary" for every registered pass, for --help texts.
 std::string pass_list_help();
 
@@ -102,6 +105,7 @@ class Executable {
     bool no_cache = false;  // compile without the kernel cache
     bool quiet = true;  // no progress output while compiling
     std::string quantize;  // --quantize mode for an .onnx model
+    std::string fix_dims;  // --fix-dims for an .onnx model
   };
   Executable(const std::string& path, const Options& opt);
   ModelRunner& runner() { return *runner_; }

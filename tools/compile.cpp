@@ -75,6 +75,7 @@ int compile_main(const std::vector<std::string>& args) {
   p.option("passes", 0, "LIST", "graph passes before codegen: default, none, or a comma list", &passes);
   p.option("no-fuse", 0, "LIST", no_fuse_help() + ";\nfusions are on by default", &bo.passes.no_fuse);
   add_quantize_option(p, &bo.passes.quantize);
+  add_fix_dims_option(p, &bo.passes.fix_dims);
   p.flag("no-cache", 0, "compile every kernel, neither reading nor filling the kernel cache\n"
                         "($ONNXC_CACHE_DIR, default ~/.cache/onnxc/kernels)", &no_cache);
   p.flag("quiet", 'q', "no progress, only errors", &quiet);

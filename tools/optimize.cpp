@@ -27,6 +27,7 @@ int optimize_main(const std::vector<std::string>& args) {
   p.option("dump-after", 0, "PASS", "print the IR after this pass to stderr", &po.dump_after);
   p.flag("timings", 0, "print per-pass times to stderr", &po.timings);
   add_quantize_option(p, &po.quantize);  // int4-weights writes com.microsoft.MatMulNBits, which ONNX Runtime runs
+  add_fix_dims_option(p, &po.fix_dims);
   p.flag("external-data", 0, "write large tensors to OUT.data beside the model (for models > 2 GiB)", &external);
   p.epilog("Passes:\n" + pass_list_help());
   if (!p.parse(args)) return kExitOk;

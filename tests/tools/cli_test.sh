@@ -331,6 +331,35 @@ case_compile_threads() {
   expect_rc 0
 }
 
+# --fix-dims makes a symbolic dim a constant: the library takes that size only, and says so.
+case_fix_dims() {
+  run_onnxc compile "$ADD/model.onnx" -o lib --name addf --fix-dims n=2 -q
+  expect_rc 0
+  grep -q 'static const char \*const symbols' lib/addf_plan.c && fail "the plan still has symbols after --fix-dims n=2"
+  run_onnxc compare lib/libaddf.so "$ADD/test_data_set_0" --rtol 0 --atol 0
+  expect_rc 0
+  run_onnxc run lib/libaddf.so -i "x=$ADD/test_data_set_1/input_0.pb" -i "y=$ADD/test_data_set_1/input_1.pb"
+  expect_user_error run "dim 0 is 5 but the model expects 2"
+  run_onnxc compile "$ADD/model.onnx" -o bad --fix-dims m=2
+  expect_user_error compile "no input of the model has the symbolic dim 'm' (its inputs' symbols: n)"
+  expect_absent bad
+  run_onnxc compile "$ADD/model.onnx" -o bad --fix-dims n=0
+  expect_user_error compile "n=0 (a size must be >= 1)"
+  run_onnxc compile "$ADD/model.onnx" -o bad --fix-dims n
+  expect_user_error compile "'n' is not SYM=N"
+  run_onnxc run lib/libaddf.so --fix-dims n=2 -i "$ADD/test_data_set_0/input_0.pb" -i "$ADD/test_data_set_0/input_1.pb"
+  expect_rc 2
+  expect_err "--fix-dims applies when compiling an .onnx model"
+  # run, bench and optimize take it too.
+  run_onnxc bench "$ADD/model.onnx" --fix-dims n=4 -n 2 -w 1
+  expect_rc 0
+  expect_out 'x=4x3'
+  run_onnxc optimize "$ADD/model.onnx" -o fixed.onnx --fix-dims n=7
+  expect_rc 0
+  run_onnxc inspect fixed.onnx
+  expect_out 'x +f32\[7,3\]'
+}
+
 # A reference with one element changed: exit 1, the output named, the element's index listed.
 case_compare_perturbed() {
   cp -r "$ADD/test_data_set_1" ref
