@@ -224,13 +224,25 @@ def export_cnn(name, path):
         write_reference(module, (image,), path[: -len(".onnx.tmp")] + "_data/test_data_set_0")
 
 
+TRANSFORMERS = ["bert", "gpt2", "gpt2_step", "vit", "nn_transformer"]
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
+    if sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return
     out = sys.argv[1]
-    os.makedirs(out, exist_ok=True)
+    if out.startswith("-"):
+        sys.exit(f"models.py: unknown option '{out}' (usage: models.py OUT_DIR [NAME ...])")
     torch.set_num_threads(1)
-    for name in sys.argv[2:] or ["bert", "gpt2", "gpt2_step", "vit", "nn_transformer"]:
+    names = sys.argv[2:] or TRANSFORMERS
+    unknown = [n for n in names if n not in TRANSFORMERS and n not in CNNS]
+    if unknown:
+        sys.exit(f"models.py: unknown model {', '.join(unknown)} (known: {', '.join(TRANSFORMERS + list(CNNS))})")
+    os.makedirs(out, exist_ok=True)
+    for name in names:
         path = os.path.join(out, name + ".onnx")
         if not os.path.exists(path):
             build(name, path + ".tmp")
