@@ -30,11 +30,11 @@ static int onnxc_set_num_threads(int n) {
   return old;
 }
 
-/* The pool: onnxc_pool_size - 1 workers of this library's own, started on the first loop that needs
+/* The pool: threads - 1 workers of this library's own, started on the first loop that needs
    them. A loop is published as a new generation in `state` (generation << 32 | seats); a worker takes
    a seat with a compare-exchange, so at most threads - 1 of them join one loop and none joins a loop
-   after its caller closed it. Workers spin on `state` for onnxc_spin_ns after their last loop before
-   sleeping on `wake`; the caller also takes iterations and, after closing the loop, waits (spinning,
+   after its caller closed it. Workers spin on `state` for up to onnxc_spin_ns after their last loop
+   before sleeping on `wake`; the caller also takes iterations and, after closing the loop, waits (spinning,
    then on `idle`) until every worker that joined has left. */
 enum { kMaxWorkers = 255 };
 struct onnxc_job {
@@ -56,7 +56,7 @@ static struct {
   pthread_t thread[kMaxWorkers];
   struct onnxc_job job;
 } onnxc_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0, {0}, {0, 0, 0, 0, 0, 0, 0}};
-static int64_t onnxc_spin_ns; /* ONNXC_SPIN_US (default 100), read when the library is loaded */
+static int64_t onnxc_spin_ns; /* ONNXC_SPIN_US (default 0), read when the library is loaded */
 
 static inline void onnxc_cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -64,13 +64,6 @@ static inline void onnxc_cpu_relax(void) {
 #elif defined(__aarch64__)
   __asm__ __volatile__("yield");
 #endif
-}
-
-/* Whether a spin that began at `start` has lasted onnxc_spin_ns (Halide's clock is the real-time
-   one: a clock set back also ends the spin). */
-static int onnxc_spun_out(int64_t start) {
-  int64_t d = halide_current_time_ns(NULL) - start;
-  return d < 0 || d >= onnxc_spin_ns;
 }
 
 /* Runs iterations of the job until none is left or one failed. */
@@ -96,16 +89,31 @@ static void onnxc_worker_leave(void) {
   }
 }
 
+/* Whether `elapsed` nanoseconds since `start` have passed (Halide's clock is the real-time one: a
+   clock set back also counts as passed). */
+static int onnxc_passed(int64_t start, int64_t elapsed) {
+  int64_t d = halide_current_time_ns(NULL) - start;
+  return d < 0 || d >= elapsed;
+}
+
 static void *onnxc_worker_main(void *arg) {
   uint32_t seen = (uint32_t)(uintptr_t)arg; /* the generation current when this worker started */
+  /* This worker's spin, adapted to the gaps between loops: after a gap longer than onnxc_spin_ns
+     (spinning through it would have been in vain) it halves; after a shorter one it doubles, up to
+     onnxc_spin_ns. On a busy machine, where the caller is often descheduled between kernels, the
+     workers so stop spinning. */
+  int64_t budget = onnxc_spin_ns;
   for (;;) {
     /* Wait for a generation other than `seen`: spin a while, then sleep. */
     int64_t start = halide_current_time_ns(NULL);
     for (int n = 1;; n++) {
-      if ((uint32_t)(__atomic_load_n(&onnxc_pool.state, __ATOMIC_ACQUIRE) >> 32) != seen) break;
+      if ((uint32_t)(__atomic_load_n(&onnxc_pool.state, __ATOMIC_ACQUIRE) >> 32) != seen) {
+        budget = budget * 2 + 1000 < onnxc_spin_ns ? budget * 2 + 1000 : onnxc_spin_ns;
+        break;
+      }
       if (__atomic_load_n(&onnxc_pool.quit, __ATOMIC_ACQUIRE)) return NULL;
       onnxc_cpu_relax();
-      if ((n & 63) == 0 && onnxc_spun_out(start)) {
+      if ((n & 63) == 0 && onnxc_passed(start, budget)) {
         pthread_mutex_lock(&onnxc_pool.lock);
         __atomic_add_fetch(&onnxc_pool.sleepers, 1, __ATOMIC_SEQ_CST);
         while ((uint32_t)(__atomic_load_n(&onnxc_pool.state, __ATOMIC_SEQ_CST) >> 32) == seen &&
@@ -113,7 +121,9 @@ static void *onnxc_worker_main(void *arg) {
           pthread_cond_wait(&onnxc_pool.wake, &onnxc_pool.lock);
         __atomic_sub_fetch(&onnxc_pool.sleepers, 1, __ATOMIC_SEQ_CST);
         pthread_mutex_unlock(&onnxc_pool.lock);
-        start = halide_current_time_ns(NULL);
+        if (onnxc_passed(start, onnxc_spin_ns)) budget /= 2;
+        else budget = budget * 2 + 1000 < onnxc_spin_ns ? budget * 2 + 1000 : onnxc_spin_ns;
+        break;
       }
     }
     if (__atomic_load_n(&onnxc_pool.quit, __ATOMIC_ACQUIRE)) return NULL;
@@ -163,7 +173,7 @@ static int onnxc_pool_run(void *uc, onnxc_task_fn f, int min, int size, uint8_t 
   int64_t start = halide_current_time_ns(NULL);
   for (int n = 1; __atomic_load_n(&onnxc_pool.active, __ATOMIC_SEQ_CST); n++) {
     onnxc_cpu_relax();
-    if ((n & 63) == 0 && onnxc_spun_out(start)) {
+    if ((n & 63) == 0 && onnxc_passed(start, onnxc_spin_ns)) {
       pthread_mutex_lock(&onnxc_pool.lock);
       __atomic_store_n(&onnxc_pool.waiting, 1, __ATOMIC_SEQ_CST);
       while (__atomic_load_n(&onnxc_pool.active, __ATOMIC_SEQ_CST)) pthread_cond_wait(&onnxc_pool.idle, &onnxc_pool.lock);
@@ -281,7 +291,7 @@ static void onnxc_free(void *uc, void *p) {
 
 __attribute__((constructor)) static void onnxc_install_hooks(void) {
   const char *e = getenv("ONNXC_SPIN_US");
-  long us = e && *e ? strtol(e, NULL, 10) : 100;
+  long us = e && *e ? strtol(e, NULL, 10) : 0;
   onnxc_spin_ns = (int64_t)(us < 0 ? 0 : us > 1000000 ? 1000000 : us) * 1000;
   e = getenv("ONNXC_HALIDE_POOL");
   onnxc_halide_pool = e && e[0] == '1';
