@@ -17,7 +17,7 @@ model builder wrote it). Rows:
                (the weights onnxc_int4 runs)
   genai_int4   ONNX Runtime GenAI's generator on its model builder's int4 model of the same checkpoint
 Each row runs in its own process (peak RSS is its own), ROUNDS times alternating; the table shows
-medians. Decode tokens/s counts the NEW steps after the first token; the roofline is the weight bytes
+medians. CPU ms/step is the process's CPU time per decode step (all its threads, spinning included). Decode tokens/s counts the NEW steps after the first token; the roofline is the weight bytes
 a step reads (every initializer but the embedding table, of which a step gathers one row) over the
 triad bandwidth measured in the same run (before and after the rows; the higher of the two). Needs onnxruntime (and onnxruntime-genai for its row) in
 this Python: bench/peers/requirements-llm.txt pins them.
@@ -55,9 +55,10 @@ def ort_loop(sess, prompt, new):
     tokens, step, total = [], list(prompt), 0
     prefill_s = decode_s = 0.0
     prev = None
+    decode_cpu = 0.0
     for t in range(new + 1):
         s = len(step)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         binding.bind_cpu_input("input_ids", np.array([step], dtype=np.int64))
         binding.bind_cpu_input("attention_mask", np.ones((1, total + s), dtype=np.int64))
         binding.bind_cpu_input("position_ids", np.arange(total, total + s, dtype=np.int64)[None])
@@ -77,12 +78,14 @@ def ort_loop(sess, prompt, new):
             prefill_s = dt
         else:
             decode_s += dt
+            decode_cpu += time.process_time() - c0
         prev = outs
         tokens.append(nxt)
         total += s
         step = [nxt]
     return dict(tokens=tokens[:new + 1], prefill_tokens_per_s=len(prompt) / prefill_s,
-                decode_tokens_per_s=new / decode_s, time_to_first_token_ms=prefill_s * 1e3)
+                decode_tokens_per_s=new / decode_s, time_to_first_token_ms=prefill_s * 1e3,
+                decode_cpu_ms_per_step=decode_cpu * 1e3 / new)
 
 
 def genai_model(model_dir, threads):
@@ -104,13 +107,13 @@ def genai_loop(model, prompt, new):
     gen.generate_next_token()
     tokens = [int(gen.get_next_tokens()[0])]
     prefill_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(new):
         gen.generate_next_token()
         tokens.append(int(gen.get_next_tokens()[0]))
     decode_s = time.perf_counter() - t0
     return dict(tokens=tokens, prefill_tokens_per_s=len(prompt) / prefill_s, decode_tokens_per_s=new / decode_s,
-                time_to_first_token_ms=prefill_s * 1e3)
+                time_to_first_token_ms=prefill_s * 1e3, decode_cpu_ms_per_step=(time.process_time() - c0) * 1e3 / new)
 
 
 def peak_rss_mib():
@@ -240,20 +243,21 @@ def main():
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores; {o.threads} threads; "
           f"prompt {o.prompt}, {o.new} decode steps; triad {bw:.1f} GB/s before, {bw2:.1f} after; "
           f"load {' '.join(load0)} -> {' '.join(load1)}")
-    print(f"{'row':<12} {'prefill tok/s':>13} {'decode tok/s':>12} {'ms/step':>8} {'TTFT ms':>8} {'peak MiB':>9} "
+    print(f"{'row':<12} {'prefill tok/s':>13} {'decode tok/s':>12} {'ms/step':>8} {'CPU ms/step':>11} {'TTFT ms':>8} {'peak MiB':>9} "
           f"{'weights MiB':>11} {'roofline':>8} {'same tokens as onnxc':>20}")
     bwm = max(bw, bw2)  # the better figure: a fraction of it is not flattered by a busy moment
     for k, rs in results.items():
         pre = statistics.median(r["prefill_tokens_per_s"] for r in rs)
         dec = statistics.median(r["decode_tokens_per_s"] for r in rs)
         ttft = statistics.median(r["time_to_first_token_ms"] for r in rs)
+        cpu = statistics.median(r.get("decode_cpu_ms_per_step", float("nan")) for r in rs)
         rss = max(r["peak_rss_mib"] for r in rs)
         wb = roof_bytes[k]
         frac = (wb / 1e9 * dec) / bwm
         ref = results.get("onnxc_" + k.split("_")[-1], [{}])[0].get("tokens")
         same = "-" if ref is None else ("yes" if rs[0]["tokens"][:o.new + 1] == ref[:o.new + 1] else
                                         f"{sum(a == b for a, b in zip(rs[0]['tokens'], ref))}/{len(ref)}")
-        print(f"{k:<12} {pre:>13.1f} {dec:>12.2f} {1e3 / dec:>8.1f} {ttft:>8.0f} {rss:>9.0f} {wb / 2**20:>11.0f} "
+        print(f"{k:<12} {pre:>13.1f} {dec:>12.2f} {1e3 / dec:>8.1f} {cpu:>11.1f} {ttft:>8.0f} {rss:>9.0f} {wb / 2**20:>11.0f} "
               f"{frac:>7.0%} {same:>20}")
     print("roofline: weight bytes per step x decode tokens/s / the higher triad figure; same tokens: the greedy\n"
           "tokens against onnxc's row of the same precision (genai_int4 quantizes its own way)")

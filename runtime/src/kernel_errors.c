@@ -10,26 +10,52 @@
 static _Thread_local char message[ONNXC_ERROR_CAPACITY];
 static _Thread_local bool in_kernel;
 
+/* A message raised on another thread while kernel calls are in flight: a worker of a library's
+ * thread pool running part of the call's parallel loop. The calling thread takes it when it kept
+ * none of its own (with several sessions failing at once in different threads, the first message
+ * may be told to another of them). */
+static char worker_message[ONNXC_ERROR_CAPACITY];
+static int worker_state; /* 0 empty, 1 being written, 2 kept */
+static int calls_in_flight;
+
+static void keep(char *to, const char *msg) {
+  snprintf(to, ONNXC_ERROR_CAPACITY, "%s", msg);
+  size_t n = strlen(to);
+  while (n > 0 && (to[n - 1] == '\n' || to[n - 1] == ' ')) to[--n] = '\0';
+}
+
 void onnxc_kernel_error_handler(void *user_context, const char *msg) {
   (void)user_context;
   if (!msg) return;
   if (!in_kernel) {
+    int empty = 0;
+    if (__atomic_load_n(&calls_in_flight, __ATOMIC_ACQUIRE) > 0 &&
+        __atomic_compare_exchange_n(&worker_state, &empty, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+      keep(worker_message, msg);
+      __atomic_store_n(&worker_state, 2, __ATOMIC_RELEASE);
+      return;
+    }
     fprintf(stderr, "Error: %s", msg);
     return;
   }
   if (message[0] != '\0') return;
-  snprintf(message, sizeof message, "%s", msg);
-  size_t n = strlen(message);
-  while (n > 0 && (message[n - 1] == '\n' || message[n - 1] == ' ')) message[--n] = '\0';
+  keep(message, msg);
 }
 
 void onnxc_kernel_call_begin(void) {
   message[0] = '\0';
   in_kernel = true;
+  __atomic_add_fetch(&calls_in_flight, 1, __ATOMIC_ACQ_REL);
 }
 
 const char *onnxc_kernel_call_end(void) {
   in_kernel = false;
+  __atomic_sub_fetch(&calls_in_flight, 1, __ATOMIC_ACQ_REL);
+  int kept = 2;
+  if (__atomic_compare_exchange_n(&worker_state, &kept, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+    if (message[0] == '\0') snprintf(message, sizeof message, "%s", worker_message);
+    __atomic_store_n(&worker_state, 0, __ATOMIC_RELEASE);
+  }
   return message;
 }
 

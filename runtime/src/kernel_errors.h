@@ -4,7 +4,8 @@
 #define ONNXC_RUNTIME_KERNEL_ERRORS_H
 
 /* The handler given to the library's halide_set_error_handler. Inside a kernel call on this thread it
- * keeps the first message; outside one it prints to stderr as Halide's default handler does. */
+ * keeps the first message; on another thread while some kernel call is in flight (a pool worker) it
+ * keeps the first for the call to take; otherwise it prints to stderr as Halide's default does. */
 void onnxc_kernel_error_handler(void *user_context, const char *message);
 
 /* Brackets one kernel call on this thread. end returns the message kept since begin ("" if none),

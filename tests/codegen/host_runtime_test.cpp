@@ -6,9 +6,11 @@
 // checked against the definition and must be the same bits at every thread count.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "onnxc/runtime.h"
@@ -50,18 +52,23 @@ std::vector<float> uniform(size_t n, uint32_t seed) {
   return v;
 }
 
-TEST(HostRuntime, ThreadCountsAndKeptScratchGiveTheSameBits) {
+// The depthwise 3×3 convolution + ReLU of run-time image size the tests run, with weights `wv`, `bv`.
+ir::Model depthwise_model(const std::vector<float>& wv, const std::vector<float>& bv) {
   ModelBuilder mb(13);
   Dim h = Dim::symbol("h"), w = Dim::symbol("w");
   auto* x = mb.input("x", DType::Float32, {1, kChannels, h, w});
-  auto wv = uniform(kChannels * 9, 5), bv = uniform(kChannels, 9);
   ir::Node* c = mb.node("Conv", {x, mb.const_f32("w", {kChannels, 1, 3, 3}, wv), mb.const_f32("b", {kChannels}, bv)},
                         {{"y", ir::Type::tensor(DType::Float32, ir::Shape{1, kChannels, h, w})}});
   c->set_attr_ints("kernel_shape", {3, 3});
   c->set_attr_ints("pads", {1, 1, 1, 1});
   c->set_attr_int("group", kChannels);
   mb.output(mb.op("Relu", {c->output()}, "r", DType::Float32, ir::Shape{1, kChannels, h, w}));
-  auto lib = compile(mb.model(), "host_runtime");
+  return std::move(mb.model());
+}
+
+TEST(HostRuntime, ThreadCountsAndKeptScratchGiveTheSameBits) {
+  auto wv = uniform(kChannels * 9, 5), bv = uniform(kChannels, 9);
+  auto lib = compile(depthwise_model(wv, bv), "host_runtime");
 
   onnxc_model* model = nullptr;
   ASSERT_EQ(onnxc_model_open(lib.so_path.c_str(), &model), ONNXC_OK) << onnxc_last_error();
@@ -144,6 +151,76 @@ TEST(HostRuntime, AFailingParallelLoopReportsItsErrorAtEveryThreadCount) {
     onnxc_session_free(s);
   }
   onnxc_model_free(model);
+}
+
+// The library's own pool (codegen/emit/host_runtime_c.cpp): workers that spin between loops
+// (ONNXC_SPIN_US=2000), workers that sleep at once (0), and Halide's pool instead
+// (ONNXC_HALIDE_POOL=1, the way back). Per library: many small runs at 3, 2 and 3 threads again
+// (seats for fewer workers than exist), two threads running sessions of the same library at once
+// (one owns the pool, the other's loops go to Halide's), each result the bits of the 1-thread
+// session; then the library is unloaded while its workers spin or sleep, opened again and run once
+// more, which must neither hang nor crash.
+TEST(HostRuntime, OwnPoolSpinsSleepsSharesAndStopsOnUnload) {
+  auto wv = uniform(kChannels * 9, 5), bv = uniform(kChannels, 9);
+  const std::vector<std::pair<int64_t, int64_t>> sizes = {{3, 4}, {9, 17}, {1, 1}, {30, 33}, {2, 40}};
+  for (const char* spin : {"2000", "0", "halide"}) {
+    SCOPED_TRACE(std::string("ONNXC_SPIN_US=") + spin);
+    const bool halide = std::string(spin) == "halide";
+    setenv("ONNXC_SPIN_US", halide ? "100" : spin, 1);
+    setenv("ONNXC_HALIDE_POOL", halide ? "1" : "0", 1);
+    auto lib = compile(depthwise_model(wv, bv), std::string("pool_spin_") + spin);
+    for (int open = 0; open < 2; ++open) {
+      onnxc_model* model = nullptr;
+      ASSERT_EQ(onnxc_model_open(lib.so_path.c_str(), &model), ONNXC_OK) << onnxc_last_error();
+      auto session = [&](int32_t threads) {
+        onnxc_session_options o;
+        onnxc_session_options_default(&o);
+        o.num_threads = threads;
+        onnxc_session* s = nullptr;
+        EXPECT_EQ(onnxc_session_create(model, &o, &s), ONNXC_OK) << onnxc_last_error();
+        return s;
+      };
+      // Runs `s` on image i (of `sizes`, cyclically); the output's bits.
+      auto run = [&](onnxc_session* s, size_t i) {
+        i %= sizes.size();
+        auto [hh, ww] = sizes[i];
+        auto xv = uniform(static_cast<size_t>(kChannels * hh * ww), static_cast<uint32_t>(i));
+        int64_t dims[] = {1, kChannels, hh, ww};
+        onnxc_tensor in{ONNXC_DTYPE_FLOAT, 4, dims, xv.data()};
+        std::vector<float> got;
+        if (onnxc_session_set_input(s, 0, &in) != ONNXC_OK || onnxc_session_run(s) != ONNXC_OK) return got;
+        onnxc_tensor out;
+        if (onnxc_session_get_output(s, 0, &out) != ONNXC_OK) return got;
+        const float* y = static_cast<const float*>(out.data);
+        return std::vector<float>(y, y + xv.size());
+      };
+      onnxc_session* one = session(1);
+      std::vector<std::vector<float>> expect;
+      for (size_t i = 0; i < sizes.size(); ++i) expect.push_back(run(one, i));
+      for (int32_t threads : {3, 2, 3}) {
+        onnxc_session* s = session(threads);
+        for (size_t i = 0; i < 4 * sizes.size(); ++i)
+          ASSERT_EQ(run(s, i), expect[i % sizes.size()]) << threads << " threads, run " << i;
+        onnxc_session_free(s);
+      }
+      std::vector<std::vector<float>> got[2];
+      onnxc_session* two[2] = {session(3), session(2)};
+      std::vector<std::thread> callers;
+      for (int c = 0; c < 2; ++c)
+        callers.emplace_back([&, c] {
+          for (size_t i = 0; i < 3 * sizes.size(); ++i) got[c].push_back(run(two[c], i));
+        });
+      for (auto& t : callers) t.join();
+      for (int c = 0; c < 2; ++c)
+        for (size_t i = 0; i < got[c].size(); ++i)
+          EXPECT_EQ(got[c][i], expect[i % sizes.size()]) << "concurrent caller " << c << ", run " << i;
+      for (onnxc_session* s : two) onnxc_session_free(s);
+      onnxc_session_free(one);
+      onnxc_model_free(model);  // unloads the library: its workers must stop
+    }
+  }
+  unsetenv("ONNXC_SPIN_US");
+  unsetenv("ONNXC_HALIDE_POOL");
 }
 #endif
 
