@@ -14,6 +14,7 @@
 
 #include "ir/onnxc_attrs.h"
 #include "passes/rewrite.h"
+#include "passes/stacked_kv_cache.h"
 
 namespace onnxc::passes {
 namespace {
@@ -93,8 +94,13 @@ bool rewrite_attention(ir::Node& n) {
 
 }  // namespace
 
-bool use_kv_cache(ir::Model& m) {
-  bool changed = false;
+bool use_kv_cache(ir::Model& m, PassContext& ctx) {
+  std::vector<std::string> why;
+  bool changed = stack_kv_cache(m, &why);
+  if (ctx.report) {
+    if (changed) ctx.report->canonical.push_back({"stacked_kv_cache", "canonical", 0, "stacked past/present caches"});
+    for (const std::string& w : why) ctx.report->near_misses.push_back({"stacked_kv_cache", "canonical", w.substr(0, w.find(':')), w, 1});
+  }
   for (ir::Node* n : m.graph->nodes()) {
     if (!n->domain().empty()) continue;
     if (n->op_type() == "Concat") changed |= rewrite_concat(*n);
@@ -102,6 +108,11 @@ bool use_kv_cache(ir::Model& m) {
     else if (n->op_type() == "TensorScatter") changed |= rewrite_tensor_scatter(*n);
   }
   return changed;
+}
+
+bool use_kv_cache(ir::Model& m) {
+  PassContext ctx;
+  return use_kv_cache(m, ctx);
 }
 
 }  // namespace onnxc::passes

@@ -24,7 +24,8 @@ struct CacheModel {
     int32_t past = b.input("past_key_values.0.key", ONNXC_DTYPE_FLOAT, {one, two, p, three});
     int32_t add = heads ? b.input("k", ONNXC_DTYPE_FLOAT, {one, s, six}) : b.input("k", ONNXC_DTYPE_FLOAT, {one, two, s, three});
     int32_t present = b.output("present.0.key", ONNXC_DTYPE_FLOAT, {one, two, total, three});
-    b.host(ONNXC_HOST_CACHE_APPEND, {past, add, present, DescBuilder::scalar(two), DescBuilder::scalar(heads ? two : b.constant(0))});
+    b.host(ONNXC_HOST_CACHE_APPEND, {past, add, present, DescBuilder::scalar(two), DescBuilder::scalar(heads ? two : b.constant(0)),
+            DescBuilder::scalar(b.constant(-1)), DescBuilder::scalar(b.constant(0))});
   }
 };
 
