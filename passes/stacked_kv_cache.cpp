@@ -228,7 +228,7 @@ bool is_pair(const ir::Value* past, const ir::Value* present) {
 
 }  // namespace
 
-bool stack_kv_cache(ir::Model& m, std::vector<std::string>* why) {
+bool stack_kv_cache(ir::Model& m, std::vector<std::string>* why, std::vector<std::string>* done) {
   ir::Graph& g = *m.graph;
   bool changed = false, again = true;
   std::set<std::string> reported;  // by output name: nodes come and go
@@ -238,10 +238,13 @@ bool stack_kv_cache(ir::Model& m, std::vector<std::string>* why) {
       if (n->op_type() != "Concat" || !n->domain().empty() || !n->output(0) || reported.count(n->output(0)->name())) continue;
       auto s = match_stacked(*n, reported.insert(n->output(0)->name()).second ? why : nullptr);
       if (!s) continue;
+      std::string present = n->output(0)->name();
       if (!appends_feed_new_rows(*s)) {
         fold(g, *s);
+        if (done) done->push_back(present + ": one append of " + std::to_string(s->appends.size()) + " stacked parts");
       } else if (is_pair(s->past, n->output(0)) && rank_of(s->past) <= 6) {
         chain(g, *s);
+        if (done) done->push_back(present + ": " + std::to_string(s->appends.size()) + " layers appended in place");
       } else {
         if (why)
           why->push_back(n->describe() + ": a stacked cache '" + s->past->name() + "' whose layers read each other is kept " +

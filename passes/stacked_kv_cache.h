@@ -22,7 +22,8 @@ namespace onnxc::passes {
 //    link grows it by the new rows); each layer reads Gather(link_j, j). Codegen makes the links views of
 //    the last one, so all share present's buffer (the session's cache when it keeps one).
 // Stacked appends that fit neither (present not an output, P not an input, a static L that differs from
-// the operand count) are left as they are, one line each in `why`. Returns whether anything changed.
-bool stack_kv_cache(ir::Model& m, std::vector<std::string>* why = nullptr);
+// the operand count) are left as they are, one line each in `why`; each rewrite is a line in `done`
+// ("present: ..."). Returns whether anything changed.
+bool stack_kv_cache(ir::Model& m, std::vector<std::string>* why = nullptr, std::vector<std::string>* done = nullptr);
 
 }  // namespace onnxc::passes

@@ -10,6 +10,9 @@
 //         Attention(q, present_k, present_v, mask; __onnxc_causal_from_end) -> y
 //
 //   TensorScatter(past, update, write_indices) -> present (output)  ==>  onnxc.CacheScatter(...)
+//
+// Caches stacked into one tensor (K and V of a layer, or all layers) are first brought to these forms, or
+// to a chain of CacheAppend links with a `layer`, by stack_kv_cache (stacked_kv_cache.h).
 #include "passes/use_kv_cache.h"
 
 #include "ir/onnxc_attrs.h"
@@ -95,10 +98,10 @@ bool rewrite_attention(ir::Node& n) {
 }  // namespace
 
 bool use_kv_cache(ir::Model& m, PassContext& ctx) {
-  std::vector<std::string> why;
-  bool changed = stack_kv_cache(m, &why);
+  std::vector<std::string> why, done;
+  bool changed = stack_kv_cache(m, &why, &done);
   if (ctx.report) {
-    if (changed) ctx.report->canonical.push_back({"stacked_kv_cache", "canonical", 0, "stacked past/present caches"});
+    for (const std::string& d : done) ctx.report->canonical.push_back({"stacked_kv_cache", "canonical", 0, d});
     for (const std::string& w : why) ctx.report->near_misses.push_back({"stacked_kv_cache", "canonical", w.substr(0, w.find(':')), w, 1});
   }
   for (ir::Node* n : m.graph->nodes()) {
