@@ -81,7 +81,7 @@ std::vector<std::string> ops(const ir::Graph& g) {
   return r;
 }
 
-ir::Model stacked_kv_model(bool layers_read_each_other, bool present_is_output) {
+ir::Model stacked_kv_model(bool layers_read_each_other, bool present_is_output, bool sliced = false) {
   // Two elements of %past along axis 0 (Gather), each appended to along the sequence axis and stacked
   // back. Layer 1's new rows are %n, or computed from layer 0's appended cache.
   std::string n1 = layers_read_each_other ? "%r0" : "%n";
@@ -94,7 +94,12 @@ ir::Model stacked_kv_model(bool layers_read_each_other, bool present_is_output) 
       %p0: f32[1,p,4] = Gather(%past, %i0) {axis=0}
       %c0: f32[1,p+1,4] = Concat(%p0, %n) {axis=1}
       %r0: f32[1,1,4] = ReduceSum(%c0, %seq) {keepdims=1}
-      %p1: f32[1,p,4] = Gather(%past, %i1) {axis=0}
+      )" + std::string(sliced ? R"(%one = const i64[1] {1}
+      %two = const i64[1] {2}
+      %s1: f32[1,1,p,4] = Slice(%past, %one, %two, %ax)
+      %p1: f32[1,p,4] = Squeeze(%s1, %ax)
+      )" : R"(%p1: f32[1,p,4] = Gather(%past, %i1) {axis=0}
+      )") + R"(
       %c1: f32[1,p+1,4] = Concat(%p1, )" + n1 + R"() {axis=-2}
       %y: f32[1,1,4] = ReduceSum(%c1, %seq) {keepdims=1}
       %z: f32[1,1,4] = Add(%y, %r0)
@@ -148,6 +153,16 @@ TEST(UseKvCache, StackedLayersBecomeAChainOfInPlaceAppends) {
   EXPECT_EQ(links[1]->output(0), m.graph->outputs()[1]);
   EXPECT_EQ(m.graph->outputs()[1]->name(), "present");
   for (const ir::Node* n : m.graph->nodes()) EXPECT_NE(n->op_type(), "Concat") << "no copy of the cache is left";
+}
+
+TEST(UseKvCache, StackedElementsMaySliceAndSqueeze) {
+  // Squeeze(Slice(past, 1, 2, axis 0)) is element 1 as Gather(past, 1) is.
+  ir::Model m = stacked_kv_model(true, true, true);
+  passes::PassContext ctx;
+  ASSERT_TRUE(passes::use_kv_cache(m, ctx));
+  int links = 0;
+  for (const ir::Node* n : m.graph->nodes()) links += n->op_type() == "CacheAppend";
+  EXPECT_EQ(links, 2);
 }
 
 TEST(UseKvCache, StackedLayersNotReturnedStayAndSayWhy) {
