@@ -60,7 +60,8 @@ void infer_cache_append(InferContext& ctx) {
       infer_check(ctx, heads == 0 && static_cast<int64_t>(add->size()) == r - 1)
           << "a layer's new rows must have the stacked cache's rank less one";
       y = *past;
-      if (ctx.node().attr_int("grow", 0)) (*y)[static_cast<size_t>(axis)] = (*past)[static_cast<size_t>(axis)] + (*add)[static_cast<size_t>(axis - 1)];
+      const auto a = static_cast<size_t>(axis);
+      if (ctx.node().attr_int("grow", 0)) (*y)[a] = (*past)[a] + (*add)[a - 1];
       ctx.set_tensor(0, ctx.in_dtype(0), y);
       return;
     }

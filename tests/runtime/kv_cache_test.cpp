@@ -34,6 +34,13 @@ float at(const onnxc_tensor &t, int64_t cap, int64_t h, int64_t pos, int64_t d) 
   return static_cast<const float *>(t.data)[(h * cap + pos) * 3 + d];
 }
 
+// Every element (h, pos, d) of the first `n` positions of a [x, 2, T, 3]-like cache holds 100 h + 10 pos + d.
+void expect_positions(const onnxc_tensor &y, int64_t cap, int64_t n) {
+  for (int64_t h = 0; h < 2; h++)
+    for (int64_t pos = 0; pos < n; pos++)
+      for (int64_t d = 0; d < 3; d++) EXPECT_EQ(at(y, cap, h, pos, d), 100 * h + 10 * pos + d) << h << " " << pos << " " << d;
+}
+
 // New rows for positions [from, from + n): value 100 h + 10 pos + d, in the [1, 2, n, 3] layout.
 std::vector<float> rows(int64_t from, int64_t n) {
   std::vector<float> v;
@@ -65,9 +72,7 @@ TEST(KvCache, AppendsAsAPlainStepWithoutAKeptCache) {
   onnxc_tensor y;
   ASSERT_EQ(onnxc_session_get_output(l.session, 0, &y), ONNXC_OK);
   EXPECT_EQ(y.dims[2], 3);
-  for (int64_t h = 0; h < 2; h++)
-    for (int64_t pos = 0; pos < 3; pos++)
-      for (int64_t d = 0; d < 3; d++) EXPECT_EQ(at(y, 3, h, pos, d), 100 * h + 10 * pos + d);
+  expect_positions(y, 3, 3);
 }
 
 void decode(bool heads) {
@@ -105,9 +110,7 @@ void decode(bool heads) {
   ASSERT_EQ(onnxc_session_get_cache(l.session, 0, &y, &cap), ONNXC_OK);
   EXPECT_EQ(y.data, buffer);  // the same buffer all along: nothing was reallocated or copied over
   EXPECT_EQ(y.dims[2], 5);
-  for (int64_t h = 0; h < 2; h++)
-    for (int64_t pos = 0; pos < 5; pos++)
-      for (int64_t d = 0; d < 3; d++) EXPECT_EQ(at(y, cap, h, pos, d), 100 * h + 10 * pos + d) << h << " " << pos << " " << d;
+  expect_positions(y, cap, 5);
   // A sixth position does not fit: an error naming the capacity, not a write past the buffer.
   std::vector<int64_t> one = heads ? std::vector<int64_t>{1, 1, 6} : std::vector<int64_t>{1, 2, 1, 3};
   std::vector<float> row(6, 1.0f);
@@ -177,9 +180,7 @@ TEST(KvCache, StackedChainAppendsEachLayerAndKeepsOneBuffer) {
   onnxc_tensor y;
   ASSERT_EQ(onnxc_session_get_output(l.session, 0, &y), ONNXC_OK);
   EXPECT_EQ(y.dims[2], 3);
-  for (int64_t h = 0; h < 2; h++)
-    for (int64_t pos = 0; pos < 3; pos++)
-      for (int64_t d = 0; d < 3; d++) EXPECT_EQ(at(y, 3, h, pos, d), 100 * h + 10 * pos + d) << h << " " << pos << " " << d;
+  expect_positions(y, 3, 3);
   // Kept: an empty past, then three steps reading it in place; one buffer throughout.
   ASSERT_EQ(onnxc_session_keep_cache(l.session, 4), ONNXC_OK);
   std::vector<int64_t> empty = {2, 1, 0, 3};
@@ -198,9 +199,7 @@ TEST(KvCache, StackedChainAppendsEachLayerAndKeepsOneBuffer) {
     EXPECT_EQ(y.data, buffer);
   }
   EXPECT_EQ(y.dims[2], 4);
-  for (int64_t h = 0; h < 2; h++)
-    for (int64_t pos = 0; pos < 4; pos++)
-      for (int64_t d = 0; d < 3; d++) EXPECT_EQ(at(y, 4, h, pos, d), 100 * h + 10 * pos + d) << h << " " << pos << " " << d;
+  expect_positions(y, 4, 4);
 }
 
 // TensorScatter's form: a cache of the model's own length 4, [1, 4, 2] (axis 1), rows written from
