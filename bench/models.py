@@ -3,7 +3,7 @@
 
     /usr/bin/python3 bench/models.py OUT_DIR [NAME ...]
 
-NAME is one of: bert gpt2 gpt2_step vit nn_transformer (default: all of these), or a torchvision CNN:
+NAME is one of: bert gpt2 gpt2_step gpt2_step_stacked vit nn_transformer (default: all of these), or a torchvision CNN:
 resnet50 mobilenet_v3_large efficientnet_b0 convnext_tiny lraspp_mobilenet_v3 (segmentation, dynamic H x W). Each becomes OUT_DIR/NAME.onnx
 (opset 17, dynamic batch and sequence dims) unless it already exists, with the torch module's outputs
 on the (small) tracing inputs in OUT_DIR/NAME_data/test_data_set_0 for `onnxc compare`. The models follow the public
@@ -15,6 +15,9 @@ architectures at their base sizes:
   gpt2_step       the same decoder, one decoding step: x [batch, 1, 768] and each layer's past keys
                   and values past_key_values.N.key/value [batch, 12, past, 64] (the per-layer layout
                   exporters write); returns the hidden state and present.N.key/value
+  gpt2_step_stacked  the same step with every layer's keys in one past_key [12, batch, 12, past, 64]
+                  and values in past_value (as older exporters write): past_key[i] per layer (Gather),
+                  torch.stack of the layers' keys into present_key / present_value
   vit             ViT-B/16 (torchvision's vit_b_16 layout, rebuilt here: torchvision is not packaged):
                   image [batch, 3, 224, 224] -> 1000 logits
   nn_transformer  nn.Transformer(d_model 512, 8 heads, 6 + 6 layers, 2048), seq-first src and tgt
@@ -97,6 +100,16 @@ class Gpt2Step(Gpt2):
         return (self.ln_f(x), *present)
 
 
+class Gpt2StepStacked(Gpt2):
+    def forward(self, x, past_k, past_v):
+        ks, vs = [], []
+        for i, blk in enumerate(self.blocks):
+            x, k, v = blk(x, past_k[i], past_v[i])
+            ks.append(k)
+            vs.append(v)
+        return self.ln_f(x), torch.stack(ks), torch.stack(vs)
+
+
 class VitB16(nn.Module):
     """torchvision.models.vit_b_16's structure: conv patches, class token, learned positions, 12
     pre-LN encoder blocks (nn.MultiheadAttention + GELU MLP), final LN, linear head."""
@@ -175,6 +188,12 @@ def build(name, path):
         dyn.update({f"present.{n}": {0: "batch", 2: "past_plus_1"} for n in kv})
         export(Gpt2Step(), (torch.randn(2, 1, D), *pasts), path, ["x"] + [f"past_key_values.{n}" for n in kv],
                ["y"] + [f"present.{n}" for n in kv], dyn)
+    elif name == "gpt2_step_stacked":
+        pk, pv = (torch.randn(LAYERS, 2, HEADS, 5, D // HEADS) for _ in range(2))
+        past, present = {1: "batch", 3: "past"}, {1: "batch", 3: "past_plus_1"}
+        export(Gpt2StepStacked(), (torch.randn(2, 1, D), pk, pv), path, ["x", "past_key", "past_value"],
+               ["y", "present_key", "present_value"], {"x": {0: "batch"}, "y": {0: "batch"}, "past_key": past,
+                                                       "past_value": past, "present_key": present, "present_value": present})
     elif name == "vit":
         export(VitB16(), (torch.randn(2, 3, 224, 224),), path, ["img"], ["logits"],
                {"img": {0: "batch"}, "logits": {0: "batch"}})

@@ -72,6 +72,7 @@ ROWS=(
 if (( ! QUICK )); then
   ROWS+=(
     "gpt2_step|b1 step past127|--dims batch=1,past=127"
+    "gpt2_step_stacked|b1 step past127, stacked cache|--dims batch=1,past=127"
     "vit|b1 224px|--dims batch=1"
     "nn_transformer|b1 s128|--dims batch=1,seq=128,tgt_seq=128"
   )
@@ -174,7 +175,7 @@ for row in "${ROWS[@]}"; do
   # A decoding step is timed as a generation loop runs it: onnxc keeps the KV cache in its session
   # and reads each past in place (--keep-cache); ONNX Runtime runs through I/O binding, its inputs
   # and outputs bound once (--bind), and writes each present whole from its past.
-  [[ $name == *_step ]] && o_loop=(--keep-cache) r_loop=(--bind)
+  [[ $name == *_step || $name == *_step_stacked ]] && o_loop=(--keep-cache) r_loop=(--bind)
   for ((i = 0; i < ROUNDS; i++)); do  # alternate, so both see the same machine state
     read -r m _ _ rss _ < <("$ONNXC" bench "$lib" "${args[@]}" "${o_loop[@]}")
     o_ms+=("$m"); (( rss > o_rss )) && o_rss=$rss

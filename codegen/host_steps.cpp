@@ -188,10 +188,12 @@ Args string_cast(const ir::Node& n) {
   return a;
 }
 
-// onnxc.CacheAppend (passes/use_kv_cache): args {past, new, present, axis, heads}; the runtime writes
-// only the new rows when present shares past's buffer (a session keeping its cache).
+// onnxc.CacheAppend (passes/use_kv_cache): args {past, new, present, axis, heads, layer, grow}; the
+// runtime writes only the new rows when present shares past's buffer (a session keeping its cache, or
+// the links of a stacked cache's chain, which the partitioner makes views of its last one).
 Args cache_append(const ir::Node& n) {
-  Args a{ONNXC_HOST_CACHE_APPEND, {input(n, 0), input(n, 1)}, {}, {n.attr_int("axis", 0), n.attr_int("heads", 0)}, {}};
+  Args a{ONNXC_HOST_CACHE_APPEND, {input(n, 0), input(n, 1)}, {},
+         {n.attr_int("axis", 0), n.attr_int("heads", 0), n.attr_int("layer", -1), n.attr_int("grow", 0)}, {}};
   a.outputs.push_back(output(n, 0, n.input(0)->dtype(), shape(n.output(0))));
   return a;
 }

@@ -264,8 +264,35 @@ class Partitioner : public ControlScope {
     return add_tensor(std::move(t));
   }
 
+  // The links of a stacked cache's chain (passes/stacked_kv_cache: CacheAppend with a `layer`) are
+  // views of the last link's output: one buffer, each link writing only its layer's rows.
+  void share_cache_chain(const ir::Node& n) {
+    const ir::Value* end = n.output(0);
+    for (bool more = true; more;) {
+      more = false;
+      for (const ir::Use& u : end->uses()) {
+        const ir::Node& next = *u.node;
+        if (next.domain() == "onnxc" && next.op_type() == "CacheAppend" && u.input_index == 0 && next.attr_int("layer", -1) >= 0 &&
+            live_.count(&next)) {
+          end = next.output(0);
+          more = true;
+          break;
+        }
+      }
+    }
+    if (end == n.output(0) || ids_.count(n.output(0))) return;
+    PlanTensor t;
+    t.name = n.output(0)->name();
+    t.dtype = n.output(0)->dtype();
+    t.shape = shape_of(n.output(0));
+    t.kind = TensorKind::View;
+    t.view_of = tensor_of(end, TensorKind::Intermediate);
+    ids_[n.output(0)] = add_tensor(std::move(t));
+  }
+
   void build_host_kernel(const ir::Node& n) {
     if (n.op_type() == "SequenceConstruct") return build_sequence_construct(*this, n);
+    if (n.domain() == "onnxc" && n.op_type() == "CacheAppend") share_cache_chain(n);
     HostStepArgs a = host_step_args(n);
     // A host step binds symbols from data; in a branch that does not run they would stay unbound.
     user_check(!in_branch_ || a.binds.empty()) << n.describe() << ": ops with data-dependent output sizes inside an If "

@@ -69,7 +69,8 @@ bool concat_of_runtime_lengths(const ir::Node& n) {
 // Concat with parts of run-time length joins elementwise kernels only (concat_of_runtime_lengths). GEMMs
 // take none: their inner loops would recompute them; a convolution that copies its input once
 // takes elementwise producers (conv_copies_input). Attention takes pure index maps only (the
-// Slice or Split, Reshape and Transpose that split a projection into heads): inline they cost address
+// Slice or Split, Reshape and Transpose that split a projection into heads, and a Gather of one
+// constant index: one layer of a stacked KV cache, passes/stacked_kv_cache): inline they cost address
 // arithmetic, where an arithmetic producer of K or V would be recomputed for every query tile, and a
 // Transpose that moves the last axis would turn V's row loads into gathers. Views join no other
 // kernel, which reads them in place as they are.
@@ -81,7 +82,8 @@ bool accepts_fused_producer(KernelClass k, const ir::Node& root, const ir::Node&
   if (k == KernelClass::Attention) {
     if (is_view) return true;
     if (!n.domain().empty()) return false;
-    return n.op_type() == "Slice" || n.op_type() == "Split" || (n.op_type() == "Transpose" && keeps_last_axis(n));
+    return n.op_type() == "Slice" || n.op_type() == "Split" || (n.op_type() == "Transpose" && keeps_last_axis(n)) ||
+           (n.op_type() == "Gather" && n.input(1) && n.input(1)->is_constant() && n.input(1)->constant().rank() == 0);
   }
   return !is_view && k != KernelClass::MatMul && k != KernelClass::Other;
 }

@@ -52,8 +52,10 @@ const std::vector<PassInfo>& pass_registry() {
        "RotaryEmbedding, RMSNormalization (opset 23)",
        fn(expand_contrib_ops), /*needs_shapes=*/true},
       {"use_kv_cache",
-       "Concat(past input, new) -> present output, and Attention's past/present -> onnxc.CacheAppend (in place at run time)",
-       fn(use_kv_cache), /*needs_shapes=*/true},
+       "Concat(past input, new) -> present output, caches stacked across layers or K/V, and Attention's past/present -> "
+       "onnxc.CacheAppend (in place at run time)",
+       [] { return std::make_unique<ContextFunctionPass>([](ir::Model& m, PassContext& c) { return use_kv_cache(m, c); }); },
+       /*needs_shapes=*/true},
       {"constant_folding", "evaluate Constant nodes, nodes with constant inputs, and Shape/Size of static shapes",
        fn([](ir::Model& m) { return fold_constants(m); })},
       {"simplify_shapes",

@@ -10,10 +10,14 @@
 //         Attention(q, present_k, present_v, mask; __onnxc_causal_from_end) -> y
 //
 //   TensorScatter(past, update, write_indices) -> present (output)  ==>  onnxc.CacheScatter(...)
+//
+// Caches stacked into one tensor (K and V of a layer, or all layers) are first brought to these forms, or
+// to a chain of CacheAppend links with a `layer`, by stack_kv_cache (stacked_kv_cache.h).
 #include "passes/use_kv_cache.h"
 
 #include "ir/onnxc_attrs.h"
 #include "passes/rewrite.h"
+#include "passes/stacked_kv_cache.h"
 
 namespace onnxc::passes {
 namespace {
@@ -93,8 +97,13 @@ bool rewrite_attention(ir::Node& n) {
 
 }  // namespace
 
-bool use_kv_cache(ir::Model& m) {
-  bool changed = false;
+bool use_kv_cache(ir::Model& m, PassContext& ctx) {
+  std::vector<std::string> why, done;
+  bool changed = stack_kv_cache(m, &why, &done);
+  if (ctx.report) {
+    for (const std::string& d : done) ctx.report->canonical.push_back({"stacked_kv_cache", "canonical", 0, d});
+    for (const std::string& w : why) ctx.report->near_misses.push_back({"stacked_kv_cache", "canonical", w.substr(0, w.find(':')), w, 1});
+  }
   for (ir::Node* n : m.graph->nodes()) {
     if (!n->domain().empty()) continue;
     if (n->op_type() == "Concat") changed |= rewrite_concat(*n);
@@ -102,6 +111,11 @@ bool use_kv_cache(ir::Model& m) {
     else if (n->op_type() == "TensorScatter") changed |= rewrite_tensor_scatter(*n);
   }
   return changed;
+}
+
+bool use_kv_cache(ir::Model& m) {
+  PassContext ctx;
+  return use_kv_cache(m, ctx);
 }
 
 }  // namespace onnxc::passes

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ir/graph.h"
+#include "passes/pass_context.h"
 
 namespace onnxc::passes {
 
@@ -14,6 +15,9 @@ namespace onnxc::passes {
 // cache as its keys and values (ir::kCausalFromEnd keeps its causal alignment). TensorScatter(past input, ...) -> present output
 // (opset 24's cache of fixed length, read by Attention's nonpad_kv_seqlen) becomes onnxc.CacheScatter,
 // which writes only the update's rows when present is past's buffer. Returns whether anything changed.
+// First, caches stacked into one tensor become such pairs or chains of in-place appends
+// (stacked_kv_cache.h); forms it leaves as they are go to ctx.report's near misses.
+bool use_kv_cache(ir::Model& m, PassContext& ctx);
 bool use_kv_cache(ir::Model& m);
 
 }  // namespace onnxc::passes

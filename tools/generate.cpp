@@ -297,7 +297,8 @@ int generate_main(const std::vector<std::string>& args) {
   std::printf("memory    peak RSS %.1f MiB\n", peak_mib);
   if (!plan.in_place.empty()) std::printf("cache     in place: %s\n", names(plan.in_place).c_str());
   if (!plan.copied.empty())
-    std::printf("cache     copied each step (%s): %s\n", copy_cache ? "--copy-cache" : "the model does not append them in place",
+    std::printf("cache     copied each step (%s): %s\n",
+                copy_cache ? "--copy-cache" : "the model does not append them in place: `onnxc inspect --fusions` says why",
                 names(plan.copied).c_str());
   if (profile && max_new > 1) prof.print_table(decode_s * 1e3 / (max_new - 1), /*by_size=*/false);
   return kExitOk;

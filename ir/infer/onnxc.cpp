@@ -45,14 +45,26 @@ void infer_dynamic_quant_matmul(InferContext& ctx) {
 
 // CacheAppend (passes/use_kv_cache): past [.., P, ..] with the rows of `new` appended along `axis`.
 // `new` is shaped like past, or, with the attribute heads = H, [b, s, H * d] for a past [b, H, P, d].
+// With layer = j (a stacked cache [L, .., P, ..], passes/stacked_kv_cache): `new` is layer j's rows,
+// shaped like past without its first dim; the result has past's dims, grown by new's rows when `grow`
+// is set (the chain's first link; later links get the grown buffer).
 void infer_cache_append(InferContext& ctx) {
   const auto &past = ctx.in_shape(0), &add = ctx.in_shape(1);
   std::optional<Shape> y;
-  int64_t heads = ctx.node().attr_int("heads", 0);
+  int64_t heads = ctx.node().attr_int("heads", 0), layer = ctx.node().attr_int("layer", -1);
   if (past && add) {
     int64_t r = static_cast<int64_t>(past->size());
     int64_t axis = ctx.node().attr_int("axis", 0);
-    infer_check(ctx, axis >= 0 && axis < r) << "axis " << axis << " is out of range for rank " << r;
+    infer_check(ctx, axis >= 0 && axis < r && (layer < 0 || axis >= 1)) << "axis " << axis << " is out of range for rank " << r;
+    if (layer >= 0) {
+      infer_check(ctx, heads == 0 && static_cast<int64_t>(add->size()) == r - 1)
+          << "a layer's new rows must have the stacked cache's rank less one";
+      y = *past;
+      const auto a = static_cast<size_t>(axis);
+      if (ctx.node().attr_int("grow", 0)) (*y)[a] = (*past)[a] + (*add)[a - 1];
+      ctx.set_tensor(0, ctx.in_dtype(0), y);
+      return;
+    }
     infer_check(ctx, heads ? (r == 4 && axis == 2 && add->size() == 3) : add->size() == past->size())
         << (heads ? "with heads, past must be [b, heads, P, d], axis 2 and the new rows [b, s, heads * d]"
                   : "past and the new rows must have one rank");

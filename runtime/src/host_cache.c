@@ -44,17 +44,45 @@ static bool same_layout(const onnxc_host_tensor *a, const onnxc_host_tensor *b) 
   return true;
 }
 
+/* A stacked cache's link (layer >= 0): past [L, .., P, ..] (or the previous link's [L, .., P + n, ..]
+ * when not `grow`), new [.., n, ..] is layer `layer`'s rows, written at positions P + n - n.. of that
+ * layer; the other layers' rows come from past, or from the links that follow. */
+static onnxc_status run_cache_append_layer(onnxc_host_call *c, int64_t axis, int64_t layer, bool grow, size_t esize) {
+  const onnxc_host_tensor *past = &c->t[0], *add = &c->t[1], *out = &c->t[2];
+  int32_t r = past->rank;
+  if (add->rank != r - 1 || axis < 1 || layer >= past->dims[0]) {
+    return onnxc_fail(ONNXC_ERR_INTERNAL, "step %u (CacheAppend): layer %lld, axis %lld do not fit ranks %d and %d", c->step,
+                      (long long)layer, (long long)axis, r, add->rank);
+  }
+  int64_t n = add->dims[axis - 1];
+  for (int32_t i = 0; i < r; i++) {
+    int64_t want = i == axis ? past->dims[i] + (grow ? n : 0) : past->dims[i];
+    if (out->dims[i] != want || (i > 0 && i != axis && add->dims[i - 1] != past->dims[i])) {
+      return onnxc_fail(ONNXC_ERR_SHAPE_MISMATCH, "step %u (CacheAppend '%s', layer %lld): past, new and present do not fit along dim %d",
+                        c->step, onnxc_host_arg_name(c, 2), (long long)layer, i);
+    }
+  }
+  if (out->numel == 0) return ONNXC_OK;
+  if (!same_layout(past, out) && past->numel > 0) copy_block(out->data, out->stride, past->data, past->stride, past->dims, r, esize);
+  if (add->numel > 0) {
+    uint8_t *dst = (uint8_t *)out->data + (size_t)(layer * out->stride[0] + (out->dims[axis] - n) * out->stride[axis]) * esize;
+    copy_block(dst, out->stride + 1, add->data, add->stride, add->dims, r - 1, esize);
+  }
+  return ONNXC_OK;
+}
+
 static onnxc_status run_cache_append(onnxc_host_call *c) {
   const onnxc_host_tensor *past = &c->t[0], *add = &c->t[1], *out = &c->t[2];
   int32_t r = past->rank;
-  int64_t axis = c->scalar[0], heads = c->scalar[1];
-  if (axis < 0 || axis >= r || (heads > 0 && (r != 4 || axis != 2 || add->rank != 3)) || (heads <= 0 && add->rank != r)) {
-    return onnxc_fail(ONNXC_ERR_INTERNAL, "step %u (CacheAppend): axis %lld or heads %lld do not fit ranks %d and %d",
-                      c->step, (long long)axis, (long long)heads, r, add->rank);
-  }
+  int64_t axis = c->scalar[0], heads = c->scalar[1], layer = c->scalar[2];
   size_t esize = onnxc_dtype_size(out->dtype);
   if (out->stride[r - 1] != 1 || past->stride[r - 1] != 1 || add->stride[add->rank - 1] != 1) {
     return onnxc_fail(ONNXC_ERR_INTERNAL, "step %u (CacheAppend): rows must be dense", c->step);
+  }
+  if (layer >= 0) return run_cache_append_layer(c, axis, layer, c->scalar[3] != 0, esize);
+  if (axis < 0 || axis >= r || (heads > 0 && (r != 4 || axis != 2 || add->rank != 3)) || (heads <= 0 && add->rank != r)) {
+    return onnxc_fail(ONNXC_ERR_INTERNAL, "step %u (CacheAppend): axis %lld or heads %lld do not fit ranks %d and %d",
+                      c->step, (long long)axis, (long long)heads, r, add->rank);
   }
   /* new as a block of present's shape: [b, H, s, d] read from [b, s, H * d] when heads is set. */
   int64_t dims[ONNXC_HOST_MAX_STRIDED_RANK], src_stride[ONNXC_HOST_MAX_STRIDED_RANK];
@@ -137,7 +165,7 @@ static const onnxc_host_cache_args kScatterCache = {.past = 0, .present = 3, .ax
 const onnxc_host_op_info onnxc_host_cache_scatter = {.name = "CacheScatter", .n_inputs = 3, .n_outputs = 1,
     .n_scalars = 2, .n_binds = 0, .check = check_cache_scatter, .run = run_cache_scatter, .cache = &kScatterCache};
 
-/* {past, new, present, axis, heads} */
+/* {past, new, present, axis, heads, layer, grow} */
 static const onnxc_host_cache_args kAppendCache = {.past = 0, .present = 2, .axis = 3, .own_capacity = false};
 const onnxc_host_op_info onnxc_host_cache_append = {.name = "CacheAppend", .n_inputs = 2, .n_outputs = 1,
-    .n_scalars = 2, .n_binds = 0, .check = check_cache_append, .run = run_cache_append, .cache = &kAppendCache};
+    .n_scalars = 4, .n_binds = 0, .check = check_cache_append, .run = run_cache_append, .cache = &kAppendCache};

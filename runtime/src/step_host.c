@@ -217,7 +217,7 @@ void onnxc_host_states_free(onnxc_session *s) {
 static const char *tname(const onnxc_model_desc *d, int32_t t) { return d->tensors[t].name ? d->tensors[t].name : "?"; }
 
 /* A host step: a known op, its fixed argument list (tensors, then scalars), its binds, outputs the arena
- * can hold (not inputs, weights or views; distinct from each other and from its inputs), and the
+ * can hold (not inputs, weights or views but a cache chain's links; distinct from each other and from its inputs), and the
  * dtypes and ranks the op reads. */
 onnxc_status onnxc_validate_host(const onnxc_model_desc *d, const onnxc_expr_table *exprs, const char *m, uint32_t k) {
   const onnxc_step *s = &d->steps[k];
@@ -231,7 +231,9 @@ onnxc_status onnxc_validate_host(const onnxc_model_desc *d, const onnxc_expr_tab
   }
   for (int32_t i = op->n_inputs; i < n_tensors; i++) {
     int32_t t = s->args[i];
-    if (!onnxc_is_arena_kind(d->tensors[t].kind)) FAIL("model '%s': step %u (%s) writes " ONNXC_TENSOR_FMT ", which is not an intermediate or output tensor", m, k, op->name, t, tname(d, t));
+    /* A stacked cache's chain links (kv_cache.c) write views of the chain's last output. */
+    bool link = op->cache && d->tensors[t].kind == ONNXC_TENSOR_VIEW;
+    if (!link && !onnxc_is_arena_kind(d->tensors[t].kind)) FAIL("model '%s': step %u (%s) writes " ONNXC_TENSOR_FMT ", which is not an intermediate or output tensor", m, k, op->name, t, tname(d, t));
     for (int32_t j = 0; j < i; j++) {
       if (s->args[j] == t) FAIL("model '%s': step %u (%s) passes " ONNXC_TENSOR_FMT " twice, once as an output", m, k, op->name, t, tname(d, t));
     }

@@ -24,13 +24,21 @@ struct CacheModel {
     int32_t past = b.input("past_key_values.0.key", ONNXC_DTYPE_FLOAT, {one, two, p, three});
     int32_t add = heads ? b.input("k", ONNXC_DTYPE_FLOAT, {one, s, six}) : b.input("k", ONNXC_DTYPE_FLOAT, {one, two, s, three});
     int32_t present = b.output("present.0.key", ONNXC_DTYPE_FLOAT, {one, two, total, three});
-    b.host(ONNXC_HOST_CACHE_APPEND, {past, add, present, DescBuilder::scalar(two), DescBuilder::scalar(heads ? two : b.constant(0))});
+    b.host(ONNXC_HOST_CACHE_APPEND, {past, add, present, DescBuilder::scalar(two), DescBuilder::scalar(heads ? two : b.constant(0)),
+            DescBuilder::scalar(b.constant(-1)), DescBuilder::scalar(b.constant(0))});
   }
 };
 
 // Element (h, t, d) of a [1, 2, T, 3] tensor laid out with `cap` positions.
 float at(const onnxc_tensor &t, int64_t cap, int64_t h, int64_t pos, int64_t d) {
   return static_cast<const float *>(t.data)[(h * cap + pos) * 3 + d];
+}
+
+// Every element (h, pos, d) of the first `n` positions of a [x, 2, T, 3]-like cache holds 100 h + 10 pos + d.
+void expect_positions(const onnxc_tensor &y, int64_t cap, int64_t n) {
+  for (int64_t h = 0; h < 2; h++)
+    for (int64_t pos = 0; pos < n; pos++)
+      for (int64_t d = 0; d < 3; d++) EXPECT_EQ(at(y, cap, h, pos, d), 100 * h + 10 * pos + d) << h << " " << pos << " " << d;
 }
 
 // New rows for positions [from, from + n): value 100 h + 10 pos + d, in the [1, 2, n, 3] layout.
@@ -64,9 +72,7 @@ TEST(KvCache, AppendsAsAPlainStepWithoutAKeptCache) {
   onnxc_tensor y;
   ASSERT_EQ(onnxc_session_get_output(l.session, 0, &y), ONNXC_OK);
   EXPECT_EQ(y.dims[2], 3);
-  for (int64_t h = 0; h < 2; h++)
-    for (int64_t pos = 0; pos < 3; pos++)
-      for (int64_t d = 0; d < 3; d++) EXPECT_EQ(at(y, 3, h, pos, d), 100 * h + 10 * pos + d);
+  expect_positions(y, 3, 3);
 }
 
 void decode(bool heads) {
@@ -104,9 +110,7 @@ void decode(bool heads) {
   ASSERT_EQ(onnxc_session_get_cache(l.session, 0, &y, &cap), ONNXC_OK);
   EXPECT_EQ(y.data, buffer);  // the same buffer all along: nothing was reallocated or copied over
   EXPECT_EQ(y.dims[2], 5);
-  for (int64_t h = 0; h < 2; h++)
-    for (int64_t pos = 0; pos < 5; pos++)
-      for (int64_t d = 0; d < 3; d++) EXPECT_EQ(at(y, cap, h, pos, d), 100 * h + 10 * pos + d) << h << " " << pos << " " << d;
+  expect_positions(y, cap, 5);
   // A sixth position does not fit: an error naming the capacity, not a write past the buffer.
   std::vector<int64_t> one = heads ? std::vector<int64_t>{1, 1, 6} : std::vector<int64_t>{1, 2, 1, 3};
   std::vector<float> row(6, 1.0f);
@@ -132,6 +136,70 @@ TEST(KvCache, KeepingAgainStartsANewSequence) {
   set(l.session, 1, nd, add);
   EXPECT_EQ(onnxc_session_run(l.session), ONNXC_ERR_INVALID_ARGUMENT);  // the past must be set again
   EXPECT_EQ(onnxc_session_keep_cache(l.session, -1), ONNXC_ERR_INVALID_ARGUMENT);
+}
+
+// A stacked cache's chain (passes/stacked_kv_cache): past [2, 1, p, 3] holds two layers; each layer's
+// rows [1, s, 3] are written by a link of its own, the first link's output a view of present.
+struct StackedChain {
+  DescBuilder b{"kv_stacked"};
+  StackedChain() {
+    int32_t p = b.symbol("past"), s = b.symbol("seq");
+    int32_t zero = b.constant(0), one = b.constant(1), two = b.constant(2), three = b.constant(3);
+    int32_t total = b.add_expr({ONNXC_EXPR_SYM, 0, ONNXC_EXPR_SYM, 1, ONNXC_EXPR_ADD});
+    int32_t past = b.input("past_key_values", ONNXC_DTYPE_FLOAT, {two, one, p, three});
+    int32_t n0 = b.input("k0", ONNXC_DTYPE_FLOAT, {one, s, three}), n1 = b.input("k1", ONNXC_DTYPE_FLOAT, {one, s, three});
+    int32_t present = b.output("present", ONNXC_DTYPE_FLOAT, {two, one, total, three});
+    int32_t link = b.view("present/through_layer", ONNXC_DTYPE_FLOAT, {two, one, total, three}, present);
+    auto sc = DescBuilder::scalar;
+    b.host(ONNXC_HOST_CACHE_APPEND, {past, n0, link, sc(two), sc(zero), sc(zero), sc(one)});
+    b.host(ONNXC_HOST_CACHE_APPEND, {link, n1, present, sc(two), sc(zero), sc(one), sc(zero)});
+  }
+};
+
+// Layer l's rows for positions [from, from + n): 100 l + 10 pos + d, [1, n, 3].
+std::vector<float> layer_rows(int64_t l, int64_t from, int64_t n) {
+  std::vector<float> v;
+  for (int64_t pos = from; pos < from + n; pos++)
+    for (int64_t d = 0; d < 3; d++) v.push_back(static_cast<float>(100 * l + 10 * pos + d));
+  return v;
+}
+
+TEST(KvCache, StackedChainAppendsEachLayerAndKeepsOneBuffer) {
+  StackedChain m;
+  LoadedDesc l(m.b.get());
+  ASSERT_NE(l.session, nullptr) << "the chain's views must load";
+  ASSERT_EQ(onnxc_model_num_cache_pairs(l.model), 1u);
+  // Without a kept cache: past (2 positions) copied once, each layer's row written by its link.
+  std::vector<int64_t> pd = {2, 1, 2, 3}, nd = {1, 1, 3};
+  std::vector<float> past = layer_rows(0, 0, 2), l1 = layer_rows(1, 0, 2), a0 = layer_rows(0, 2, 1), a1 = layer_rows(1, 2, 1);
+  past.insert(past.end(), l1.begin(), l1.end());
+  set(l.session, 0, pd, past);
+  set(l.session, 1, nd, a0);
+  set(l.session, 2, nd, a1);
+  ASSERT_EQ(onnxc_session_run(l.session), ONNXC_OK) << onnxc_session_last_error(l.session);
+  onnxc_tensor y;
+  ASSERT_EQ(onnxc_session_get_output(l.session, 0, &y), ONNXC_OK);
+  EXPECT_EQ(y.dims[2], 3);
+  expect_positions(y, 3, 3);
+  // Kept: an empty past, then three steps reading it in place; one buffer throughout.
+  ASSERT_EQ(onnxc_session_keep_cache(l.session, 4), ONNXC_OK);
+  std::vector<int64_t> empty = {2, 1, 0, 3};
+  std::vector<float> none;
+  set(l.session, 0, empty, none);
+  const void *buffer = nullptr;
+  for (int64_t pos = 0; pos < 4; pos++) {
+    std::vector<float> r0 = layer_rows(0, pos, 1), r1 = layer_rows(1, pos, 1);
+    set(l.session, 1, nd, r0);
+    set(l.session, 2, nd, r1);
+    ASSERT_EQ(onnxc_session_run(l.session), ONNXC_OK) << onnxc_session_last_error(l.session);
+    int64_t cap = 0;
+    ASSERT_EQ(onnxc_session_get_cache(l.session, 0, &y, &cap), ONNXC_OK);
+    EXPECT_EQ(cap, 4);
+    if (!buffer) buffer = y.data;
+    EXPECT_EQ(y.data, buffer);
+  }
+  EXPECT_EQ(y.dims[2], 4);
+  expect_positions(y, 4, 4);
 }
 
 // TensorScatter's form: a cache of the model's own length 4, [1, 4, 2] (axis 1), rows written from

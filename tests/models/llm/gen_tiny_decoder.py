@@ -5,7 +5,14 @@ input_ids, attention_mask and position_ids. RMSNorm, rotary embeddings by rotate
 tables, causal attention over past + new keys (torch.cat: the Concat(past, new) form), SiLU-gated
 MLP, tied-free LM head. Also writes the tokens torch's own greedy loop generates.
 
-    /usr/bin/python3 tests/models/llm/gen_tiny_decoder.py [--out tests/models/llm/tiny_decoder]
+    /usr/bin/python3 tests/models/llm/gen_tiny_decoder.py [--out tests/models/llm/tiny_decoder] [--stack MODE]
+
+--stack writes the cache stacked as other exporters do (the same weights and tokens):
+  per-layer  past_N / present_N [2, batch, heads, past, hd]: K and V of a layer in one tensor (ONNX
+             Runtime's GPT-2 tools); read with past_N[0], past_N[1] (Gather), written by torch.stack
+  layers     past_key_values / present [layers, 2, batch, heads, past, hd]: everything in one tensor
+  kv         past_key, past_value / present_key, present_value [layers, batch, heads, past, hd], read
+             through split(1) + squeeze (Split, Squeeze) instead of Gather
 
 Writes model.onnx and expected.json ({"prompt": [...], "tokens": [...]}); deterministic (fixed seed,
 one thread). Weights are random (N(0, 0.2)), so the tokens are arbitrary but fixed.
@@ -75,6 +82,9 @@ class Decoder(nn.Module):
         self.register_buffer("sin_table", emb.sin())
 
     def forward(self, input_ids, attention_mask, position_ids, *past):
+        return self.run(input_ids, attention_mask, position_ids, past)
+
+    def run(self, input_ids, attention_mask, position_ids, past):
         s = input_ids.shape[1]
         total = attention_mask.shape[1]
         x = self.embed(input_ids)
@@ -91,8 +101,51 @@ class Decoder(nn.Module):
         return (self.head(self.norm(x)),) + tuple(presents)
 
 
+class Stacked(nn.Module):
+    """The decoder with its cache stacked as `mode` (see --stack)."""
+
+    def __init__(self, dec, mode):
+        super().__init__()
+        self.dec, self.mode = dec, mode
+
+    def unpack(self, past):
+        if self.mode == "per-layer":
+            return [t for p in past for t in (p[0], p[1])]
+        if self.mode == "layers":
+            return [t for i in range(LAYERS) for t in (past[0][i][0], past[0][i][1])]
+        ks = [k.squeeze(0) for k in past[0].split(1, 0)]
+        vs = [v.squeeze(0) for v in past[1].split(1, 0)]
+        return [t for i in range(LAYERS) for t in (ks[i], vs[i])]
+
+    def pack(self, flat):
+        pairs = [torch.stack([flat[2 * i], flat[2 * i + 1]]) for i in range(LAYERS)]
+        if self.mode == "per-layer":
+            return pairs
+        if self.mode == "layers":
+            return [torch.stack(pairs)]
+        return [torch.stack(flat[0::2]), torch.stack(flat[1::2])]
+
+    def forward(self, input_ids, attention_mask, position_ids, *past):
+        logits, *flat = self.dec.run(input_ids, attention_mask, position_ids, self.unpack(past))
+        return (logits,) + tuple(self.pack(flat))
+
+
+def names(mode):
+    """past and present names, and the axis of the past length in each."""
+    if mode == "per-layer":
+        return [f"past_{i}" for i in range(LAYERS)], [f"present_{i}" for i in range(LAYERS)], 3
+    if mode == "layers":
+        return ["past_key_values"], ["present"], 4
+    if mode == "kv":
+        return ["past_key", "past_value"], ["present_key", "present_value"], 3
+    flat = [f"{p}.{i}.{kv}" for i in range(LAYERS) for kv in ("key", "value") for p in ("past_key_values",)]
+    return flat, [n.replace("past_key_values", "present") for n in flat], 2
+
+
 def greedy(model, prompt, n):
     past = [torch.zeros(1, HEADS, 0, HD) for _ in range(2 * LAYERS)]
+    if isinstance(model, Stacked):
+        past = model.pack(past)
     ids, out, total = torch.tensor([prompt]), [], 0
     with torch.no_grad():
         for _ in range(n):
@@ -110,7 +163,9 @@ def greedy(model, prompt, n):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "tiny_decoder"))
-    out = ap.parse_args().out
+    ap.add_argument("--stack", choices=["per-layer", "layers", "kv"])
+    a = ap.parse_args()
+    out = a.out
     torch.manual_seed(0)
     torch.set_num_threads(1)
     model = Decoder().eval()
@@ -119,18 +174,19 @@ def main():
             if p.dim() == 2:
                 p.copy_(0.2 * torch.randn_like(p))
     os.makedirs(out, exist_ok=True)
-    past_names, present_names, dynamic = [], [], {}
-    for i in range(LAYERS):
-        for kv in ("key", "value"):
-            past_names.append(f"past_key_values.{i}.{kv}")
-            present_names.append(f"present.{i}.{kv}")
-            dynamic[past_names[-1]] = {0: "batch", 2: "past_sequence_length"}
-            dynamic[present_names[-1]] = {0: "batch", 2: "total_sequence_length"}
+    past_names, present_names, seq_axis = names(a.stack)
+    dynamic = {}
+    for p, q in zip(past_names, present_names):
+        dynamic[p] = {seq_axis - 2: "batch", seq_axis: "past_sequence_length"}
+        dynamic[q] = {seq_axis - 2: "batch", seq_axis: "total_sequence_length"}
     dynamic.update({"input_ids": {0: "batch", 1: "sequence_length"},
                     "attention_mask": {0: "batch", 1: "total_sequence_length"},
                     "position_ids": {0: "batch", 1: "sequence_length"},
                     "logits": {0: "batch", 1: "sequence_length"}})
     past = tuple(torch.randn(1, HEADS, 3, HD) for _ in range(2 * LAYERS))
+    if a.stack:
+        model = Stacked(model, a.stack).eval()
+        past = tuple(model.pack(list(past)))
     args = (torch.tensor([[1, 2]]), torch.ones(1, 5, dtype=torch.int64), torch.tensor([[3, 4]])) + past
     path = os.path.join(out, "model.onnx")
     torch.onnx.export(model, args, path, opset_version=17, do_constant_folding=True,
@@ -138,7 +194,7 @@ def main():
                       output_names=["logits"] + present_names, dynamic_axes=dynamic)
     tokens = greedy(model, PROMPT, NEW_TOKENS)
     with open(os.path.join(out, "expected.json"), "w") as f:
-        json.dump({"prompt": PROMPT, "tokens": tokens}, f)
+        json.dump({"prompt": PROMPT, "tokens": tokens, "cache_pairs": len(past_names)}, f)
         f.write("\n")
     size = os.path.getsize(path)
     assert size < 5 * 1024 * 1024, size
