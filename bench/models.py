@@ -243,7 +243,7 @@ def export_cnn(name, path):
         write_reference(module, (image,), path[: -len(".onnx.tmp")] + "_data/test_data_set_0")
 
 
-TRANSFORMERS = ["bert", "gpt2", "gpt2_step", "vit", "nn_transformer"]
+TRANSFORMERS = ["bert", "gpt2", "gpt2_step", "gpt2_step_stacked", "vit", "nn_transformer"]
 
 
 def main():
