@@ -156,6 +156,7 @@ void optimize_model(ir::Model& m, const PassOptions& opt) {
     // After fold_matmul_batch, which makes [seq, batch, K] activations the 2-D rows it quantizes.
     auto at = std::find(names.begin(), names.end(), "fold_matmul_batch");
     names.insert(at == names.end() ? names.end() : at + 1, "quantize_dynamic_int8");
+    if (codegen::int8_sums_int16_pairs(codegen::parse_target(opt.target))) pass_options["quantize_dynamic_int8.int16_pairs"] = "1";
     if (at == names.end()) names.push_back("infer_shapes");
   }
   if (names.empty()) return;
