@@ -180,7 +180,13 @@ LowerFn arg_extreme(bool is_max) {
     Expr take = first || better;
     acc(args) = Halide::Tuple(Halide::select(take, Halide::cast<int64_t>(Expr(r)), acc(args)[0]),
                               Halide::select(take, v, acc(args)[1]));
-    out(args) = Halide::max(acc(args)[0], Halide::cast<int64_t>(0));
+    // No index exists along an empty axis (ONNX's reference raises; the -1 start would come out 0):
+    // a constant empty axis is refused here, a run-time one fails the run with this message.
+    const Expr len = x.shape[axis];
+    const std::string what = ctx.node.describe() + ": the axis to take the index along is empty (no element to index)";
+    user_check(!Halide::Internal::is_const_zero(len)) << what;
+    Expr index = Halide::max(acc(args)[0], Halide::cast<int64_t>(0));
+    out(args) = Halide::Internal::is_const(len) ? index : Halide::require(len > 0, index, what);
     ctx.schedule = [acc, inner = axis == rank - 1](Func output, const Halide::Target& t) {
       schedule_output(output, KernelClass::Elementwise, t);
       Func a = acc;
