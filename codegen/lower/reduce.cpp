@@ -151,6 +151,17 @@ LowerFn reduction(Reducer red, int64_t input_axes_from) {
   };
 }
 
+// Whether float `x` is NaN, from its bits (exponent all ones, mantissa not zero): an integer test no
+// fast-math flag or float simplification can drop.
+Expr nan_bits(const Expr& x) {
+  const int b = x.type().bits();
+  const Halide::Type u = Halide::UInt(b);
+  const int mant = b == 64 ? 52 : b == 32 ? 23 : x.type().is_bfloat() ? 7 : 10;
+  const uint64_t sign = uint64_t{1} << (b - 1), inf = (sign - 1) >> mant << mant;
+  Expr bits = Halide::reinterpret(u, x) & Halide::Internal::make_const(u, sign - 1);
+  return bits > Halide::Internal::make_const(u, inf);
+}
+
 // ArgMax / ArgMin: index (int64) of the first (or last, select_last_index) extreme along axis.
 LowerFn arg_extreme(bool is_max) {
   return [is_max](LowerContext& ctx) -> std::vector<HTensor> {
@@ -177,6 +188,14 @@ LowerFn arg_extreme(bool is_max) {
     acc(args) = Halide::Tuple(Halide::cast<int64_t>(-1), is_max ? vt.min() : vt.max());
     Expr v = x.at(iidx), best = acc(args)[1], first = acc(args)[0] < 0;
     Expr better = is_max ? (last ? v >= best : v > best) : (last ? v <= best : v < best);
+    if (vt.is_float()) {
+      // NaN is the extreme either way, as ReduceMax/ReduceMin propagate it and ONNX's reference
+      // (NumPy) answers: the first NaN (the last with select_last_index). The comparisons alone
+      // depended on how the simplifier wrote them (v > best as !(v <= best) took every NaN), and
+      // is_nan in this tuple's update was folded away under fast math: NaN is told by its bits.
+      Expr vn = nan_bits(v), bn = nan_bits(best);
+      better = Halide::select(bn, last && vn, vn || better);
+    }
     Expr take = first || better;
     acc(args) = Halide::Tuple(Halide::select(take, Halide::cast<int64_t>(Expr(r)), acc(args)[0]),
                               Halide::select(take, v, acc(args)[1]));

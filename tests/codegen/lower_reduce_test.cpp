@@ -209,5 +209,27 @@ TEST(LowerReduce, ArgMaxAlongAnEmptyAxisFailsTheRun) {
   }
 }
 
+// ArgMax/ArgMin with NaN: the first NaN is the extreme (the last with select_last_index), as
+// NumPy and ONNX's reference answer and as ReduceMax/ReduceMin's NaN result says; before, the
+// answer depended on how Halide rewrote the comparison (row 1 gave 3, a NaN after the 5).
+TEST(LowerReduce, ArgMaxAndArgMinTakeNaN) {
+  const float nan = NAN, inf = INFINITY;
+  ModelBuilder b(13);
+  auto* x = b.input("x", DType::Float32, {4, 4});
+  for (const char* op : {"ArgMax", "ArgMin"})
+    for (int last : {0, 1}) {
+      const std::string name = std::string(op) + (last ? "_last" : "_first");
+      ir::Node* n = b.node(op, {x}, {{name, ir::Type::tensor(DType::Int64, ir::Shape{4, 1})}});
+      n->set_attr_int("axis", 1);
+      n->set_attr_int("select_last_index", last);
+      b.output(n->output());
+    }
+  auto out = compile_and_run(b.model(), {HostTensor::f32({4, 4}, {1, nan, 3, 2, nan, 5, nan, 1, 1, 2, inf, inf, -inf, -inf, 0, nan})});
+  EXPECT_EQ(out[0].values<int64_t>(), (std::vector<int64_t>{1, 0, 2, 3}));  // ArgMax, first
+  EXPECT_EQ(out[1].values<int64_t>(), (std::vector<int64_t>{1, 2, 3, 3}));  // ArgMax, last
+  EXPECT_EQ(out[2].values<int64_t>(), (std::vector<int64_t>{1, 0, 0, 3}));  // ArgMin, first
+  EXPECT_EQ(out[3].values<int64_t>(), (std::vector<int64_t>{1, 2, 0, 3}));  // ArgMin, last
+}
+
 }  // namespace
 }  // namespace onnxc::test
