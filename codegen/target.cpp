@@ -48,6 +48,10 @@ bool int8_products_pay(const Halide::Target& t) {
   return dot == Int8Dot::Vnni512 || dot == Int8Dot::Int16Pairs || dot == Int8Dot::ArmSdot;
 }
 
+bool int8_sums_int16_pairs(const Halide::Target& t) {
+  return describe(with_dot_products(t)).int8_dot == Int8Dot::Int16Pairs;
+}
+
 Halide::Target parse_target(const std::string& name) {
   if (name.empty() || name == "host") return host_target();
   if (name == "x86-64-avx512") return Halide::Target("x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41");

@@ -25,5 +25,8 @@ Halide::Target with_dot_products(const Halide::Target& t);
 // like-signed bytes, Halide 14 emits no usdot for u8 x s8, and no ARM machine has measured the
 // widened kernel) nor x86 below AVX2: there `--quantize dynamic-int8` keeps the model float32.
 bool int8_products_pay(const Halide::Target& t);
+// Whether t's int8 kernel multiplies int16 pairs (vpmaddwd: AVX2, AVX-512 without VNNI), where rows
+// and weights are stored as int16 whatever their levels (--quantize dynamic-int8 then widens them).
+bool int8_sums_int16_pairs(const Halide::Target& t);
 
 }  // namespace onnxc::codegen

@@ -3,7 +3,10 @@
 // the activation quantized at run time (codegen/lower/quant_matmul.cpp).
 #pragma once
 
+#include <memory>
+
 #include "ir/graph.h"
+#include "passes/pass.h"
 
 namespace onnxc::passes {
 
@@ -23,6 +26,17 @@ namespace onnxc::passes {
 // BERT: final error 3.75% with that product in 8 bits, 2.94% with it float32. Changes values: the
 // error against float32 is what `onnxc compare` reports; softmax, norms and everything else stay
 // float32.
-bool quantize_dynamic_int8(ir::Model& model);
+//
+// With int16_pairs (tools/build.cpp sets it, as the pass option quantize_dynamic_int8.int16_pairs,
+// where the target's int8 kernel multiplies int16 pairs: AVX2, AVX-512 without VNNI) every product
+// takes the wide form: that kernel stores rows and weights as int16 whatever their levels, so the
+// extra bits cost nothing there (weights ±1672 for K = 768, ±836 for K = 3072).
+struct Int8Options {
+  bool int16_pairs = false;
+};
+bool quantize_dynamic_int8(ir::Model& model, const Int8Options& opt = {});
+
+// The pipeline's pass (reads PassContext::options, see Int8Options).
+std::unique_ptr<Pass> make_quantize_dynamic_int8_pass();
 
 }  // namespace onnxc::passes

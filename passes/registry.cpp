@@ -86,7 +86,7 @@ const std::vector<PassInfo>& pass_registry() {
        fn(conv_as_matmul), /*needs_shapes=*/true},
       {"quantize_dynamic_int8",
        "float32 MatMul/Gemm by a constant weight -> onnxc.DynamicQuantMatMul (int8; --quantize dynamic-int8)",
-       fn(quantize_dynamic_int8), /*needs_shapes=*/true},
+       make_quantize_dynamic_int8_pass, /*needs_shapes=*/true},
       {"quantize_int4_weights",
        "float32 MatMul/Gemm by a constant weight -> com.microsoft.MatMulNBits (4-bit blocks; --quantize int4-weights)",
        make_quantize_int4_weights_pass, /*needs_shapes=*/true},

@@ -2,6 +2,7 @@
 // Axes come from the attribute (ReduceSum before opset 13, the others before 18) or the optional
 // second input; keepdims and noop_with_empty_axes as ONNX defines them. An accumulator Func over the
 // output dims holds the running value; the output applies the finishing step (mean, sqrt, log).
+#include <cmath>
 #include <set>
 
 #include "codegen/lower/lower_util.h"
@@ -48,6 +49,9 @@ struct Reducer {
   enum Op { Sum, Prod, Max, Min } op;
   std::function<Expr(Expr)> pre;         // applied to each element (none: identity)
   std::function<Expr(Expr, Expr)> post;  // (accumulated, count) -> output (none: identity)
+  // Elements enter `pre` less m, the largest finite element of their output's set (0 if none), and
+  // m is added to the output: log-sum-exp then holds for any finite inputs (exp(x - m) <= 1).
+  bool shift_by_max = false;
 };
 Reducer R(Reducer::Op op, std::function<Expr(Expr)> pre = nullptr, std::function<Expr(Expr, Expr)> post = nullptr) {
   return {op, std::move(pre), std::move(post)};
@@ -107,8 +111,15 @@ LowerFn reduction(Reducer red, int64_t input_axes_from) {
       for (int a : axes) count = count * Halide::cast(at, x.shape[a]);
     }
     std::vector<Expr> args(ovars.begin(), ovars.end());
-    Func acc("reduce_acc"), out("reduce");
-    Expr e = Halide::cast(at, x.at(iidx));
+    Func acc("reduce_acc"), out("reduce"), top("reduce_top");
+    Expr e = Halide::cast(at, x.at(iidx)), shift;
+    if (red.shift_by_max && !axes.empty()) {
+      const Expr inf = literal(at, INFINITY);
+      top(args) = -inf;
+      top(args) = Halide::max(top(args), Halide::select(Halide::is_finite(e), e, -inf));
+      shift = Halide::select(Halide::is_finite(top(args)), top(args), Halide::Internal::make_zero(at));
+      e = e - shift;
+    }
     if (red.pre) e = red.pre(e);
     if (axes.empty()) {
       acc(args) = e;
@@ -120,13 +131,17 @@ LowerFn reduction(Reducer red, int64_t input_axes_from) {
         case Reducer::Min: acc(args) = at.max(); acc(args) = min_nan(acc(args), e); break;
       }
     }
-    out(args) = Halide::cast(ot, red.post ? red.post(acc(args), count) : acc(args));
+    Expr result = red.post ? red.post(acc(args), count) : acc(args);
+    if (shift.defined()) result = result + shift;
+    out(args) = Halide::cast(ot, result);
     bool inner_reduced = !axes.empty() && axes.back() == rank - 1;
-    ctx.schedule = [acc, inner_reduced](Func output, const Halide::Target& t) {
+    ctx.schedule = [acc, top, inner_reduced](Func output, const Halide::Target& t) {
       schedule_output(output, KernelClass::Elementwise, t);
-      Func a = acc;
-      a.compute_root();
-      schedule_reduction(a, !inner_reduced, worth_parallel(output), t);
+      for (Func a : {top, acc}) {
+        if (!a.defined()) continue;
+        a.compute_root();
+        schedule_reduction(a, !inner_reduced, worth_parallel(output), t);
+      }
     };
     HTensor h;
     h.func = out;
@@ -134,6 +149,17 @@ LowerFn reduction(Reducer red, int64_t input_axes_from) {
     h.dtype = out_dtype(ctx);
     return {h};
   };
+}
+
+// Whether float `x` is NaN, from its bits (exponent all ones, mantissa not zero): an integer test no
+// fast-math flag or float simplification can drop.
+Expr nan_bits(const Expr& x) {
+  const int b = x.type().bits();
+  const Halide::Type u = Halide::UInt(b);
+  const int mant = b == 64 ? 52 : b == 32 ? 23 : x.type().is_bfloat() ? 7 : 10;
+  const uint64_t sign = uint64_t{1} << (b - 1), inf = (sign - 1) >> mant << mant;
+  Expr bits = Halide::reinterpret(u, x) & Halide::Internal::make_const(u, sign - 1);
+  return bits > Halide::Internal::make_const(u, inf);
 }
 
 // ArgMax / ArgMin: index (int64) of the first (or last, select_last_index) extreme along axis.
@@ -162,10 +188,24 @@ LowerFn arg_extreme(bool is_max) {
     acc(args) = Halide::Tuple(Halide::cast<int64_t>(-1), is_max ? vt.min() : vt.max());
     Expr v = x.at(iidx), best = acc(args)[1], first = acc(args)[0] < 0;
     Expr better = is_max ? (last ? v >= best : v > best) : (last ? v <= best : v < best);
+    if (vt.is_float()) {
+      // NaN is the extreme either way, as ReduceMax/ReduceMin propagate it and ONNX's reference
+      // (NumPy) answers: the first NaN (the last with select_last_index). The comparisons alone
+      // depended on how the simplifier wrote them (v > best as !(v <= best) took every NaN), and
+      // is_nan in this tuple's update was folded away under fast math: NaN is told by its bits.
+      Expr vn = nan_bits(v), bn = nan_bits(best);
+      better = Halide::select(bn, last && vn, vn || better);
+    }
     Expr take = first || better;
     acc(args) = Halide::Tuple(Halide::select(take, Halide::cast<int64_t>(Expr(r)), acc(args)[0]),
                               Halide::select(take, v, acc(args)[1]));
-    out(args) = Halide::max(acc(args)[0], Halide::cast<int64_t>(0));
+    // No index exists along an empty axis (ONNX's reference raises; the -1 start would come out 0):
+    // a constant empty axis is refused here, a run-time one fails the run with this message.
+    const Expr len = x.shape[axis];
+    const std::string what = ctx.node.describe() + ": the axis to take the index along is empty (no element to index)";
+    user_check(!Halide::Internal::is_const_zero(len)) << what;
+    Expr index = Halide::max(acc(args)[0], Halide::cast<int64_t>(0));
+    out(args) = Halide::Internal::is_const(len) ? index : Halide::require(len > 0, index, what);
     ctx.schedule = [acc, inner = axis == rank - 1](Func output, const Halide::Target& t) {
       schedule_output(output, KernelClass::Elementwise, t);
       Func a = acc;
@@ -230,12 +270,19 @@ Registrar reg_ReduceProd("", "ReduceProd", RED, reduction(R(Reducer::Prod), 18))
 Registrar reg_ReduceL1("", "ReduceL1", RED, reduction(R(Reducer::Sum, absx), 18));
 Registrar reg_ReduceL2("", "ReduceL2", RED, reduction(R(Reducer::Sum, sq, [](Expr a, Expr) { return Halide::sqrt(a); }), 18));
 Registrar reg_ReduceSumSquare("", "ReduceSumSquare", RED, reduction(R(Reducer::Sum, sq), 18));
-Registrar reg_ReduceLogSum("", "ReduceLogSum", RED, reduction(R(Reducer::Sum, nullptr, [](Expr a, Expr) { return Halide::log(a); }), 18));
-// log(sum(exp(x))): exp of large inputs overflows f32; inputs in the exported models stay small,
-// and ONNX's reference computes it the same direct way.
-Registrar reg_ReduceLogSumExp("", "ReduceLogSumExp", RED,
-                              reduction(R(Reducer::Sum, [](Expr x) { return Halide::exp(x); },
-                                          [](Expr a, Expr) { return Halide::log(a); }), 18));
+// log and exp with IEEE results at NaN and ±inf (Halide's own polynomials give log(inf) = 88.7,
+// log(NaN) finite, exp(NaN) = 0).
+Expr log_of(Expr a) { return log_ieee(a); }
+Registrar reg_ReduceLogSum("", "ReduceLogSum", RED, reduction(R(Reducer::Sum, nullptr, [](Expr a, Expr) { return log_of(a); }), 18));
+// log(sum(exp(x - m))) + m, m the largest finite element: exact in form for every finite input
+// (log(sum(exp(x))) overflowed from x = 88.7), NaN for a set holding NaN, +inf with +inf in it,
+// -inf for a set of -inf only or an empty one, as ONNX's formula gives.
+Reducer log_sum_exp() {
+  Reducer r = R(Reducer::Sum, exp_ieee, [](Expr a, Expr) { return log_of(a); });
+  r.shift_by_max = true;
+  return r;
+}
+Registrar reg_ReduceLogSumExp("", "ReduceLogSumExp", RED, reduction(log_sum_exp(), 18));
 Registrar reg_TopK("", "TopK", RED, top_k);
 Registrar reg_ArgMax("", "ArgMax", RED, arg_extreme(true));
 Registrar reg_ArgMin("", "ArgMin", RED, arg_extreme(false));

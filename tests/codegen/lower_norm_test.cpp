@@ -186,5 +186,51 @@ TEST(LowerNorm, LayerAndRmsNormOverNoRowsOfExpressionCount) {
   }
 }
 
+// The other norms over inputs empty at run time: no batch (n = 0: an empty output of the input's
+// shape) and no elements to normalize over (the spatial axis 0: every mean and variance is over
+// nothing, the output is empty too). Each computes and reads nothing there (bounds checks would
+// fail the run), and with n = 2 still gives its values (here: unit rows of LpNormalization).
+TEST(LowerNorm, OtherNormsOverEmptyInputs) {
+  for (bool spatial : {false, true}) {
+    ModelBuilder b(21);
+    Dim n = Dim::symbol("n");
+    std::vector<Dim> dims = spatial ? std::vector<Dim>{2, 4, n} : std::vector<Dim>{n, 4, 5};
+    auto* x = b.input("x", DType::Float32, dims);
+    auto* sc = b.const_f32("sc", {4}, {1, 0.5f, 2, -1});
+    auto* bi = b.const_f32("bi", {4}, {0, 1, -1, 0.5f});
+    auto* mu = b.const_f32("mu", {4}, {0.5f, 0, 1, 0});
+    auto* var = b.const_f32("var", {4}, {1, 4, 0.25f, 2});
+    b.output(b.op("InstanceNormalization", {x, sc, bi}, "inst", DType::Float32, dims));
+    ir::Node* gn = b.node("GroupNormalization", {x, sc, bi}, {{"group", ir::Type::tensor(DType::Float32, ir::Shape(dims))}});
+    gn->set_attr_int("num_groups", 2);
+    b.output(gn->output());
+    b.output(b.op("BatchNormalization", {x, sc, bi, mu, var}, "batch", DType::Float32, dims));
+    ir::Node* mvn = b.node("MeanVarianceNormalization", {x}, {{"mvn", ir::Type::tensor(DType::Float32, ir::Shape(dims))}});
+    mvn->set_attr_ints("axes", {0, 2});
+    b.output(mvn->output());
+    ir::Node* lp = b.node("LpNormalization", {x}, {{"lp", ir::Type::tensor(DType::Float32, ir::Shape(dims))}});
+    lp->set_attr_int("axis", -1);
+    b.output(lp->output());
+    LoadedModel lib(compile(b.model(), spatial ? "norms_no_positions" : "norms_no_batch").so_path);
+    for (int k : {0, 2}) {
+      std::vector<int64_t> shape = spatial ? std::vector<int64_t>{2, 4, k} : std::vector<int64_t>{k, 4, 5};
+      const int count = static_cast<int>(shape[0] * shape[1] * shape[2]);
+      auto xv = wave(count, 2, 0.3f);
+      auto out = lib.run({HostTensor::f32(shape, xv)});
+      ASSERT_EQ(out.size(), 5u);
+      for (const auto& o : out) {
+        EXPECT_EQ(o.dims, shape) << spatial << " " << k;
+        EXPECT_EQ(o.values<float>().size(), static_cast<size_t>(count));
+      }
+      const int len = static_cast<int>(shape[2]);
+      for (int r = 0; len > 0 && r < count / len; ++r) {
+        double sq = 0;
+        for (int c = 0; c < len; ++c) sq += double(out[4].values<float>()[r * len + c]) * out[4].values<float>()[r * len + c];
+        EXPECT_NEAR(sq, 1.0, 1e-5) << r;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace onnxc::test

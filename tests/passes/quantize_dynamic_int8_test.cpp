@@ -2,6 +2,7 @@
 // rewritten graph holds; the kernel's numbers are tested in tests/codegen/lower_quant_matmul_test.cpp.
 #include <gtest/gtest.h>
 
+#include "passes/pipeline.h"
 #include "test_util.h"
 
 namespace onnxc::testing {
@@ -97,6 +98,33 @@ TEST(QuantizeDynamicInt8, AttentionContextGetsWideRows) {
   EXPECT_TRUE(has(out, "onnxc.DynamicQuantMatMul(%rows, %wo/int16, %wo/int8_scale) {wide_rows=1}")) << out;
   EXPECT_TRUE(has(out, "%wo/int16 = const i16[16,16]")) << out;
   EXPECT_TRUE(has(out, "onnxc.DynamicQuantMatMul(%x, %w/int8, %w/int8_scale)\n")) << out;
+}
+
+// Where the target's kernel multiplies int16 pairs (tools/build.cpp sets the pass option for AVX2
+// targets) every product takes the wide form, not only the attention output's.
+TEST(QuantizeDynamicInt8, Int16PairTargetsWidenEveryProduct) {
+  std::string text = "    graph main(%x: f32[m,16]) {\n" + weight("w", false) + weight("wt", true) +
+                     "      %c = const f32[16] {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}\n"
+                     "      %y: f32[m,16] = MatMul(%x, %w)\n"
+                     "      %z: f32[m,16] = Gemm(%y, %wt, %c) {transB=1}\n"
+                     "      %o: f32[m,16] = Relu(%z)\n"
+                     "      return %o\n    }\n";
+  ir::Model m = parse_model(dedent(text));
+  passes::PipelineOptions po;
+  po.pass_options["quantize_dynamic_int8.int16_pairs"] = "1";
+  passes::run_pipeline(m, {"infer_shapes", "quantize_dynamic_int8", "infer_shapes", "dce"}, po);
+  std::string out = ir::to_string(*m.graph);
+  EXPECT_TRUE(has(out, "onnxc.DynamicQuantMatMul(%x, %w/int16, %w/int8_scale) {wide_rows=1}")) << out;
+  EXPECT_TRUE(has(out, "onnxc.DynamicQuantMatMul(%y/int8, %wt/int16, %wt/int8_scale) {wide_rows=1}")) << out;
+  // Column n holds n + 1 at k = 0: its integer is floor(sqrt(2^31 / 16)) = 11585 whatever n is.
+  const ir::Value* qw = m.graph->find_value("w/int16");
+  ASSERT_TRUE(qw && qw->is_constant());
+  const auto* q = static_cast<const int16_t*>(qw->constant().raw());
+  for (int n = 0; n < 16; ++n) EXPECT_EQ(q[n], 11585) << n;
+  EXPECT_EQ(q[16], 0);
+  EXPECT_FALSE(has(out, "/int8 = const")) << out;
+  // Without the option the same graph keeps the int8 form (MatMulAndGemmWithConstantWeights).
+  EXPECT_FALSE(has(run_passes(text, {"infer_shapes", "quantize_dynamic_int8", "dce"}), "wide_rows"));
 }
 
 }  // namespace
