@@ -68,6 +68,7 @@ struct ShiftedInput {
   // dim): planes' update i writes its phase over interiors[i]; after the phases' interiors, the
   // zeros around them (halo_zeros), each RDom's first dim contiguous in the plane
   std::vector<Halide::RDom> interiors;
+  size_t copies = 0;  // the updates copying the input (the first ones); the rest write the halo's zeros
   std::vector<int32_t> strides, dilations;
   std::vector<Expr> plane, grid;  // per spatial dim: a plane's extent; the grid's (output's in dim 0)
   Expr pixels;                    // grid pixels
@@ -131,6 +132,7 @@ struct ShiftedInput {
       if (halo) zeroed.push_back([this, f, first, ranges] { halo_zeros(f, first, ranges); });
     }
     // After the copies, so that update i < the phases read is still phase i's interior.
+    copies = interiors.size();
     for (auto& z : zeroed) z();
   }
 
@@ -298,6 +300,7 @@ std::vector<HTensor> conv_channels(LowerContext& ctx, const Window& win, const S
   g.m_extent = static_cast<int>(ctx.const_in.data(1)->dims()[0]);
   g.input = in.planes;
   g.input_rows = in.interiors;
+  g.input_copies = in.copies;
   PanelWeights w = panel_weights(ctx, win, block.width);
   g.k = w.k;
   Var i("i"), q("q"), mo("mo"), n("n");
@@ -356,6 +359,7 @@ std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
   g.m_extent = static_cast<int>(m_ext);
   g.input = in.planes;
   g.input_rows = in.interiors;
+  g.input_copies = in.copies;
   HTensor w2 = ctx.add_constant("conv_weights", wt.reshaped({m_ext, wt.numel() / m_ext}));
 
   std::vector<Expr> taps;

@@ -26,16 +26,17 @@ void vectorize_planes(Func planes, const std::vector<RDom>& rows, int vec) {
 // The input's phase planes computed before the products, in parallel over (channel, image): whole
 // (at root), or one image at a time at the output's loop over images `at_image`, so that a batch's
 // planes are not all written before the first is read (at b8 they no longer fit in cache).
-void schedule_planes(Func planes, const std::vector<RDom>& rows, const Target& t, Func output = Func(), Var at_image = Var()) {
+void schedule_planes(Func planes, const std::vector<RDom>& rows, size_t copies, const Target& t, Func output = Func(),
+                     Var at_image = Var()) {
   Var c = planes.args()[2], in = planes.args()[3], ch("conv_ch");
   if (output.defined()) planes.compute_at(output, at_image);
   else planes.compute_root();
   planes.fuse(c, in, ch).parallel(ch);
-  // The halo's zeros (conv.cpp's halo_zeros, after the interiors) are a few short runs per channel:
-  // as parallel loops of their own, each costs a task dispatch for little work.
+  // The halo's zeros (conv.cpp's halo_zeros, the updates after the `copies` interiors) are a few
+  // short runs per channel: as parallel loops of their own, each costs a task dispatch for little work.
   for (size_t i = 0; i < rows.size(); ++i) {
     Stage s = planes.update(static_cast<int>(i)).fuse(c, in, ch);
-    if (rows[i].x.name().rfind("halo_", 0) != 0) s.parallel(ch);
+    if (i < copies) s.parallel(ch);
   }
   vectorize_planes(planes, rows, t.natural_vector_size<float>());
 }
@@ -100,7 +101,7 @@ void schedule_conv_tiles(ConvGemmFuncs g, Func output, const Target& t) {
       .vectorize(o[0], vec, TailStrategy::Predicate);
   Var task = fuse_vars(output, {yo, mg});
   output.parallel(task);
-  schedule_planes(g.input, g.input_rows, t, output, n);
+  schedule_planes(g.input, g.input_rows, g.input_copies, t, output, n);
 
   Func gemm = g.gemm;
   Var p = gemm.args()[0], gm = gemm.args()[1], gn = gemm.args()[2];
@@ -125,7 +126,7 @@ void schedule_conv_tiles(ConvGemmFuncs g, Func output, const Target& t) {
 // groups until there are about kTasks tasks per image.
 void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
   if (g.row_pixels.defined() && output.dimensions() >= 4) return schedule_conv_tiles(g, output, t);
-  schedule_planes(g.input, g.input_rows, t);
+  schedule_planes(g.input, g.input_rows, g.input_copies, t);
   constexpr int kTasks = 8;
   const int vec = t.natural_vector_size<float>();
   const int width = g.panel.width, rows = g.panel.rows;
@@ -214,7 +215,7 @@ void schedule_conv_channels(ConvChannelFuncs g, Func output, const Target& t) {
   output.split(m, mg, mc, group, TailStrategy::GuardWithIf).reorder(order).vectorize(o[0], vec, TailStrategy::Predicate);
   Var task = fuse_vars(output, {mg});
   output.parallel(task);
-  schedule_planes(g.input, g.input_rows, t, output, n);
+  schedule_planes(g.input, g.input_rows, g.input_copies, t, output, n);
 
   Func gemm = g.gemm;
   Var i = gemm.args()[0], q = gemm.args()[1], mo = gemm.args()[2], gn = gemm.args()[3];

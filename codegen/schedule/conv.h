@@ -23,6 +23,7 @@ namespace onnxc::codegen {
 struct ConvGemmFuncs {
   Halide::Func input, acc, gemm;
   std::vector<Halide::RDom> input_rows;
+  size_t input_copies = 0;  // the first input_rows copy the input; the rest write the halo's zeros
   Halide::RDom k;
   PanelShape panel;
   Halide::Expr p_extent;
@@ -65,6 +66,7 @@ std::optional<ChannelBlock> choose_channel_block(int64_t m, int64_t k, int64_t p
 struct ConvChannelFuncs {
   Halide::Func input, acc, gemm;
   std::vector<Halide::RDom> input_rows;
+  size_t input_copies = 0;  // the first input_rows copy the input; the rest write the halo's zeros
   Halide::RDom k;
   ChannelBlock block;
   int m_extent = 0;
