@@ -41,6 +41,14 @@ void schedule_planes(Func planes, const std::vector<RDom>& rows, size_t copies, 
   vectorize_planes(planes, rows, t.natural_vector_size<float>());
 }
 
+// The pixel panels' tail: a register block computes a whole panel (place_register_block), so under
+// GuardWithIf the last panel reads up to width − 1 pixels past the image, which the planes hold
+// (zeros) but an input read in place does not. Shifted inwards, the last panel overlaps the one
+// before it and recomputes a few pixels, each with the same sum in the same order.
+TailStrategy panel_tail(const ConvGemmFuncs& g) {
+  return g.input_in_place ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf;
+}
+
 // Image rows per output tile: the fewest that give a tile kPanels panels of pixels; for a static
 // row width, up to twice that many when more rows waste less of the tile's last panel.
 Expr tile_rows(const Expr& row_pixels, int width) {
@@ -101,13 +109,13 @@ void schedule_conv_tiles(ConvGemmFuncs g, Func output, const Target& t) {
       .vectorize(o[0], vec, TailStrategy::Predicate);
   Var task = fuse_vars(output, {yo, mg});
   output.parallel(task);
-  schedule_planes(g.input, g.input_rows, g.input_copies, t, output, n);
+  if (!g.input_in_place) schedule_planes(g.input, g.input_rows, g.input_copies, t, output, n);
 
   Func gemm = g.gemm;
   Var p = gemm.args()[0], gm = gemm.args()[1], gn = gemm.args()[2];
   Var po("conv_po"), pi("conv_pi"), mo("conv_mo"), mi("conv_mi");
   gemm.compute_at(output, task)
-      .split(p, po, pi, width, TailStrategy::GuardWithIf)
+      .split(p, po, pi, width, panel_tail(g))
       .split(gm, mo, mi, rows, TailStrategy::GuardWithIf)
       .reorder(pi, mi, mo, po, gn)
       .vectorize(pi, vec);
@@ -126,7 +134,7 @@ void schedule_conv_tiles(ConvGemmFuncs g, Func output, const Target& t) {
 // groups until there are about kTasks tasks per image.
 void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
   if (g.row_pixels.defined() && output.dimensions() >= 4) return schedule_conv_tiles(g, output, t);
-  schedule_planes(g.input, g.input_rows, g.input_copies, t);
+  if (!g.input_in_place) schedule_planes(g.input, g.input_rows, g.input_copies, t);
   constexpr int kTasks = 8;
   const int vec = t.natural_vector_size<float>();
   const int width = g.panel.width, rows = g.panel.rows;
@@ -143,7 +151,7 @@ void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
   gemm.compute_root()
       .bound(p, 0, g.p_extent)
       .bound(m, 0, g.m_extent)
-      .split(p, po, pi, width, TailStrategy::GuardWithIf)
+      .split(p, po, pi, width, panel_tail(g))
       .split(m, mo, mi, rows, TailStrategy::GuardWithIf)
       .split(mo, mb, mo, tiles, TailStrategy::GuardWithIf)
       .reorder(pi, mi, mo, mb, po, n)
