@@ -341,8 +341,8 @@ std::vector<HTensor> conv_channels(LowerContext& ctx, const Window& win, const S
 // copying it into planes first (a pass over the input before each 1×1 of ResNet-50: a fifth of a
 // 256→64 conv over 56×56). The reads bypass Halide's bounds inference, so they must stay inside the
 // buffer: the schedule shifts the last pixel panel inwards (schedule_conv_gemm), which needs a
-// static image of at least one panel; otherwise nullopt and the planes as for any conv. Returns the
-// element tap k (channel) of pixel p of image n.
+// static image of at least one panel; otherwise nullopt and the planes as for any conv. Returns
+// X's element at channel c, flat pixel p, image n.
 std::optional<Expr> in_place_tap(const HTensor& x, const Window& win, const Expr& pixels, int width, const Expr& c,
                                  const Expr& p, const Expr& n) {
   const int sp = win.spatial();
@@ -376,7 +376,8 @@ std::optional<Expr> in_place_tap(const HTensor& x, const Window& win, const Expr
 
 // The implicit GEMM: Y[n, m, p] = B[m] + sum_k W[m, k] · col(k, p) over grid pixels p and
 // K = C·k1..kr (k = (c, r)), where col(k, p) = planes(p + shift(r), phase(r), c, n) (ShiftedInput):
-// W is the GEMM's A, one row per output channel, read in place; the shifted planes are its B.
+// W is the GEMM's A, one row per output channel, read in place; the shifted planes are its B (a
+// pointwise conv's input itself where in_place_tap allows: the same products in the same order).
 std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
   using Halide::Var;
   const HTensor& x = ctx.in[0];
