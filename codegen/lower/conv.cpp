@@ -68,6 +68,7 @@ struct ShiftedInput {
   // dim): planes' update i writes its phase over interiors[i]; after the phases' interiors, the
   // zeros around them (halo_zeros), each RDom's first dim contiguous in the plane
   std::vector<Halide::RDom> interiors;
+  size_t copies = 0;  // the updates copying the input (the first ones); the rest write the halo's zeros
   std::vector<int32_t> strides, dilations;
   std::vector<Expr> plane, grid;  // per spatial dim: a plane's extent; the grid's (output's in dim 0)
   Expr pixels;                    // grid pixels
@@ -131,6 +132,7 @@ struct ShiftedInput {
       if (halo) zeroed.push_back([this, f, first, ranges] { halo_zeros(f, first, ranges); });
     }
     // After the copies, so that update i < the phases read is still phase i's interior.
+    copies = interiors.size();
     for (auto& z : zeroed) z();
   }
 
@@ -298,6 +300,7 @@ std::vector<HTensor> conv_channels(LowerContext& ctx, const Window& win, const S
   g.m_extent = static_cast<int>(ctx.const_in.data(1)->dims()[0]);
   g.input = in.planes;
   g.input_rows = in.interiors;
+  g.input_copies = in.copies;
   PanelWeights w = panel_weights(ctx, win, block.width);
   g.k = w.k;
   Var i("i"), q("q"), mo("mo"), n("n");
@@ -332,9 +335,49 @@ std::vector<HTensor> conv_channels(LowerContext& ctx, const Window& win, const S
   return {HTensor{y, shape, out_dtype(ctx)}};
 }
 
+// A 1×1 stride-1 unpadded convolution's B operand [K = C, N = pixels] is its NCHW input itself, one
+// dense row per channel: col(c, p) = X[n, c, p] over the flattened image. When X is a kernel input
+// (a dense buffer, not a fused producer), the GEMM reads it in place at X's flat offset instead of
+// copying it into planes first (a pass over the input before each 1×1 of ResNet-50: a fifth of a
+// 256→64 conv over 56×56). The reads bypass Halide's bounds inference, so they must stay inside the
+// buffer: the schedule shifts the last pixel panel inwards (schedule_conv_gemm), which needs a
+// static image of at least one panel; otherwise nullopt and the planes as for any conv. Returns
+// X's element at channel c, flat pixel p, image n.
+std::optional<Expr> in_place_tap(const HTensor& x, const Window& win, const Expr& pixels, int width, const Expr& c,
+                                 const Expr& p, const Expr& n) {
+  const int sp = win.spatial();
+  if (sp < 2) return std::nullopt;  // 1-D convs are not tiled (schedule_conv_gemm); they keep planes
+  for (int s = 0; s < sp; ++s) {
+    if (win.kernel[s] != 1 || win.strides[s] != 1) return std::nullopt;
+    if (!Halide::Internal::is_const_zero(win.pad_begin[s]) || !Halide::Internal::is_const_zero(win.pad_end[s])) return std::nullopt;
+  }
+  const int64_t* px = Halide::Internal::as_const_int(pixels);
+  if (!px || *px < width || !x.func.defined() || x.func.outputs() != 1 || !x.func.function().has_pure_definition())
+    return std::nullopt;
+  // X's Func must be its buffer itself: one Image call with the Func's own arguments in order.
+  const auto& values = x.func.function().definition().values();
+  const auto* call = values.size() == 1 ? values[0].as<Halide::Internal::Call>() : nullptr;
+  if (!call || call->call_type != Halide::Internal::Call::Image || !call->param.defined()) return std::nullopt;
+  const std::vector<std::string> args = x.func.function().args();
+  if (call->args.size() != args.size() || static_cast<int>(args.size()) != sp + 2) return std::nullopt;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto* v = call->args[i].as<Halide::Internal::Variable>();
+    if (!v || v->name != args[i]) return std::nullopt;
+  }
+  // Dense strides (constrain_dense; a buffer with row capacity, constrain_rows, is not).
+  const Halide::Internal::Parameter& buf = call->param;
+  if (!Halide::Internal::is_const_one(buf.stride_constraint(0))) return std::nullopt;
+  for (int d = 1; d < sp + 2; ++d)
+    if (!buf.stride_constraint(d).defined()) return std::nullopt;
+  Expr flat = p + c * buf.stride_constraint(sp) + n * buf.stride_constraint(sp + 1);
+  return Halide::Internal::Load::make(Halide::Float(32), buf.name(), flat, Halide::Buffer<>(), buf,
+                                     Halide::Internal::const_true(), Halide::Internal::ModulusRemainder());
+}
+
 // The implicit GEMM: Y[n, m, p] = B[m] + sum_k W[m, k] · col(k, p) over grid pixels p and
 // K = C·k1..kr (k = (c, r)), where col(k, p) = planes(p + shift(r), phase(r), c, n) (ShiftedInput):
-// W is the GEMM's A, one row per output channel, read in place; the shifted planes are its B.
+// W is the GEMM's A, one row per output channel, read in place; the shifted planes are its B (a
+// pointwise conv's input itself where in_place_tap allows: the same products in the same order).
 std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
   using Halide::Var;
   const HTensor& x = ctx.in[0];
@@ -356,6 +399,7 @@ std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
   g.m_extent = static_cast<int>(m_ext);
   g.input = in.planes;
   g.input_rows = in.interiors;
+  g.input_copies = in.copies;
   HTensor w2 = ctx.add_constant("conv_weights", wt.reshaped({m_ext, wt.numel() / m_ext}));
 
   std::vector<Expr> taps;
@@ -366,12 +410,21 @@ std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
   g.acc = Func("conv_acc");
   g.acc(p, m, n) = 0.0f;
   // Rows past M (a partial register block) read the last row of W; they are never stored.
-  g.acc(p, m, n) += w2.at({Halide::min(m, g.m_extent - 1), flat_k}) * in.tap(taps, p, g.k[sp], n);
+  Expr b = in.tap(taps, p, g.k[sp], n);
+  if (auto direct = in_place_tap(x, win, in.pixels, g.panel.width, g.k[sp], p, n)) {
+    b = *direct;
+    g.input_in_place = true;
+    g.input = Func();
+    g.input_rows.clear();
+    g.input_copies = 0;
+  }
+  g.acc(p, m, n) += w2.at({Halide::min(m, g.m_extent - 1), flat_k}) * b;
   ctx.reassociable.push_back(g.acc);
   g.gemm = Func("conv_gemm");
   g.gemm(p, m, n) = g.acc(p, m, n);
   // Until the schedule callback places them (and if it never runs), each is computed whole.
-  for (Func f : {g.input, g.acc, g.gemm}) f.compute_root();
+  for (Func f : {g.input, g.acc, g.gemm})
+    if (f.defined()) f.compute_root();
   ctx.schedule = [g](Func output, const Halide::Target& t) { schedule_conv_gemm(g, output, t); };
   return shifted_output(ctx, in, g.gemm);
 }

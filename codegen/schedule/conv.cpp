@@ -26,18 +26,27 @@ void vectorize_planes(Func planes, const std::vector<RDom>& rows, int vec) {
 // The input's phase planes computed before the products, in parallel over (channel, image): whole
 // (at root), or one image at a time at the output's loop over images `at_image`, so that a batch's
 // planes are not all written before the first is read (at b8 they no longer fit in cache).
-void schedule_planes(Func planes, const std::vector<RDom>& rows, const Target& t, Func output = Func(), Var at_image = Var()) {
+void schedule_planes(Func planes, const std::vector<RDom>& rows, size_t copies, const Target& t, Func output = Func(),
+                     Var at_image = Var()) {
   Var c = planes.args()[2], in = planes.args()[3], ch("conv_ch");
   if (output.defined()) planes.compute_at(output, at_image);
   else planes.compute_root();
   planes.fuse(c, in, ch).parallel(ch);
-  // The halo's zeros (conv.cpp's halo_zeros, after the interiors) are a few short runs per channel:
-  // as parallel loops of their own, each costs a task dispatch for little work.
+  // The halo's zeros (conv.cpp's halo_zeros, the updates after the `copies` interiors) are a few
+  // short runs per channel: as parallel loops of their own, each costs a task dispatch for little work.
   for (size_t i = 0; i < rows.size(); ++i) {
     Stage s = planes.update(static_cast<int>(i)).fuse(c, in, ch);
-    if (rows[i].x.name().rfind("halo_", 0) != 0) s.parallel(ch);
+    if (i < copies) s.parallel(ch);
   }
   vectorize_planes(planes, rows, t.natural_vector_size<float>());
+}
+
+// The pixel panels' tail: a register block computes a whole panel (place_register_block), so under
+// GuardWithIf the last panel reads up to width − 1 pixels past the image, which the planes hold
+// (zeros) but an input read in place does not. Shifted inwards, the last panel overlaps the one
+// before it and recomputes a few pixels, each with the same sum in the same order.
+TailStrategy panel_tail(const ConvGemmFuncs& g) {
+  return g.input_in_place ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf;
 }
 
 // Image rows per output tile: the fewest that give a tile kPanels panels of pixels; for a static
@@ -100,13 +109,13 @@ void schedule_conv_tiles(ConvGemmFuncs g, Func output, const Target& t) {
       .vectorize(o[0], vec, TailStrategy::Predicate);
   Var task = fuse_vars(output, {yo, mg});
   output.parallel(task);
-  schedule_planes(g.input, g.input_rows, t, output, n);
+  if (!g.input_in_place) schedule_planes(g.input, g.input_rows, g.input_copies, t, output, n);
 
   Func gemm = g.gemm;
   Var p = gemm.args()[0], gm = gemm.args()[1], gn = gemm.args()[2];
   Var po("conv_po"), pi("conv_pi"), mo("conv_mo"), mi("conv_mi");
   gemm.compute_at(output, task)
-      .split(p, po, pi, width, TailStrategy::GuardWithIf)
+      .split(p, po, pi, width, panel_tail(g))
       .split(gm, mo, mi, rows, TailStrategy::GuardWithIf)
       .reorder(pi, mi, mo, po, gn)
       .vectorize(pi, vec);
@@ -125,7 +134,7 @@ void schedule_conv_tiles(ConvGemmFuncs g, Func output, const Target& t) {
 // groups until there are about kTasks tasks per image.
 void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
   if (g.row_pixels.defined() && output.dimensions() >= 4) return schedule_conv_tiles(g, output, t);
-  schedule_planes(g.input, g.input_rows, t);
+  if (!g.input_in_place) schedule_planes(g.input, g.input_rows, g.input_copies, t);
   constexpr int kTasks = 8;
   const int vec = t.natural_vector_size<float>();
   const int width = g.panel.width, rows = g.panel.rows;
@@ -142,7 +151,7 @@ void schedule_conv_gemm(ConvGemmFuncs g, Func output, const Target& t) {
   gemm.compute_root()
       .bound(p, 0, g.p_extent)
       .bound(m, 0, g.m_extent)
-      .split(p, po, pi, width, TailStrategy::GuardWithIf)
+      .split(p, po, pi, width, panel_tail(g))
       .split(m, mo, mi, rows, TailStrategy::GuardWithIf)
       .split(mo, mb, mo, tiles, TailStrategy::GuardWithIf)
       .reorder(pi, mi, mo, mb, po, n)
@@ -214,7 +223,7 @@ void schedule_conv_channels(ConvChannelFuncs g, Func output, const Target& t) {
   output.split(m, mg, mc, group, TailStrategy::GuardWithIf).reorder(order).vectorize(o[0], vec, TailStrategy::Predicate);
   Var task = fuse_vars(output, {mg});
   output.parallel(task);
-  schedule_planes(g.input, g.input_rows, t, output, n);
+  schedule_planes(g.input, g.input_rows, g.input_copies, t, output, n);
 
   Func gemm = g.gemm;
   Var i = gemm.args()[0], q = gemm.args()[1], mo = gemm.args()[2], gn = gemm.args()[3];

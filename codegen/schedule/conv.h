@@ -23,6 +23,11 @@ namespace onnxc::codegen {
 struct ConvGemmFuncs {
   Halide::Func input, acc, gemm;
   std::vector<Halide::RDom> input_rows;
+  size_t input_copies = 0;  // the first input_rows copy the input; the rest write the halo's zeros
+  // acc reads the kernel's input buffer in place (a 1×1 stride-1 unpadded conv over a static image
+  // of at least one panel; lower/conv.cpp in_place_tap); `input` is then undefined. Its reads are
+  // not bounds-checked: every pixel panel must lie inside [0, p_extent) (the last one shifted inwards).
+  bool input_in_place = false;
   Halide::RDom k;
   PanelShape panel;
   Halide::Expr p_extent;
@@ -65,6 +70,7 @@ std::optional<ChannelBlock> choose_channel_block(int64_t m, int64_t k, int64_t p
 struct ConvChannelFuncs {
   Halide::Func input, acc, gemm;
   std::vector<Halide::RDom> input_rows;
+  size_t input_copies = 0;  // the first input_rows copy the input; the rest write the halo's zeros
   Halide::RDom k;
   ChannelBlock block;
   int m_extent = 0;
