@@ -511,5 +511,49 @@ TEST(LowerConv, GlobalPoolingOverSymbolicImage) {
   }
 }
 
+// Static rows that are not a whole number of vectors (the 7, 14, 28 and 56 of squeeze-and-excitation
+// blocks) are summed in one vector as wide as the row; rows of 1-D, 2-D and 3-D images, against a
+// double-precision sum, with a NaN, a -inf and both infinities in channels of their own.
+TEST(LowerConv, GlobalPoolingOverStaticNarrowRows) {
+  const std::vector<std::vector<int64_t>> images = {{7, 7}, {14, 14}, {5, 28}, {3, 56}, {20}, {2, 3, 7}, {4, 1}};
+  for (const std::string& target : runnable_targets()) {
+    for (const auto& image : images) {
+      const int64_t N = 2, C = 5;
+      std::vector<int64_t> dims = {N, C};
+      dims.insert(dims.end(), image.begin(), image.end());
+      int64_t plane = 1;
+      for (int64_t d : image) plane *= d;
+      ir::Shape in_shape(dims.begin(), dims.end()), out_shape(dims.size(), 1);
+      out_shape[0] = N, out_shape[1] = C;
+      ModelBuilder b(13);
+      auto* x = b.input("x", DType::Float32, in_shape);
+      b.output(b.op("GlobalAveragePool", {x}, "avg", DType::Float32, out_shape));
+      b.output(b.op("GlobalLpPool", {x}, "lp", DType::Float32, out_shape));
+      auto xv = random_values(N * C * plane, 6);
+      xv[1 * plane + plane / 2] = NAN;                // image 0, channel 1
+      xv[2 * plane] = -INFINITY;                      // channel 2: -inf average, +inf norm
+      xv[3 * plane + plane - 1] = INFINITY;           // channel 3: +inf and -inf make NaN
+      xv[3 * plane] = -INFINITY;
+      auto out = compile_and_run(b.model(), {HostTensor::f32(dims, xv)}, "global_pool_rows", target);
+      std::vector<float> avg(N * C), lp(N * C);
+      for (int64_t q = 0; q < N * C; ++q) {
+        double s = 0, sq = 0;
+        for (int64_t i = 0; i < plane; ++i) {
+          double v = xv[q * plane + i];
+          s += v, sq += v * v;
+        }
+        avg[q] = static_cast<float>(s / static_cast<double>(plane));
+        lp[q] = static_cast<float>(std::sqrt(sq));
+      }
+      auto a = out[0].values<float>(), l = out[1].values<float>();
+      EXPECT_TRUE(std::isnan(a[1]) && std::isnan(l[1])) << target << " " << a[1] << " " << l[1];
+      EXPECT_TRUE(std::isinf(a[2]) && a[2] < 0 && std::isinf(l[2]) && l[2] > 0) << target << " " << a[2];
+      EXPECT_TRUE(std::isnan(a[3]) && std::isinf(l[3])) << target << " " << a[3] << " " << l[3];
+      EXPECT_TRUE(all_close(a, avg, 1e-5, 1e-6)) << target << " plane " << plane;
+      EXPECT_TRUE(all_close(l, lp, 1e-5, 1e-6)) << target << " plane " << plane;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace onnxc::test
