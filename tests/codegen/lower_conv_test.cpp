@@ -66,7 +66,7 @@ std::vector<float> reference(const ConvCase& k, const std::vector<float>& x, con
 
 // Compiles one Conv over x [n?, C, h, w] (n a symbol when `symbolic_batch`) and checks it at the
 // case's sizes, on every ISA level this machine runs.
-void check_conv(const ConvCase& k, bool symbolic_batch = false) {
+void check_conv(const ConvCase& k, bool symbolic_batch = false, bool specials = false) {
   ModelBuilder b(13);
   Dim n = symbolic_batch ? Dim::symbol("n") : Dim(k.n);
   auto* x = b.input("x", DType::Float32, k.one_d ? ir::Shape{n, k.c, k.w} : ir::Shape{n, k.c, k.h, k.w});
@@ -85,6 +85,12 @@ void check_conv(const ConvCase& k, bool symbolic_batch = false) {
   c->set_attr_int("group", k.group);
   b.output(c->output());
   auto xv = random_values(k.n * k.c * k.h * k.w, 3);
+  if (specials) {  // a NaN, an infinity, and both infinities (NaN) in the first channels' planes
+    const int64_t plane = k.h * k.w;
+    xv[plane / 2] = NAN;
+    xv[plane + plane - 1] = INFINITY;
+    if (k.c > 2) xv[2 * plane] = -INFINITY, xv[2 * plane + plane / 3] = INFINITY;
+  }
   std::vector<int64_t> xdims = {k.n, k.c, k.h, k.w};
   if (k.one_d) xdims.erase(xdims.begin() + 2);
   // Register blocks and vector widths differ per ISA: each level this machine runs is checked.
@@ -255,6 +261,22 @@ TEST(LowerConv, DepthwiseWindows) {
   ConvCase big;
   big.c = big.m = big.group = 3, big.h = 20, big.w = 21, big.kh = big.kw = 9, big.sh = 2, big.pads = {4, 4, 4, 4};
   check_conv(big);
+}
+
+// The depthwise sums run four vectors of pixels at a time (independent FMA chains): grids of one
+// partial vector, of whole groups of four and with a partial group (on AVX-512 and AVX2), strided and
+// 5×5 windows, with NaN and infinities reaching the outputs whose windows hold them.
+TEST(LowerConv, DepthwiseInterleavedSums) {
+  struct Shape {
+    int64_t h, w, k, s;
+  };
+  for (Shape sh : {Shape{2, 3, 3, 1}, Shape{7, 7, 3, 1}, Shape{14, 14, 5, 1}, Shape{11, 23, 3, 2}, Shape{30, 17, 5, 2}, Shape{9, 40, 3, 1}}) {
+    ConvCase dw;
+    dw.n = 2, dw.c = dw.m = dw.group = 6, dw.h = sh.h, dw.w = sh.w, dw.kh = dw.kw = sh.k, dw.sh = dw.sw = sh.s;
+    const int64_t pad = sh.k / 2;
+    dw.pads = {pad, pad, pad, pad};
+    check_conv(dw, true, true);
+  }
 }
 
 // Image extents known only at run time: one library, two sizes; bias, ReLU and a residual Add run
