@@ -179,8 +179,8 @@ TEST(Transcendental, SigmoidIsTheRoundedQuotientOfTheSameExp) {
 // HardSwish is x · clamp(alpha · x + beta, 0, 1) with alpha = float(1/6), beta = 0.5, each step a
 // rounded float32 operation as in ONNX's reference (no division by 6), and HardSigmoid the same
 // clamp: bit for bit over a sweep of the float range, the clamp's corners (±3) and the specials
-// (NaN stays NaN, -inf · 0 is NaN, +inf stays +inf). Where Halide contracts alpha · x + beta into
-// one FMA, the result may instead be that single rounding: both are accepted, nothing else.
+// (NaN stays NaN, -inf · 0 is NaN, +inf stays +inf). alpha · x + beta is not contracted into an FMA
+// (the old x / 6 agreed with this reference on ~83% of [-3.5, 3.5]).
 TEST(Transcendental, HardSwishIsXTimesTheHardSigmoid) {
   std::vector<float> xs;
   for (uint64_t u = 0; u < (1ull << 32); u += 4096) xs.push_back(from_bits(static_cast<uint32_t>(u + 5)));
@@ -208,10 +208,9 @@ TEST(Transcendental, HardSwishIsXTimesTheHardSigmoid) {
     for (size_t i = 0; i < xs.size() && bad < 10; ++i) {
       const float xv = xs[i];
       volatile float scaled = alpha * xv;  // rounded on its own, not contracted into an FMA here
-      const float sig = clamp01(scaled + 0.5f), sig_fma = clamp01(std::fma(alpha, xv, 0.5f));
-      const float want = xv * sig, want_fma = xv * sig_fma;
+      const float sig = clamp01(scaled + 0.5f), want = xv * sig;
       auto same = [](float a, float e) { return std::isnan(e) ? std::isnan(a) : bits(a) == bits(e); };
-      const bool ok = (same(y[i], want) || same(y[i], want_fma)) && (same(h[i], sig) || same(h[i], sig_fma));
+      const bool ok = same(y[i], want) && same(h[i], sig);
       if (!ok) ++bad;
       EXPECT_TRUE(ok) << "x = " << xv << ": HardSwish " << y[i] << " (want " << want << "), HardSigmoid " << h[i]
                       << " (want " << sig << ")";
