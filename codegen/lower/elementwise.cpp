@@ -295,7 +295,9 @@ UNARY_FLOAT(Celu, Halide::max(lit(x, 0), x) + Halide::min(lit(x, 0), lit(x, fatt
                                               (exp_ieee(x / lit(x, fattr(n, "alpha", 1.f))) - lit(x, 1))));
 UNARY_FLOAT(HardSigmoid, clamp_nan(lit(x, fattr(n, "alpha", 0.2f)) * x + lit(x, fattr(n, "beta", 0.5f)),
                                        lit(x, 0), lit(x, 1)));
-UNARY_FLOAT(HardSwish, x * clamp_nan(x / lit(x, 6) + lit(x, 0.5), lit(x, 0), lit(x, 1)));
+// ONNX's HardSwish is x · HardSigmoid(x) with alpha = 1/6 and beta = 0.5: alpha · x in x's type, as
+// ONNX's reference computes it, not x / 6 (a division per element in every MobileNetV3 epilogue).
+UNARY_FLOAT(HardSwish, x * clamp_nan(lit(x, 1.0 / 6) * x + lit(x, 0.5), lit(x, 0), lit(x, 1)));
 UNARY_FLOAT(Softplus, softplus(x));
 UNARY_FLOAT(Softsign, x / (lit(x, 1) + Halide::abs(x)));
 UNARY_FLOAT(ThresholdedRelu, Halide::select(x > lit(x, fattr(n, "alpha", 1.f)), x, lit(x, 0)));

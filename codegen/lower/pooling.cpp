@@ -173,7 +173,8 @@ HTensor global_max_or_gpu(LowerContext& ctx, const HTensor& x, Pool kind, const 
 // Global average and Lp pooling on a CPU: the sum over a channel's plane, as one scalar chain, waited
 // ~4 cycles per element on the add before it (a 112×112 plane: 50k cycles). Here the innermost
 // spatial dim is summed in vector lanes (rows read with dense loads, the last vector of a row masked),
-// then the lanes: ceil(W / lanes)·H vector adds per channel. ONNX fixes no order for the sum; each add
+// then the lanes: ceil(W / lanes)·H vector adds per channel (a short static row: one vector as wide
+// as the row, H adds, then W lane adds). ONNX fixes no order for the sum; each add
 // stays IEEE (as for the row sums of schedule.cpp's vectorize_row_sum). Max keeps the serial form:
 // reordering a max could lose a NaN.
 HTensor global_pool(LowerContext& ctx, const HTensor& x, Pool kind, const std::vector<Expr>& shape) {
@@ -194,19 +195,52 @@ HTensor global_pool(LowerContext& ctx, const HTensor& x, Pool kind, const std::v
   Expr v = Halide::cast(at, x.at(i));
   Halide::Func total("gpool_sum");
   total(c, n) = Halide::cast(at, 0);
-  total(c, n) += kind == Pool::Avg ? v : lp_power(v, p);
+  const int lanes = std::max(1, ctx.target.natural_vector_size(at));
+  const int64_t* width = Halide::Internal::as_const_int(x.shape[sp + 1]);
+  if (width && *width > 1 && *width % lanes != 0 && *width <= 4 * lanes) {
+    // A static row that is not a whole number of vectors (SE blocks' 7, 14, 28, 56): one vector as
+    // wide as the row collects the column sums over the other dims, then its lanes are added. Split
+    // into vectors, the row's last (or only) vector was masked, and so was each store of the
+    // accumulator, which then lived in memory and waited on store forwarding for every row.
+    std::vector<Halide::Range> outer(ranges.begin() + 1, ranges.end());
+    if (outer.empty()) outer.emplace_back(0, 1);
+    Halide::RDom ro(Halide::Region(outer.begin(), outer.end()), "gpool_rows");
+    Halide::RDom rw(0, static_cast<int32_t>(*width), "gpool_w");
+    Halide::Var lane("gpool_lane");
+    Index li = {n, c};
+    for (int s = 0; s + 1 < sp; ++s) li.push_back(ro[sp - 2 - s]);
+    li.push_back(lane);
+    Expr lv = Halide::cast(at, x.at(li));
+    Halide::Func cols("gpool_cols");
+    cols(lane, c, n) = Halide::cast(at, 0);
+    cols(lane, c, n) += kind == Pool::Avg ? lv : lp_power(lv, p);
+    total(c, n) += cols(rw, c, n);
+    total.compute_root();
+    cols.compute_root();
+    const int32_t w32 = static_cast<int32_t>(*width);
+    ctx.schedule = [total, cols, w32](Halide::Func out, const Halide::Target&) mutable {
+      Halide::Var po("gpool_po"), pi("gpool_pi");
+      out.split(fuse_vars(out, out.args()), po, pi, 64, Halide::TailStrategy::GuardWithIf).parallel(po);
+      total.compute_at(out, pi);
+      Halide::Var l = cols.args()[0];
+      cols.compute_at(out, pi).bound(l, 0, w32).vectorize(l);
+      cols.update().vectorize(l);
+    };
+  } else {
+    total(c, n) += kind == Pool::Avg ? v : lp_power(v, p);
+    ctx.schedule = [total, r](Halide::Func out, const Halide::Target& t) mutable {
+      const int vec = std::max(1, t.natural_vector_size(total.output_types()[0]));
+      Halide::Var po("gpool_po"), pi("gpool_pi"), lane("gpool_lane");
+      Halide::Var fused = fuse_vars(out, out.args());
+      out.split(fused, po, pi, 64, Halide::TailStrategy::GuardWithIf).parallel(po);
+      total.compute_at(out, pi);
+      Halide::RVar rx(r[0].name()), ro("gpool_ro"), ri("gpool_ri");
+      Halide::Func lanes = total.update().split(rx, ro, ri, vec, Halide::TailStrategy::GuardWithIf).rfactor(ri, lane);
+      lanes.compute_at(out, pi).vectorize(lane);
+      lanes.update().vectorize(lane);
+    };
+  }
   total.compute_root();  // until the schedule places it
-  ctx.schedule = [total, r](Halide::Func out, const Halide::Target& t) mutable {
-    const int vec = std::max(1, t.natural_vector_size(total.output_types()[0]));
-    Halide::Var po("gpool_po"), pi("gpool_pi"), lane("gpool_lane");
-    Halide::Var fused = fuse_vars(out, out.args());
-    out.split(fused, po, pi, 64, Halide::TailStrategy::GuardWithIf).parallel(po);
-    total.compute_at(out, pi);
-    Halide::RVar rx(r[0].name()), ro("gpool_ro"), ri("gpool_ri");
-    Halide::Func lanes = total.update().split(rx, ro, ri, vec, Halide::TailStrategy::GuardWithIf).rfactor(ri, lane);
-    lanes.compute_at(out, pi).vectorize(lane);
-    lanes.update().vectorize(lane);
-  };
   return define(ctx.node.op_type(), shape, out_dtype(ctx), [&](const Index& o) {
     Expr sum = total(o[1], o[0]);
     if (kind == Pool::Avg) return Halide::cast(ty, sum / Halide::max(count, Halide::cast(at, 1)));

@@ -259,7 +259,8 @@ void schedule_conv_gemv(ConvGemvFuncs g, Func output, const Target& t) {
 //   pixels; the channel's planes and sums are allocated here, once per task
 //     for each channel of the group:
 //       planes of the channel (zero, rows copied); acc over its grid pixels (every tap summed in a
-//       register per vector of pixels); the output rows of the channel (bias, epilogue) from acc
+//       register per vector of pixels, several vectors at a time); the output rows of the channel
+//       (bias, epilogue) from acc
 // The channel's planes and sums stay in cache between being written and read: computed whole
 // (compute_root), they were an extra pass over memory each, and for a 7×7 image a task of one channel
 // spent more in the thread pool than in its arithmetic. Rows shorter than a vector are written with
@@ -278,13 +279,23 @@ void schedule_depthwise(Func planes, const std::vector<RDom>& rows, Func acc, co
   Var p = acc.args()[0], po("dw_po"), pi("dw_pi");
   // The sums run on to a whole vector past the grid's end, over the zeros after the planes.
   acc.store_at(output, task).compute_at(output, ch).vectorize(p, vec, TailStrategy::RoundUp);
-  std::vector<VarOrRVar> order = {pi};
-  for (int i = 0; i < r.dimensions(); ++i) order.push_back(r[i]);
-  order.push_back(po);
-  Stage s = acc.update();
-  s.split(p, po, pi, vec, TailStrategy::RoundUp).reorder(order).vectorize(pi);
   int taps = 1;
   for (int i = 0; i < r.dimensions(); ++i) taps *= *Internal::as_const_int(r[i].extent());
+  // Several vectors of pixels at once, each its own sum: one vector's taps form a chain of dependent
+  // FMAs (a 5×5 window: 25 × the FMA latency per vector), so alone it left the FMA units idle. Eight
+  // chains where they fit in the vector registers beside the window's weights, else four. Each
+  // pixel still sums its taps in the same order.
+  const int chains = taps + 8 + 2 <= describe(t).vector_registers ? 8 : 4;
+  Var pc("dw_pc"), pb("dw_pb");
+  std::vector<VarOrRVar> order = {pi, pc};
+  for (int i = 0; i < r.dimensions(); ++i) order.push_back(r[i]);
+  order.push_back(pb);
+  Stage s = acc.update();
+  s.split(p, po, pi, vec, TailStrategy::RoundUp)
+      .split(po, pb, pc, chains, TailStrategy::GuardWithIf)
+      .reorder(order)
+      .vectorize(pi)
+      .unroll(pc);
   // Up to 7×7 windows unroll into one register sum per vector; larger ones loop.
   if (taps <= 49)
     for (int i = 0; i < r.dimensions(); ++i) s.unroll(r[i]);

@@ -66,7 +66,7 @@ std::vector<float> reference(const ConvCase& k, const std::vector<float>& x, con
 
 // Compiles one Conv over x [n?, C, h, w] (n a symbol when `symbolic_batch`) and checks it at the
 // case's sizes, on every ISA level this machine runs.
-void check_conv(const ConvCase& k, bool symbolic_batch = false) {
+void check_conv(const ConvCase& k, bool symbolic_batch = false, bool specials = false) {
   ModelBuilder b(13);
   Dim n = symbolic_batch ? Dim::symbol("n") : Dim(k.n);
   auto* x = b.input("x", DType::Float32, k.one_d ? ir::Shape{n, k.c, k.w} : ir::Shape{n, k.c, k.h, k.w});
@@ -85,6 +85,12 @@ void check_conv(const ConvCase& k, bool symbolic_batch = false) {
   c->set_attr_int("group", k.group);
   b.output(c->output());
   auto xv = random_values(k.n * k.c * k.h * k.w, 3);
+  if (specials) {  // a NaN, an infinity, and both infinities (NaN) in the first channels' planes
+    const int64_t plane = k.h * k.w;
+    xv[plane / 2] = NAN;
+    xv[plane + plane - 1] = INFINITY;
+    if (k.c > 2) xv[2 * plane] = -INFINITY, xv[2 * plane + plane / 3] = INFINITY;
+  }
   std::vector<int64_t> xdims = {k.n, k.c, k.h, k.w};
   if (k.one_d) xdims.erase(xdims.begin() + 2);
   // Register blocks and vector widths differ per ISA: each level this machine runs is checked.
@@ -255,6 +261,22 @@ TEST(LowerConv, DepthwiseWindows) {
   ConvCase big;
   big.c = big.m = big.group = 3, big.h = 20, big.w = 21, big.kh = big.kw = 9, big.sh = 2, big.pads = {4, 4, 4, 4};
   check_conv(big);
+}
+
+// The depthwise sums run four vectors of pixels at a time (independent FMA chains): grids of one
+// partial vector, of whole groups of four and with a partial group (on AVX-512 and AVX2), strided and
+// 5×5 windows, with NaN and infinities reaching the outputs whose windows hold them.
+TEST(LowerConv, DepthwiseInterleavedSums) {
+  struct Shape {
+    int64_t h, w, k, s;
+  };
+  for (Shape sh : {Shape{2, 3, 3, 1}, Shape{7, 7, 3, 1}, Shape{14, 14, 5, 1}, Shape{11, 23, 3, 2}, Shape{30, 17, 5, 2}, Shape{9, 40, 3, 1}}) {
+    ConvCase dw;
+    dw.n = 2, dw.c = dw.m = dw.group = 6, dw.h = sh.h, dw.w = sh.w, dw.kh = dw.kw = sh.k, dw.sh = dw.sw = sh.s;
+    const int64_t pad = sh.k / 2;
+    dw.pads = {pad, pad, pad, pad};
+    check_conv(dw, true, true);
+  }
 }
 
 // Image extents known only at run time: one library, two sizes; bias, ReLU and a residual Add run
@@ -508,6 +530,50 @@ TEST(LowerConv, GlobalPoolingOverSymbolicImage) {
       EXPECT_TRUE(std::isinf(v[1]) && v[1] > 0) << target << " output " << k << " " << v[1];
     }
     for (size_t i = 2; i < avg.size(); ++i) EXPECT_TRUE(std::isfinite(avg[i])) << target << " " << i;
+  }
+}
+
+// Static rows that are not a whole number of vectors (the 7, 14, 28 and 56 of squeeze-and-excitation
+// blocks) are summed in one vector as wide as the row; rows of 1-D, 2-D and 3-D images, against a
+// double-precision sum, with a NaN, a -inf and both infinities in channels of their own.
+TEST(LowerConv, GlobalPoolingOverStaticNarrowRows) {
+  const std::vector<std::vector<int64_t>> images = {{7, 7}, {14, 14}, {5, 28}, {3, 56}, {20}, {2, 3, 7}, {4, 1}};
+  for (const std::string& target : runnable_targets()) {
+    for (const auto& image : images) {
+      const int64_t N = 2, C = 5;
+      std::vector<int64_t> dims = {N, C};
+      dims.insert(dims.end(), image.begin(), image.end());
+      int64_t plane = 1;
+      for (int64_t d : image) plane *= d;
+      ir::Shape in_shape(dims.begin(), dims.end()), out_shape(dims.size(), 1);
+      out_shape[0] = N, out_shape[1] = C;
+      ModelBuilder b(13);
+      auto* x = b.input("x", DType::Float32, in_shape);
+      b.output(b.op("GlobalAveragePool", {x}, "avg", DType::Float32, out_shape));
+      b.output(b.op("GlobalLpPool", {x}, "lp", DType::Float32, out_shape));
+      auto xv = random_values(N * C * plane, 6);
+      xv[1 * plane + plane / 2] = NAN;                // image 0, channel 1
+      xv[2 * plane] = -INFINITY;                      // channel 2: -inf average, +inf norm
+      xv[3 * plane + plane - 1] = INFINITY;           // channel 3: +inf and -inf make NaN
+      xv[3 * plane] = -INFINITY;
+      auto out = compile_and_run(b.model(), {HostTensor::f32(dims, xv)}, "global_pool_rows", target);
+      std::vector<float> avg(N * C), lp(N * C);
+      for (int64_t q = 0; q < N * C; ++q) {
+        double s = 0, sq = 0;
+        for (int64_t i = 0; i < plane; ++i) {
+          double v = xv[q * plane + i];
+          s += v, sq += v * v;
+        }
+        avg[q] = static_cast<float>(s / static_cast<double>(plane));
+        lp[q] = static_cast<float>(std::sqrt(sq));
+      }
+      auto a = out[0].values<float>(), l = out[1].values<float>();
+      EXPECT_TRUE(std::isnan(a[1]) && std::isnan(l[1])) << target << " " << a[1] << " " << l[1];
+      EXPECT_TRUE(std::isinf(a[2]) && a[2] < 0 && std::isinf(l[2]) && l[2] > 0) << target << " " << a[2];
+      EXPECT_TRUE(std::isnan(a[3]) && std::isinf(l[3])) << target << " " << a[3] << " " << l[3];
+      EXPECT_TRUE(all_close(a, avg, 1e-5, 1e-6)) << target << " plane " << plane;
+      EXPECT_TRUE(all_close(l, lp, 1e-5, 1e-6)) << target << " plane " << plane;
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 // double-precision references.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -172,6 +173,48 @@ TEST(Transcendental, SigmoidIsTheRoundedQuotientOfTheSameExp) {
                       << ", swish " << swish[i];
     }
     EXPECT_EQ(worst, 0.0) << "worst at x = " << worst_x;
+  }
+}
+
+// HardSwish is x · clamp(alpha · x + beta, 0, 1) with alpha = float(1/6), beta = 0.5, each step a
+// rounded float32 operation as in ONNX's reference (no division by 6), and HardSigmoid the same
+// clamp: bit for bit over a sweep of the float range, the clamp's corners (±3) and the specials
+// (NaN stays NaN, -inf · 0 is NaN, +inf stays +inf). alpha · x + beta is not contracted into an FMA
+// (the old x / 6 agreed with this reference on ~83% of [-3.5, 3.5]).
+TEST(Transcendental, HardSwishIsXTimesTheHardSigmoid) {
+  std::vector<float> xs;
+  for (uint64_t u = 0; u < (1ull << 32); u += 4096) xs.push_back(from_bits(static_cast<uint32_t>(u + 5)));
+  for (float x = -3.5f; x <= 3.5f; x += 0.0001220703125f) xs.push_back(x);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (float v : {0.0f, -0.0f, 3.0f, -3.0f, std::nextafter(3.0f, 0.0f), std::nextafter(-3.0f, 0.0f), inf, -inf, nan,
+                  -nan, std::numeric_limits<float>::max(), -std::numeric_limits<float>::max()})
+    xs.push_back(v);
+  const float alpha = static_cast<float>(1.0 / 6);
+  auto clamp01 = [](float v) { return std::isnan(v) ? v : std::min(std::max(v, 0.0f), 1.0f); };
+  for (const std::string& target : runnable_targets()) {
+    SCOPED_TRACE(target);
+    ModelBuilder b(14);
+    Dim n = Dim::symbol("n");
+    auto* x = b.input("x", DType::Float32, {n});
+    b.output(b.op("HardSwish", {x}, "hswish", DType::Float32, {n}));
+    ir::Node* hs = b.node("HardSigmoid", {x}, {{"hsig", ir::Type::tensor(DType::Float32, ir::Shape{n})}});
+    hs->set_attr_float("alpha", alpha);
+    hs->set_attr_float("beta", 0.5f);
+    b.output(hs->output());
+    auto out = compile_and_run(b.model(), {HostTensor::f32({int64_t(xs.size())}, xs)}, "hard_swish_sweep", target);
+    std::vector<float> y = out[0].values<float>(), h = out[1].values<float>();
+    ASSERT_EQ(y.size(), xs.size());
+    int bad = 0;
+    for (size_t i = 0; i < xs.size() && bad < 10; ++i) {
+      const float xv = xs[i];
+      volatile float scaled = alpha * xv;  // rounded on its own, not contracted into an FMA here
+      const float sig = clamp01(scaled + 0.5f), want = xv * sig;
+      auto same = [](float a, float e) { return std::isnan(e) ? std::isnan(a) : bits(a) == bits(e); };
+      const bool ok = same(y[i], want) && same(h[i], sig);
+      if (!ok) ++bad;
+      EXPECT_TRUE(ok) << "x = " << xv << ": HardSwish " << y[i] << " (want " << want << "), HardSigmoid " << h[i]
+                      << " (want " << sig << ")";
+    }
   }
 }
 

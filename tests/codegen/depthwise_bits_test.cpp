@@ -1,0 +1,125 @@
+// The depthwise kernel bit for bit against its sums taken in float32 in the kernel's tap order
+// (zero, then each row of taps left to right, each a fused multiply-add where the target has FMA),
+// and against the convolution's definition in double. Any other depthwise form (channels in the
+// vector lanes for small images, see docs/models.md) must keep these bits. Strides 1 and 2, 3×3
+// and 5×5 windows, channel counts that are not multiples of the vector width, small (7×7, 14×14)
+// and larger images, a symbolic batch, NaN and infinities in the input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "codegen/target.h"
+#include "runnable_targets.h"
+#include "test_util.h"
+
+namespace onnxc::test {
+namespace {
+
+using ir::DType;
+using ir::Dim;
+
+struct Case {
+  int64_t n = 2, c = 20, h = 7, w = 7, k = 3, s = 1;
+  int64_t pad() const { return k / 2; }
+  int64_t oh() const { return (h + 2 * pad() - k) / s + 1; }
+  int64_t ow() const { return (w + 2 * pad() - k) / s + 1; }
+};
+
+std::vector<float> values(size_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& e : v) e = d(gen);
+  return v;
+}
+
+// y = b + Σ taps, in float32 (`fused`: fmaf per tap) or in double (`exact`).
+std::vector<float> reference(const Case& k, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b, bool fused,
+                             bool exact) {
+  std::vector<float> y(k.n * k.c * k.oh() * k.ow());
+  for (int64_t n = 0; n < k.n; ++n)
+    for (int64_t c = 0; c < k.c; ++c)
+      for (int64_t i = 0; i < k.oh(); ++i)
+        for (int64_t j = 0; j < k.ow(); ++j) {
+          float acc = 0.f;
+          double sum = 0.0;
+          for (int64_t r = 0; r < k.k; ++r)
+            for (int64_t q = 0; q < k.k; ++q) {
+              const int64_t yi = i * k.s - k.pad() + r, xj = j * k.s - k.pad() + q;
+              const bool in = yi >= 0 && yi < k.h && xj >= 0 && xj < k.w;
+              const float xv = in ? x[((n * k.c + c) * k.h + yi) * k.w + xj] : 0.f, wv = w[(c * k.k + r) * k.k + q];
+              acc = fused ? std::fmaf(wv, xv, acc) : acc + wv * xv;
+              if (in) sum += static_cast<double>(xv) * wv;
+            }
+          y[((n * k.c + c) * k.oh() + i) * k.ow() + j] = exact ? static_cast<float>(sum + b[c]) : acc + b[c];
+        }
+  return y;
+}
+
+// Equal bits, except that any NaN matches any NaN and +0 matches −0 (a sum that starts from zero
+// may keep either sign of a zero product, which the bias then absorbs unless it is zero).
+bool same_bits(const std::vector<float>& a, const std::vector<float>& e, std::string* first) {
+  if (a.size() != e.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if ((std::isnan(a[i]) && std::isnan(e[i])) || a[i] == e[i]) continue;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "element %zu: %a vs %a", i, static_cast<double>(a[i]), static_cast<double>(e[i]));
+    *first = buf;
+    return false;
+  }
+  return true;
+}
+
+void check(const Case& k) {
+  ModelBuilder b(13);
+  auto* x = b.input("x", DType::Float32, {Dim::symbol("n"), k.c, k.h, k.w});
+  auto wv = values(k.c * k.k * k.k, 7), bv = values(k.c, 11);
+  ir::Node* c = b.node("Conv", {x, b.const_f32("w", {k.c, 1, k.k, k.k}, wv), b.const_f32("b", {k.c}, bv)},
+                       {{"y", ir::Type::tensor(DType::Float32, ir::Shape{Dim::symbol("n"), k.c, k.oh(), k.ow()})}});
+  c->set_attr_ints("kernel_shape", {k.k, k.k});
+  c->set_attr_ints("strides", {k.s, k.s});
+  c->set_attr_ints("pads", {k.pad(), k.pad(), k.pad(), k.pad()});
+  c->set_attr_int("group", k.c);
+  b.output(c->output());
+  auto xv = values(k.n * k.c * k.h * k.w, 3);
+  const int64_t plane = k.h * k.w;
+  xv[plane / 2] = NAN;                                    // channel 0
+  xv[plane + plane - 1] = INFINITY;                       // channel 1, its last pixel
+  xv[(k.c - 1) * plane + 3] = -INFINITY;                  // the last channel (a partial vector's lane)
+  xv[(k.c + 2) * plane] = INFINITY, xv[(k.c + 2) * plane + 1] = -INFINITY;  // image 1: both (NaN)
+  const auto exact = reference(k, xv, wv, bv, false, true);
+  const std::string what = std::to_string(k.c) + "ch " + std::to_string(k.h) + "x" + std::to_string(k.w) + " k" + std::to_string(k.k) + " s" +
+                           std::to_string(k.s);
+  for (const std::string& target : runnable_targets()) {
+    auto lib = compile(b.model(), "dw_bits", target);
+    auto out = LoadedModel(lib.so_path).run({HostTensor::f32({k.n, k.c, k.h, k.w}, xv)});
+    const auto y = out[0].values<float>();
+    EXPECT_TRUE(all_close(y, exact, 1e-4, 1e-5)) << target << " " << what;
+    // x86-64-avx2 runs here only beside FMA (runnable_targets); "host" is this CPU.
+    __builtin_cpu_init();
+    const bool fma = target != "host" || __builtin_cpu_supports("fma");
+    std::string first;
+    EXPECT_TRUE(same_bits(y, reference(k, xv, wv, bv, fma, false), &first)) << target << " " << what << ": " << first;
+  }
+}
+
+TEST(DepthwiseBits, SameTapOrderAsFloatReference) {
+  for (int64_t ch : {20, 37})
+    for (int64_t kk : {3, 5})
+      for (int64_t s : {1, 2}) {
+        Case k;
+        k.c = ch, k.k = kk, k.s = s, k.h = k.w = s == 1 ? 7 : 14;
+        check(k);
+      }
+  Case wide;  // 14×14 at stride 1
+  wide.c = 24, wide.h = wide.w = 14;
+  check(wide);
+  Case large;
+  large.c = 17, large.h = 40, large.w = 33, large.k = 5;
+  check(large);
+}
+
+}  // namespace
+}  // namespace onnxc::test
