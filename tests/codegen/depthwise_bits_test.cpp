@@ -27,14 +27,6 @@ struct Case {
   int64_t ow() const { return (w + 2 * pad() - k) / s + 1; }
 };
 
-std::vector<float> values(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& e : v) e = d(gen);
-  return v;
-}
-
 // y = b + Σ taps, in float32 (`fused`: fmaf per tap) or in double (`exact`).
 std::vector<float> reference(const Case& k, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b, bool fused,
                              bool exact) {
@@ -75,7 +67,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& e, std::st
 void check(const Case& k) {
   ModelBuilder b(13);
   auto* x = b.input("x", DType::Float32, {Dim::symbol("n"), k.c, k.h, k.w});
-  auto wv = values(k.c * k.k * k.k, 7), bv = values(k.c, 11);
+  auto wv = uniform(k.c * k.k * k.k, 7), bv = uniform(k.c, 11);
   ir::Node* c = b.node("Conv", {x, b.const_f32("w", {k.c, 1, k.k, k.k}, wv), b.const_f32("b", {k.c}, bv)},
                        {{"y", ir::Type::tensor(DType::Float32, ir::Shape{Dim::symbol("n"), k.c, k.oh(), k.ow()})}});
   c->set_attr_ints("kernel_shape", {k.k, k.k});
@@ -83,7 +75,7 @@ void check(const Case& k) {
   c->set_attr_ints("pads", {k.pad(), k.pad(), k.pad(), k.pad()});
   c->set_attr_int("group", k.c);
   b.output(c->output());
-  auto xv = values(k.n * k.c * k.h * k.w, 3);
+  auto xv = uniform(k.n * k.c * k.h * k.w, 3);
   const int64_t plane = k.h * k.w;
   xv[plane / 2] = NAN;                                    // channel 0
   xv[plane + plane - 1] = INFINITY;                       // channel 1, its last pixel

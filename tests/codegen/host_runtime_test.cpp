@@ -44,14 +44,6 @@ std::vector<float> depthwise_relu(const std::vector<float>& x, const std::vector
   return y;
 }
 
-std::vector<float> uniform(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& e : v) e = d(gen);
-  return v;
-}
-
 // The depthwise 3×3 convolution + ReLU of run-time image size the tests run, with weights `wv`, `bv`.
 ir::Model depthwise_model(const std::vector<float>& wv, const std::vector<float>& bv) {
   ModelBuilder mb(13);

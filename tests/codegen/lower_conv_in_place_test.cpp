@@ -24,14 +24,6 @@ namespace {
 using ir::DType;
 using ir::Dim;
 
-std::vector<float> uniform(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& e : v) e = d(gen);
-  return v;
-}
-
 struct Case {
   int64_t n, c, h, w, m;
   bool symbolic_batch = false, symbolic_image = false, residual = false;

@@ -32,14 +32,6 @@ struct ConvCase {
   int64_t ow() const { return (w + pads[1] + pads[3] - (dw * (kw - 1) + 1)) / sw + 1; }
 };
 
-std::vector<float> random_values(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& e : v) e = d(gen);
-  return v;
-}
-
 // The definition: y[n, m, i, j] = b[m] + Σ_{c, r, s} x[n, g·Cg + c, i·sh − pt + r·dh, j·sw − pl + s·dw] · w[m, c, r, s].
 std::vector<float> reference(const ConvCase& k, const std::vector<float>& x, const std::vector<float>& w,
                              const std::vector<float>& b) {
@@ -70,7 +62,7 @@ void check_conv(const ConvCase& k, bool symbolic_batch = false, bool specials = 
   ModelBuilder b(13);
   Dim n = symbolic_batch ? Dim::symbol("n") : Dim(k.n);
   auto* x = b.input("x", DType::Float32, k.one_d ? ir::Shape{n, k.c, k.w} : ir::Shape{n, k.c, k.h, k.w});
-  auto wv = random_values(k.m * (k.c / k.group) * k.kh * k.kw, 7), bv = random_values(k.m, 11);
+  auto wv = uniform(k.m * (k.c / k.group) * k.kh * k.kw, 7), bv = uniform(k.m, 11);
   std::vector<int64_t> wdims = {k.m, k.c / k.group, k.kh, k.kw};
   if (k.one_d) wdims.erase(wdims.begin() + 2);
   std::vector<ir::Value*> ins = {x, b.const_f32("w", wdims, wv)};
@@ -84,7 +76,7 @@ void check_conv(const ConvCase& k, bool symbolic_batch = false, bool specials = 
   c->set_attr_ints("pads", k.one_d ? std::vector<int64_t>{k.pads[1], k.pads[3]} : k.pads);
   c->set_attr_int("group", k.group);
   b.output(c->output());
-  auto xv = random_values(k.n * k.c * k.h * k.w, 3);
+  auto xv = uniform(k.n * k.c * k.h * k.w, 3);
   if (specials) {  // a NaN, an infinity, and both infinities (NaN) in the first channels' planes
     const int64_t plane = k.h * k.w;
     xv[plane / 2] = NAN;
@@ -231,7 +223,7 @@ TEST(LowerConv, ChannelVectorizedEpilogue) {
   ir::Shape ys{k.n, k.m, k.oh(), k.ow()};
   auto* x = b.input("x", DType::Float32, {k.n, k.c, k.h, k.w});
   auto* res = b.input("res", DType::Float32, ys);
-  auto wv = random_values(k.m * k.c * 9, 31), bv = random_values(k.m, 32);
+  auto wv = uniform(k.m * k.c * 9, 31), bv = uniform(k.m, 32);
   ir::Node* c = b.node("Conv", {x, b.const_f32("w", {k.m, k.c, 3, 3}, wv), b.const_f32("b", {k.m}, bv)},
                        {{"y", ir::Type::tensor(DType::Float32, ys)}});
   c->set_attr_ints("kernel_shape", {3, 3});
@@ -239,7 +231,7 @@ TEST(LowerConv, ChannelVectorizedEpilogue) {
   auto* add = b.op("Add", {c->output(), res}, "sum", DType::Float32, ys);
   b.output(b.op("Relu", {add}, "r", DType::Float32, ys));
   EXPECT_EQ(codegen::partition_model(b.model()).steps.size(), 1u);
-  auto xv = random_values(k.c * k.h * k.w, 33), rv = random_values(k.m * k.oh() * k.ow(), 34);
+  auto xv = uniform(k.c * k.h * k.w, 33), rv = uniform(k.m * k.oh() * k.ow(), 34);
   auto expect = reference(k, xv, wv, bv);
   for (size_t i = 0; i < expect.size(); ++i) expect[i] = std::max(expect[i] + rv[i], 0.f);
   for (const std::string& target : runnable_targets()) {
@@ -288,7 +280,7 @@ TEST(LowerConv, SymbolicImageWithEpilogue) {
   auto* res = b.input("res", DType::Float32, {1, 6, h, w});
   ConvCase k;
   k.c = 4, k.m = 6, k.pads = {1, 1, 1, 1};
-  auto wv = random_values(6 * 4 * 9, 5), bv = random_values(6, 9);
+  auto wv = uniform(6 * 4 * 9, 5), bv = uniform(6, 9);
   ir::Node* c = b.node("Conv", {x, b.const_f32("w", {6, 4, 3, 3}, wv), b.const_f32("b", {6}, bv)},
                        {{"y", ir::Type::tensor(DType::Float32, ir::Shape{1, 6, h, w})}});
   c->set_attr_ints("kernel_shape", {3, 3});
@@ -299,7 +291,7 @@ TEST(LowerConv, SymbolicImageWithEpilogue) {
   // 40×33: several tiles of rows, the last one partial.
   for (auto [hh, ww] : {std::pair<int64_t, int64_t>{5, 8}, {12, 7}, {40, 33}}) {
     k.h = hh, k.w = ww;
-    auto xv = random_values(4 * hh * ww, 1), rv = random_values(6 * hh * ww, 2);
+    auto xv = uniform(4 * hh * ww, 1), rv = uniform(6 * hh * ww, 2);
     LoadedModel lib(result.so_path);
     auto out = lib.run({HostTensor::f32({1, 4, hh, ww}, xv), HostTensor::f32({1, 6, hh, ww}, rv)});
     auto expect = reference(k, xv, wv, bv);
@@ -330,7 +322,7 @@ TEST(LowerConv, SymbolicImageAsymmetricHalo) {
     k.dh = k.dw = dilated ? 2 : 1;
     k.pads = dilated ? std::vector<int64_t>{3, 1, 1, 3} : std::vector<int64_t>{2, 0, 0, 2};
     auto* x = b.input("x", DType::Float32, {2, 5, h, w});
-    auto wv = random_values(7 * 5 * 9, 5), bv = random_values(7, 9);
+    auto wv = uniform(7 * 5 * 9, 5), bv = uniform(7, 9);
     ir::Node* c = b.node("Conv", {x, b.const_f32("w", {7, 5, 3, 3}, wv), b.const_f32("b", {7}, bv)},
                          {{"y", ir::Type::tensor(DType::Float32, ir::Shape{2, 7, h, w})}});
     c->set_attr_ints("kernel_shape", {3, 3});
@@ -340,7 +332,7 @@ TEST(LowerConv, SymbolicImageAsymmetricHalo) {
     auto result = compile(b.model(), "conv_halo");
     for (auto [hh, ww] : {std::pair<int64_t, int64_t>{1, 1}, {6, 5}, {19, 37}}) {
       k.h = hh, k.w = ww;
-      auto xv = random_values(2 * 5 * hh * ww, 1);
+      auto xv = uniform(2 * 5 * hh * ww, 1);
       LoadedModel lib(result.so_path);
       auto out = lib.run({HostTensor::f32({2, 5, hh, ww}, xv)});
       EXPECT_TRUE(all_close(out[0].values<float>(), reference(k, xv, wv, bv), 1e-4, 1e-5)) << hh << "x" << ww << " dilated " << dilated;
@@ -357,7 +349,7 @@ TEST(LowerConv, DepthwiseSymbolicImageWithEpilogue) {
   ConvCase k;
   k.c = k.m = k.group = 150, k.pads = {1, 1, 1, 1};
   auto* x = b.input("x", DType::Float32, {1, k.c, h, w});
-  auto wv = random_values(k.m * 9, 5), bv = random_values(k.m, 9);
+  auto wv = uniform(k.m * 9, 5), bv = uniform(k.m, 9);
   ir::Node* c = b.node("Conv", {x, b.const_f32("w", {k.m, 1, 3, 3}, wv), b.const_f32("b", {k.m}, bv)},
                        {{"y", ir::Type::tensor(DType::Float32, ir::Shape{1, k.m, h, w})}});
   c->set_attr_ints("kernel_shape", {3, 3});
@@ -368,7 +360,7 @@ TEST(LowerConv, DepthwiseSymbolicImageWithEpilogue) {
     auto result = compile(b.model(), "dw_symbolic", target);
     for (auto [hh, ww] : {std::pair<int64_t, int64_t>{5, 8}, {12, 7}}) {
       k.h = hh, k.w = ww;
-      auto xv = random_values(k.c * hh * ww, 1);
+      auto xv = uniform(k.c * hh * ww, 1);
       LoadedModel lib(result.so_path);
       auto out = lib.run({HostTensor::f32({1, k.c, hh, ww}, xv)});
       auto expect = reference(k, xv, wv, bv);
@@ -394,7 +386,7 @@ TEST(LowerConv, ChannelScaleJoinsTheConv) {
     auto* sig = b.op("Sigmoid", {x}, "sig", DType::Float32, {k.n, k.c, k.h, k.w});
     auto* silu = b.op("Mul", {x, sig}, "silu", DType::Float32, {k.n, k.c, k.h, k.w});
     auto* xs = b.op("Mul", {silu, sc}, "xs", DType::Float32, {k.n, k.c, k.h, k.w});
-    auto wv = random_values(k.m * (k.c / k.group) * k.kh * k.kw, 4), bv = random_values(k.m, 6);
+    auto wv = uniform(k.m * (k.c / k.group) * k.kh * k.kw, 4), bv = uniform(k.m, 6);
     ir::Node* c = b.node("Conv", {xs, b.const_f32("w", {k.m, k.c / k.group, k.kh, k.kw}, wv), b.const_f32("b", {k.m}, bv)},
                          {{"y", ir::Type::tensor(DType::Float32, ir::Shape{k.n, k.m, k.oh(), k.ow()})}});
     c->set_attr_ints("kernel_shape", {k.kh, k.kw});
@@ -402,7 +394,7 @@ TEST(LowerConv, ChannelScaleJoinsTheConv) {
     c->set_attr_int("group", k.group);
     b.output(c->output());
     EXPECT_EQ(codegen::partition_model(b.model()).steps.size(), 1u) << (depthwise ? "depthwise" : "pointwise");
-    auto xv = random_values(k.n * k.c * k.h * k.w, 8), sv = random_values(k.n * k.c, 10);
+    auto xv = uniform(k.n * k.c * k.h * k.w, 8), sv = uniform(k.n * k.c, 10);
     std::vector<float> scaled(xv.size());
     for (size_t i = 0; i < xv.size(); ++i) scaled[i] = xv[i] / (1 + std::exp(-xv[i])) * sv[i / (k.h * k.w)];
     for (const std::string& target : runnable_targets()) {
@@ -425,7 +417,7 @@ TEST(LowerConv, SiluDiamondIsTheEpilogue) {
     if (form == 2) k.group = 8;
     ModelBuilder b(13);
     auto* x = b.input("x", DType::Float32, {k.n, k.c, k.h, k.w});
-    auto wv = random_values(k.m * (k.c / k.group) * k.kh * k.kw, 14), bv = random_values(k.m, 15);
+    auto wv = uniform(k.m * (k.c / k.group) * k.kh * k.kw, 14), bv = uniform(k.m, 15);
     ir::Shape ys{k.n, k.m, k.oh(), k.ow()};
     ir::Node* c = b.node("Conv", {x, b.const_f32("w", {k.m, k.c / k.group, k.kh, k.kw}, wv), b.const_f32("b", {k.m}, bv)},
                          {{"y", ir::Type::tensor(DType::Float32, ys)}});
@@ -438,7 +430,7 @@ TEST(LowerConv, SiluDiamondIsTheEpilogue) {
     size_t kernels = codegen::partition_model(b.model()).steps.size();
     if (form == 3) EXPECT_GT(kernels, 1u);  // the Conv alone, then the Sigmoid and the Mul
     else EXPECT_EQ(kernels, 1u) << form;
-    auto xv = random_values(k.n * k.c * k.h * k.w, 16);
+    auto xv = uniform(k.n * k.c * k.h * k.w, 16);
     auto expect = reference(k, xv, wv, bv);
     for (float& e : expect) e = e / (1 + std::exp(-e));
     for (const std::string& target : runnable_targets()) {
@@ -455,19 +447,19 @@ TEST(LowerConv, SiluDiamondIsTheEpilogue) {
 TEST(LowerConv, FoldedBatchNormMatchesUnfolded) {
   auto build = [](ModelBuilder& b) {
     auto* x = b.input("x", DType::Float32, {2, 5, 9, 8});
-    auto wv = random_values(7 * 5 * 9, 21);
-    ir::Node* c = b.node("Conv", {x, b.const_f32("w", {7, 5, 3, 3}, wv), b.const_f32("b", {7}, random_values(7, 22))},
+    auto wv = uniform(7 * 5 * 9, 21);
+    ir::Node* c = b.node("Conv", {x, b.const_f32("w", {7, 5, 3, 3}, wv), b.const_f32("b", {7}, uniform(7, 22))},
                          {{"c", ir::Type::tensor(DType::Float32, ir::Shape{2, 7, 9, 8})}});
     c->set_attr_ints("kernel_shape", {3, 3});
     c->set_attr_ints("pads", {1, 1, 1, 1});
-    auto var = random_values(7, 23);
+    auto var = uniform(7, 23);
     for (float& v : var) v = v * v + 0.1f;
-    auto* bn = b.op("BatchNormalization", {c->output(), b.const_f32("g", {7}, random_values(7, 24)),
-                    b.const_f32("be", {7}, random_values(7, 25)), b.const_f32("mu", {7}, random_values(7, 26)),
+    auto* bn = b.op("BatchNormalization", {c->output(), b.const_f32("g", {7}, uniform(7, 24)),
+                    b.const_f32("be", {7}, uniform(7, 25)), b.const_f32("mu", {7}, uniform(7, 26)),
                     b.const_f32("var", {7}, var)}, "bn", DType::Float32, ir::Shape{2, 7, 9, 8});
-    auto* mul = b.op("Mul", {bn, b.const_f32("s", {7, 1, 1}, random_values(7, 27))}, "mul", DType::Float32,
+    auto* mul = b.op("Mul", {bn, b.const_f32("s", {7, 1, 1}, uniform(7, 27))}, "mul", DType::Float32,
                      ir::Shape{2, 7, 9, 8});
-    auto* add = b.op("Add", {mul, b.const_f32("t", {7, 1, 1}, random_values(7, 28))}, "add", DType::Float32,
+    auto* add = b.op("Add", {mul, b.const_f32("t", {7, 1, 1}, uniform(7, 28))}, "add", DType::Float32,
                      ir::Shape{2, 7, 9, 8});
     b.output(b.op("Relu", {add}, "y", DType::Float32, ir::Shape{2, 7, 9, 8}));
   };
@@ -479,7 +471,7 @@ TEST(LowerConv, FoldedBatchNormMatchesUnfolded) {
   for (const ir::Node* n : folded.model().graph->nodes()) (n->op_type() == "Conv" ? convs : others) += 1;
   EXPECT_EQ(others, 1);  // the Relu; the dead Convs before folding are still there for DCE
   EXPECT_GE(convs, 1);
-  auto xv = random_values(2 * 5 * 9 * 8, 29);
+  auto xv = uniform(2 * 5 * 9 * 8, 29);
   auto a = compile_and_run(plain.model(), {HostTensor::f32({2, 5, 9, 8}, xv)}, "bn_plain");
   auto f = compile_and_run(folded.model(), {HostTensor::f32({2, 5, 9, 8}, xv)}, "bn_folded");
   EXPECT_TRUE(all_close(f[0].values<float>(), a[0].values<float>(), 1e-4, 1e-5));
@@ -497,7 +489,7 @@ TEST(LowerConv, GlobalPoolingOverSymbolicImage) {
   for (const std::string& target : runnable_targets()) {
     auto result = compile(b.model(), "global_pool_symbolic", target);
     for (auto [hh, ww] : {std::pair<int64_t, int64_t>{4, 5}, {9, 2}, {3, 37}}) {
-      auto xv = random_values(6 * hh * ww, 4);
+      auto xv = uniform(6 * hh * ww, 4);
       LoadedModel lib(result.so_path);
       auto out = lib.run({HostTensor::f32({2, 3, hh, ww}, xv)});
       std::vector<float> avg(6), mx(6), lp(6);
@@ -519,7 +511,7 @@ TEST(LowerConv, GlobalPoolingOverSymbolicImage) {
     // The sums run in vector lanes, each add IEEE: a NaN or an infinity anywhere in a channel's
     // plane reaches its average, maximum and Lp norm (here in the masked last vector of a row).
     const int64_t hh = 6, ww = 21;
-    auto xv = random_values(6 * hh * ww, 5);
+    auto xv = uniform(6 * hh * ww, 5);
     xv[4 * ww + 20] = NAN;
     xv[hh * ww + 2 * ww + 18] = INFINITY;
     auto all = LoadedModel(result.so_path).run({HostTensor::f32({2, 3, hh, ww}, xv)});
@@ -551,7 +543,7 @@ TEST(LowerConv, GlobalPoolingOverStaticNarrowRows) {
       auto* x = b.input("x", DType::Float32, in_shape);
       b.output(b.op("GlobalAveragePool", {x}, "avg", DType::Float32, out_shape));
       b.output(b.op("GlobalLpPool", {x}, "lp", DType::Float32, out_shape));
-      auto xv = random_values(N * C * plane, 6);
+      auto xv = uniform(N * C * plane, 6);
       xv[1 * plane + plane / 2] = NAN;                // image 0, channel 1
       xv[2 * plane] = -INFINITY;                      // channel 2: -inf average, +inf norm
       xv[3 * plane + plane - 1] = INFINITY;           // channel 3: +inf and -inf make NaN

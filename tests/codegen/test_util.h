@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,16 @@ inline void set_graph_attr(ir::Node* n, const std::string& name, const Subgraph&
 inline std::vector<float> iota(int n, float start = 0) {
   std::vector<float> v(n);
   for (int i = 0; i < n; ++i) v[i] = start + static_cast<float>(i);
+  return v;
+}
+
+// n values drawn uniformly from [-1, 1) by a generator seeded with `seed` (the same on every platform
+// for a given standard library).
+inline std::vector<float> uniform(size_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& e : v) e = d(gen);
   return v;
 }
 
