@@ -12,9 +12,10 @@
 // counter, then sleeps on a condition variable, so a run's next kernel finds it awake and an idle
 // library costs nothing. The spin lasts at most ONNXC_SPIN_US microseconds and adapts: it halves
 // after a gap between loops longer than that (the caller descheduled on a busy machine, or the run
-// over) and doubles after a shorter one. The default is 0 (sleep at once): on a 2-core machine at
-// load 11-15, a 0.43 B decoder's 2-thread decode step took 25-30% more CPU time spinning 50-100 us
-// and no less wall time (session 13); a machine with cores to spare may set it. A second thread
+// over) and doubles after a shorter one. The default is 50 us: on a quiet 2-core machine BERT and
+// GPT-2 at 2 threads ran 2-3% faster than with no spin (level with Halide's pool), while on the same
+// machine at load 11-15 a 0.43 B decoder's 2-thread decode step took 25-30% more CPU time spinning
+// 50-100 us and no less wall time (session 13): ONNXC_SPIN_US=0 sleeps at once. A second thread
 // calling while the pool is busy (another session of the library, or a parallel loop nested in a
 // task) gets Halide's pool, as before; ONNXC_HALIDE_POOL=1 sends every loop there (for comparison,
 // and as a way back should the own pool misbehave somewhere). The workers are stopped and joined when the library is
@@ -82,7 +83,7 @@ static struct {
   pthread_t thread[kMaxWorkers];
   struct onnxc_job job;
 } onnxc_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0, {0}, {0, 0, 0, 0, 0, 0, 0}};
-static int64_t onnxc_spin_ns; /* ONNXC_SPIN_US (default 0), read when the library is loaded */
+static int64_t onnxc_spin_ns; /* ONNXC_SPIN_US (default 50), read when the library is loaded */
 
 static inline void onnxc_cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -317,7 +318,7 @@ static void onnxc_free(void *uc, void *p) {
 
 __attribute__((constructor)) static void onnxc_install_hooks(void) {
   const char *e = getenv("ONNXC_SPIN_US");
-  long us = e && *e ? strtol(e, NULL, 10) : 0;
+  long us = e && *e ? strtol(e, NULL, 10) : 50;
   onnxc_spin_ns = (int64_t)(us < 0 ? 0 : us > 1000000 ? 1000000 : us) * 1000;
   e = getenv("ONNXC_HALIDE_POOL");
   onnxc_halide_pool = e && e[0] == '1';
