@@ -132,13 +132,22 @@ void schedule_cpu_row(Func out4, Halide::Stage nest, AttentionStages& s, const H
   // decoder's past/present pair becomes an in-place cache append (passes/use_kv_cache.h).
   if (!s.empty_past.defined() && s.head_dim_k > 0 && s.head_dim_k % w == 0 && s.tk % kKeyBlock == 0) {
     // Each key's dot product by whole vectors of its (dense) K row: partial sums per lane over the
-    // head dim, kKeyBlock keys at a time, then the lanes summed per key.
+    // head dim for a block of kKeyBlock keys, then each key's lanes summed by one horizontal add.
+    // rfactor appends the lane dim last; stored so, a key's lanes lay a key block apart and every
+    // partial sum went through scalar inserts and extracts (~130 instructions a key). Stored lanes
+    // innermost, a key's partial sums are one vector, held in registers across the head dim.
     Var u("u");
     Halide::RVar rdo("rdo"), rdi("rdi");
     Func part = s.scores_acc.update(0).split(rd, rdo, rdi, w).rfactor(rdi, u);
-    part.compute_at(s.tiles, kt).vectorize(u);
-    part.update(0).split(j, jo, ji, kKeyBlock).reorder(u, ji, rdo, jo).vectorize(u).unroll(ji);
-    s.scores_acc.update(0).reorder(j, rdi).vectorize(j, w);
+    std::vector<Var> storage = {u};
+    for (const Var& a : part.args())
+      if (a.name() != u.name()) storage.push_back(a);
+    part.reorder_storage(storage);
+    Halide::Stage lanes = s.scores_acc.update(0).split(j, jo, ji, kKeyBlock).reorder(rdi, ji, jo);
+    lanes.atomic().vectorize(rdi).unroll(ji);
+    part.compute_at(s.scores_acc, jo).bound_extent(j, kKeyBlock).vectorize(u).unroll(j);
+    Halide::Stage sums = part.update(0).reorder(u, j, rdo).vectorize(u).unroll(j);
+    if (s.head_dim_k / w <= 8) sums.unroll(rdo);
   } else {
     // K rows read a head dim apart, a key per lane.
     s.scores_acc.update(0).split(j, jo, ji, w).reorder(ji, jo, qi, rd).vectorize(ji).unroll(jo);
