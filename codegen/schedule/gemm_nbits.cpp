@@ -103,6 +103,8 @@ ir::Tensor pack_nbits_zero_points(const ir::Tensor& zp, const NBitsWeight& w, in
 //       out = acc (+ epilogue)
 // So every packed byte of the panel is loaded once per row block and unpacked into registers only;
 // a decode step streams the weights once. A task's row blocks reuse the panel from cache.
+// One row (decode) runs the same nest with acc1/dot1: two accumulators per column vector (codes at
+// even and odd k) instead of one per row, and the codes prefetched `prefetch_blocks` k blocks ahead.
 void schedule_nbits_gemm(NBitsFuncs g, Func out, const Target& t, bool is_output) {
   std::vector<Var> args = out.args();
   internal_check(args.size() == 2) << "the n-bit GEMM output must be (n, m)";
