@@ -10,7 +10,7 @@ packed weight once, so its GB/s of weight bytes (codes + scales + zero points) i
 triad's; for M = 128 (prefill) the ratio against ONNX Runtime is what counts.
 
   nbits_bench.py --onnxc build/tools/onnxc --triad build/bench/triad [--k 4096] [--layers 16]
-                 [--block 32] [--rows 1,128] [--threads N] [--runs 30] [--symmetric]
+                 [--block 32] [--rows 1,128] [--threads N] [--runs 30] [--symmetric] [--no-per-product]
 
 Run by the ONNX Runtime peer's interpreter (bench/peers/python.sh). Medians of --runs runs each.
 """
@@ -67,12 +67,16 @@ def float_model(k, seed=0):
 
 
 def time_onnxc(onnxc, path, m, threads, runs):
+    """(median wall ms, CPU ms per run over all threads) of `onnxc bench`."""
     out = subprocess.run([onnxc, "bench", path, "--dims", f"m={m}", "--threads", str(threads), "--runs", str(runs),
-                          "--warmup", "5", "--tsv"], check=True, capture_output=True, text=True).stdout
-    return float(out.split()[0])
+                          "--warmup", "5"], check=True, capture_output=True, text=True).stdout
+    wall = float(re.search(r"median ([0-9.]+) ms", out).group(1))
+    cpu = float(re.search(r"cpu +([0-9.]+) ms of CPU time", out).group(1))
+    return wall, cpu
 
 
 def time_ort(path, m, k, threads, runs):
+    """(median wall ms, CPU ms per run of this process) of ONNX Runtime."""
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     sess = ort.InferenceSession(path, sess_options=so, providers=["CPUExecutionProvider"])
@@ -80,11 +84,12 @@ def time_ort(path, m, k, threads, runs):
     for _ in range(5):
         sess.run(None, {"A": a})
     times = []
+    c0 = time.process_time()
     for _ in range(runs):
         t0 = time.perf_counter()
         sess.run(None, {"A": a})
         times.append((time.perf_counter() - t0) * 1e3)
-    return float(np.median(times))
+    return float(np.median(times)), (time.process_time() - c0) * 1e3 / runs
 
 
 def triad_gbs(triad, threads):
@@ -103,6 +108,7 @@ def main():
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--runs", type=int, default=30)
     p.add_argument("--symmetric", action="store_true", help="no zero points")
+    p.add_argument("--no-per-product", action="store_true", help="skip the per-product table (int4 against float32)")
     args = p.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -113,25 +119,31 @@ def main():
         print(f"{args.layers} x MatMulNBits K=N={args.k} bits=4 block={args.block} "
               f"{'symmetric' if args.symmetric else 'zero points'}; weights {nbytes / 2**20:.1f} MiB "
               f"(codes + scales{'' if args.symmetric else ' + zero points'}); {args.threads} threads; "
-              f"triad {bw:.1f} GB/s; onnxruntime {ort.__version__}; medians of {args.runs} runs")
+              f"triad {bw:.1f} GB/s; onnxruntime {ort.__version__}; medians of {args.runs} runs; "
+              f"load {' '.join(open('/proc/loadavg').read().split()[:3])}")
+        # CPU ms: CPU time per run over all threads (on a busy machine the wall time also counts the
+        # time other processes held the cores); cpu GB/s: weight bytes per CPU-second.
         print(f"{'M':>5} {'onnxc ms':>9} {'ORT ms':>9} {'onnxc GB/s':>11} {'of triad':>9} {'ORT GB/s':>9} "
-              f"{'ORT/onnxc':>10}")
+              f"{'ORT/onnxc':>10} {'onnxc CPU ms':>13} {'ORT CPU ms':>11} {'onnxc cpu GB/s':>15} {'ORT/onnxc CPU':>14}")
         for m in (int(r) for r in args.rows.split(",")):
-            ours = time_onnxc(args.onnxc, path, m, args.threads, args.runs)
-            theirs = time_ort(path, m, args.k, args.threads, args.runs)
+            ours, ours_cpu = time_onnxc(args.onnxc, path, m, args.threads, args.runs)
+            theirs, theirs_cpu = time_ort(path, m, args.k, args.threads, args.runs)
             g_ours, g_theirs = nbytes / ours / 1e6, nbytes / theirs / 1e6
             print(f"{m:>5} {ours:>9.3f} {theirs:>9.3f} {g_ours:>11.1f} {g_ours / bw:>8.0%} {g_theirs:>9.1f} "
-                  f"{theirs / ours:>9.2f}x")
+                  f"{theirs / ours:>9.2f}x {ours_cpu:>13.1f} {theirs_cpu:>11.1f} {nbytes / ours_cpu / 1e6:>15.1f} "
+                  f"{theirs_cpu / ours_cpu:>13.2f}x")
             sys.stdout.flush()
+        if args.no_per_product:
+            return
         # Per product: the int4 chain's time / layers beside one float32 MatMul of the same shape.
         fpath = os.path.join(tmp, "f32.onnx")
         onnx.save(float_model(args.k), fpath)
         print(f"per product (ms): {'M':>5} {'onnxc int4':>11} {'onnxc f32':>10} {'ORT int4':>9} {'ORT f32':>8}")
         for m in (int(r) for r in args.rows.split(",")):
-            q_ours = time_onnxc(args.onnxc, path, m, args.threads, args.runs) / args.layers
-            q_theirs = time_ort(path, m, args.k, args.threads, args.runs) / args.layers
-            f_ours = time_onnxc(args.onnxc, fpath, m, args.threads, args.runs)
-            f_theirs = time_ort(fpath, m, args.k, args.threads, args.runs)
+            q_ours = time_onnxc(args.onnxc, path, m, args.threads, args.runs)[0] / args.layers
+            q_theirs = time_ort(path, m, args.k, args.threads, args.runs)[0] / args.layers
+            f_ours = time_onnxc(args.onnxc, fpath, m, args.threads, args.runs)[0]
+            f_theirs = time_ort(fpath, m, args.k, args.threads, args.runs)[0]
             print(f"{'':18}{m:>5} {q_ours:>11.3f} {f_ours:>10.3f} {q_theirs:>9.3f} {f_theirs:>8.3f}")
             sys.stdout.flush()
 

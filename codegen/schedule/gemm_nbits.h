@@ -64,9 +64,17 @@ ir::Tensor pack_nbits_zero_points(const ir::Tensor& zp, const NBitsWeight& w, in
 // The prefill path: wdq(i, p, k) is the dequantized panel (as pack_panels lays out a float B),
 // f32_part(i, p, m, c) = Σ A(m, k)·wdq(i, p, k) over chunk c of k (RDom `kc`, `chunk` values of k),
 // f32_acc(i, p, m) = Σ_c f32_part(i, p, m, c) (RDom `c`).
+//
+// The one-row path (decode): dot1(i, p, b, h) sums A·code over the codes of block b at even (h = 0)
+// or odd (h = 1) positions along k (RDom `j1`), so the two halves of each packed byte feed
+// independent accumulators; acc1(i, p) = Σ_b scale·(dot1(.., 0) + dot1(.., 1) - zero·asum(b, 0)).
 struct NBitsFuncs {
   Halide::Func acc, dot, asum;
   Halide::RDom kb, j;
+  Halide::Func acc1, dot1;
+  Halide::RDom j1;
+  Halide::Func codes;          // the packed codes (an input): the one-row path prefetches them
+  int64_t prefetch_blocks = 1;  // k blocks ahead
   Halide::Func wdq, f32_part, f32_acc;
   Halide::Func a_rows;  // a_rows(k, m): a rank-3+ A copied as rows of K for f32_part (else undefined)
   Halide::RDom kc, c;
