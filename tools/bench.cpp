@@ -238,8 +238,9 @@ int bench_main(const std::vector<std::string>& args) {
   }
   // Wall time x threads above CPU time means the runs waited: for cores other processes held, or
   // for threads with nothing to do.
-  std::printf("\ncpu       %.1f ms of CPU time per run (all threads): %.2f cores busy on average",
-              cpu_per_run * 1e3, cpu_per_run * 1e3 / med);
+  // Three decimals below 10 ms: a single small kernel's CPU time reads as 0.1 otherwise.
+  std::printf("\ncpu       %.*f ms of CPU time per run (all threads): %.2f cores busy on average",
+              cpu_per_run < 0.01 ? 3 : 1, cpu_per_run * 1e3, cpu_per_run * 1e3 / med);
   if (gflop > 0) std::printf(", %.1f GFLOP per CPU-second", gflop / cpu_per_run);
   std::printf("\n");
   if (profile) prof.print_table(med);

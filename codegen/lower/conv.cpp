@@ -450,8 +450,10 @@ std::vector<HTensor> conv_depthwise(LowerContext& ctx, const Window& win) {
   Func planes = in.planes;
   std::vector<Halide::RDom> rows = in.interiors;
   Expr pixels = in.pixels;
-  ctx.schedule = [planes, rows, acc, r, pixels](Func output, const Halide::Target& t) {
-    schedule_depthwise(planes, rows, acc, r, pixels, output, t);
+  // The phases of a convolution strided along the row read every stride-th input element.
+  const size_t strided = in.strides.back() > 1 ? in.copies : 0;
+  ctx.schedule = [planes, rows, acc, r, pixels, strided](Func output, const Halide::Target& t) {
+    schedule_depthwise(planes, rows, acc, r, pixels, output, t, strided);
   };
   return shifted_output(ctx, in, acc);
 }

@@ -16,11 +16,25 @@ namespace {
 // writes vectorized, a row's last vector masked (Predicate): under GuardWithIf a row shorter than a
 // vector (a 7×7 image on AVX-512) was copied one float at a time. The rows of a plane are disjoint
 // (the flat index is injective in the coordinates), which Halide cannot prove for extents known
-// only at run time.
-void vectorize_planes(Func planes, const std::vector<RDom>& rows, int vec) {
+// only at run time. The first `strided` updates read their rows with a stride (a strided
+// convolution's phases), and a masked strided load is a gather (AVX-512's vgatherdps: a third of a
+// 3×3 stride-2 depthwise kernel's time over 112×112, whose phase rows are 56 = 3·16 + 8 long). A
+// row whose length is known when compiling is copied in the widest vectors (down to a quarter of
+// the natural width) that divide it, so no load is masked; GuardWithIf kept the mask, and Halide
+// refuses ShiftInwards for updates.
+void vectorize_planes(Func planes, const std::vector<RDom>& rows, int vec, size_t strided = 0) {
   planes.vectorize(planes.args()[0], vec, TailStrategy::RoundUp);
-  for (size_t i = 0; i < rows.size(); ++i)
-    planes.update(static_cast<int>(i)).allow_race_conditions().vectorize(rows[i][0], vec, TailStrategy::Predicate);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    int width = vec;
+    const int64_t* len = i < strided ? Internal::as_const_int(rows[i][0].extent()) : nullptr;
+    if (len && *len % vec != 0)
+      for (int w = vec / 2; w >= std::max(4, vec / 4); w /= 2)
+        if (*len % w == 0) {
+          width = w;
+          break;
+        }
+    planes.update(static_cast<int>(i)).allow_race_conditions().vectorize(rows[i][0], width, TailStrategy::Predicate);
+  }
 }
 
 // The input's phase planes computed before the products, in parallel over (channel, image): whole
@@ -254,6 +268,27 @@ void schedule_conv_gemv(ConvGemvFuncs g, Func output, const Target& t) {
   schedule_output(output, KernelClass::Elementwise, t);
 }
 
+// Vectors of pixels a depthwise kernel sums at once. Past the last whole group of chains, a guard
+// per chain (GuardWithIf) splits the sums into conditional blocks, and LLVM then keeps them in
+// memory, a load and a store around every tap: a 7×7 image with a 5×5 window (5 vectors on
+// AVX-512: a group of 4, then one under guards) spent 11% more than with one group of 5 (960
+// channels: 0.073 → 0.065 CPU ms). For a grid known when compiling, then: all of its vectors in one
+// group when there are at most 8 (the only group, so no weight stays in a register between groups
+// and `most` need not bound it), else the largest count from `most` down to half of it (not below
+// 4: fewer chains leave the FMA units waiting on latency) that divides them. Either way the groups
+// cover the vectors exactly, and the split is declared so (RoundUp: no guard, nothing read past
+// the grid's last vector). Otherwise `most` and the guards: rounding 53 vectors up to 56 (a 5×5
+// window at stride 2 on 56×56) cost more than the one guarded vector.
+DepthwiseChains depthwise_chains(const Expr& pixels, int vec, int most) {
+  const int64_t* p = Internal::as_const_int(pixels);
+  if (!p || *p <= 0) return {most, false};
+  const int64_t vectors = (*p + vec - 1) / vec;
+  if (vectors <= 8) return {static_cast<int>(vectors), true};
+  for (int c = most; c >= std::max(4, most / 2); --c)
+    if (vectors % c == 0) return {c, true};
+  return {most, false};
+}
+
 // Loop nest of a depthwise kernel (outermost first):
 //   parallel task over (group of consecutive channels, image), sized so a task holds ~kDepthwiseGrain
 //   pixels; the channel's planes and sums are allocated here, once per task
@@ -265,7 +300,8 @@ void schedule_conv_gemv(ConvGemvFuncs g, Func output, const Target& t) {
 // (compute_root), they were an extra pass over memory each, and for a 7×7 image a task of one channel
 // spent more in the thread pool than in its arithmetic. Rows shorter than a vector are written with
 // masked stores, not one float at a time.
-void schedule_depthwise(Func planes, const std::vector<RDom>& rows, Func acc, const RDom& r, const Expr& pixels, Func output, const Target& t) {
+void schedule_depthwise(Func planes, const std::vector<RDom>& rows, Func acc, const RDom& r, const Expr& pixels, Func output, const Target& t,
+                        size_t strided_copies) {
   if (t.has_gpu_feature()) return schedule_output(output, KernelClass::Elementwise, t);
   constexpr int kDepthwiseGrain = 4096;
   const int vec = t.natural_vector_size<float>();
@@ -283,16 +319,18 @@ void schedule_depthwise(Func planes, const std::vector<RDom>& rows, Func acc, co
   for (int i = 0; i < r.dimensions(); ++i) taps *= *Internal::as_const_int(r[i].extent());
   // Several vectors of pixels at once, each its own sum: one vector's taps form a chain of dependent
   // FMAs (a 5×5 window: 25 × the FMA latency per vector), so alone it left the FMA units idle. Eight
-  // chains where they fit in the vector registers beside the window's weights, else four. Each
-  // pixel still sums its taps in the same order.
-  const int chains = taps + 8 + 2 <= describe(t).vector_registers ? 8 : 4;
+  // chains where they fit in the vector registers beside the window's weights, else four; for a
+  // grid known when compiling, a count that divides its vectors (depthwise_chains). Each pixel
+  // still sums its taps in the same order.
+  const int most = taps + 8 + 2 <= describe(t).vector_registers ? 8 : 4;
+  const DepthwiseChains chains = depthwise_chains(pixels, vec, most);
   Var pc("dw_pc"), pb("dw_pb");
   std::vector<VarOrRVar> order = {pi, pc};
   for (int i = 0; i < r.dimensions(); ++i) order.push_back(r[i]);
   order.push_back(pb);
   Stage s = acc.update();
   s.split(p, po, pi, vec, TailStrategy::RoundUp)
-      .split(po, pb, pc, chains, TailStrategy::GuardWithIf)
+      .split(po, pb, pc, chains.count, chains.round_up ? TailStrategy::RoundUp : TailStrategy::GuardWithIf)
       .reorder(order)
       .vectorize(pi)
       .unroll(pc);
@@ -300,7 +338,7 @@ void schedule_depthwise(Func planes, const std::vector<RDom>& rows, Func acc, co
   if (taps <= 49)
     for (int i = 0; i < r.dimensions(); ++i) s.unroll(r[i]);
   planes.store_at(output, task).compute_at(output, ch);
-  vectorize_planes(planes, rows, vec);
+  vectorize_planes(planes, rows, vec, strided_copies);
 }
 
 }  // namespace onnxc::codegen

@@ -99,11 +99,20 @@ struct ConvGemvFuncs {
 // the whole reduction, then stored; panels in parallel when the weights are large enough to pay.
 void schedule_conv_gemv(ConvGemvFuncs g, Halide::Func output, const Halide::Target& target);
 
+// How many vectors of a depthwise kernel's `pixels` it sums at once (at most `most` unless they
+// all fit in one group of 8), and whether the groups cover them exactly (no guarded last group).
+struct DepthwiseChains {
+  int count;
+  bool round_up;
+};
+DepthwiseChains depthwise_chains(const Halide::Expr& pixels, int vec, int most);
+
 // A depthwise convolution `acc(p, c, n)` (zero, then one update over the taps `r`) over `pixels`
 // grid pixels, reading the shifted input `planes(q, phase, c, n)` (zero, then an update per phase
 // over `rows[phase]`): per (channel, image) task, the channel's planes, then each vector of pixels summing
-// every (unrolled) tap in a register.
+// every (unrolled) tap in a register. The first `strided_copies` updates of `planes` read the input
+// with a stride (copies of a strided convolution's phases).
 void schedule_depthwise(Halide::Func planes, const std::vector<Halide::RDom>& rows, Halide::Func acc, const Halide::RDom& r, const Halide::Expr& pixels,
-                        Halide::Func output, const Halide::Target& target);
+                        Halide::Func output, const Halide::Target& target, size_t strided_copies = 0);
 
 }  // namespace onnxc::codegen

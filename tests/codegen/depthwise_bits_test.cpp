@@ -3,13 +3,18 @@
 // and against the convolution's definition in double. Any other depthwise form (channels in the
 // vector lanes for small images, see docs/models.md) must keep these bits. Strides 1 and 2, 3×3
 // and 5×5 windows, channel counts that are not multiples of the vector width, small (7×7, 14×14)
-// and larger images, a symbolic batch, NaN and infinities in the input.
+// and larger images, a symbolic batch, NaN and infinities in the input. Those sizes take each way
+// the kernel groups its vectors of pixels (depthwise_chains): all of a small grid's vectors in one
+// group (7×7), a count that divides them (14×14: 14 vectors in groups of 7 on AVX-512), and a
+// guarded last group (40×33 with 5×5: 93 vectors); and the stride-2 phase rows copied in
+// narrower vectors that divide them.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <random>
 
+#include "codegen/schedule/conv.h"
 #include "codegen/target.h"
 #include "runnable_targets.h"
 #include "test_util.h"
@@ -111,6 +116,28 @@ TEST(DepthwiseBits, SameTapOrderAsFloatReference) {
   Case large;
   large.c = 17, large.h = 40, large.w = 33, large.k = 5;
   check(large);
+  // Stride 2 over larger images: phase rows of 56 and 28 floats, copied in 8- and 4-wide vectors
+  // (vectorize_planes), as MobileNetV3's and EfficientNet's stride-2 layers.
+  for (int64_t kk : {3, 5}) {
+    Case strided;
+    strided.n = 1, strided.c = 5, strided.h = strided.w = kk == 3 ? 112 : 56, strided.k = kk, strided.s = 2;
+    check(strided);
+  }
+}
+
+// The grouping itself: exact groups where a grid known when compiling allows them, else guarded
+// groups of `most` (always for a run-time grid).
+TEST(DepthwiseBits, ChainCountsForStaticAndRunTimeGrids) {
+  using codegen::depthwise_chains;
+  auto is = [](codegen::DepthwiseChains c, int count, bool round_up) { return c.count == count && c.round_up == round_up; };
+  EXPECT_TRUE(is(depthwise_chains(77, 16, 4), 5, true));     // 7×7, 5×5 window: 5 vectors, one group
+  EXPECT_TRUE(is(depthwise_chains(63, 16, 8), 4, true));     // 7×7, 3×3: 4 vectors
+  EXPECT_TRUE(is(depthwise_chains(224, 16, 8), 7, true));    // 14×14, 3×3: 14 vectors, 2 groups of 7
+  EXPECT_TRUE(is(depthwise_chains(3192, 16, 8), 8, true));   // 56×57 (stride 2): 200 vectors
+  EXPECT_TRUE(is(depthwise_chains(1480, 16, 4), 4, false));  // 93 vectors: 4 does not divide them
+  EXPECT_TRUE(is(depthwise_chains(1480, 16, 8), 8, false));  // nor 8, 7, 6, 5 or 4
+  EXPECT_TRUE(is(depthwise_chains(252, 8, 4), 4, true));     // AVX2: 32 vectors
+  EXPECT_TRUE(is(depthwise_chains(Halide::Expr(Halide::Var("px")), 16, 8), 8, false));
 }
 
 }  // namespace
