@@ -118,16 +118,27 @@ fi
 if stage models && needs_gpu models; then
   log "models: compare on --target cuda"
   : > "$OUT/models.tsv"
+  # Each model at the tolerance its ctest uses: a fusion model's manifest row (rtol,atol in the last
+  # column, e.g. 2e-2,2e-2 for the fp16 exports against the fp32 outputs) or fusion_test.sh's 1e-4,1e-5;
+  # the other test models at onnxc compare's defaults (1e-3, 1e-7), as tests/models does.
+  tol_for() {
+    local name=${1#tests/models/fusion/} row tol
+    [ "$name" = "$1" ] && { echo "1e-3 1e-7"; return; }
+    row=$(grep -h -m1 -E "^$name[[:space:]]" tests/models/fusion/manifest.txt tests/models/fusion/hf_manifest.txt 2> /dev/null)
+    tol=$(echo "$row" | awk '{print $NF}')
+    case $tol in *,*) echo "${tol%,*} ${tol#*,}" ;; *) echo "1e-4 1e-5" ;; esac
+  }
   for d in tests/models/*/ tests/models/*/*/; do
     [ -f "$d/model.onnx" ] && ls -d "$d"/test_data_set_* >/dev/null 2>&1 && echo "${d%/}"
-  done | grep -E -- "${MODELS:-.}" | xargs -P "$JOBS" -I{} sh -c '
+  done | grep -E -- "${MODELS:-.}" | while read -r d; do echo "$d $(tol_for "$d")"; done |
+    xargs -P "$JOBS" -L1 sh -c '
       # Classified by the exit status of onnxc compare (0: every data set matches); the reason shown
       # is the line that says what differs or failed, else the last line (a table row when all match).
-      r=$(timeout "$1" "$0" compare "{}" --target cuda 2>&1); rc=$?
+      r=$(timeout "$1" "$0" compare "$2" --target cuda --rtol "$3" --atol "$4" 2>&1); rc=$?
       [ $rc -eq 0 ] && s=pass || s=FAIL
       why=$(printf "%s\n" "$r" | grep -m1 -E "error|differs|timed out") || why=$(printf "%s\n" "$r" | tail -1)
       [ $rc -eq 124 ] && why="timed out after $1 s"
-      printf "%s\t%s\t%s\n" "{}" "$s" "$why"' "$ONNXC" "$(left 120)" >> "$OUT/models.tsv"
+      printf "%s\t%s\t%s (rtol %s, atol %s)\n" "$2" "$s" "$why" "$3" "$4"' "$ONNXC" "$(left 120)" >> "$OUT/models.tsv"
   sort -o "$OUT/models.tsv" "$OUT/models.tsv"
   log "models: $(grep -c $'\tpass\t' "$OUT/models.tsv") of $(wc -l < "$OUT/models.tsv") match"
   grep -v $'\tpass\t' "$OUT/models.tsv" | head -20
