@@ -82,7 +82,11 @@ Outcome run_folder(const std::string& dir, const std::string& work, const SuiteO
       if (!v->is_constant()) in_types.push_back(v->type());
     for (const ir::Value* v : m.graph->outputs()) out_types.push_back(v->type());
     phase = "passes";
-    optimize_model(m, PassOptions{});
+    // The target decides some passes (a CUDA library keeps Concat(past input, new) a Concat: the
+    // in-place onnxc.CacheAppend is a host step), as `onnxc compile --target` does.
+    PassOptions po;
+    po.target = so.target;
+    optimize_model(m, po);
     phase = "codegen";
     std::vector<std::string> un = unsupported_ops(m);
     if (!un.empty()) {

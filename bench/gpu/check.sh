@@ -7,6 +7,8 @@
 #                with its reference outputs (models.tsv)
 #   conformance  the ONNX 1.12 backend tests on --target cuda (conformance_cuda.tsv) and the tests
 #                that pass on the CPU (tests/conformance/expected_pass.txt) but not here, with reasons
+#   bisect       models packed with their intermediate values as outputs (pack.sh) compared on cuda:
+#                the first that differs from the CPU's names the stage (bisect_NAME.txt)
 #   ceilings     the GPU's float32 product rate (TF32 off) and copy bandwidth, measured through torch
 #   bert         bench/models.py's BERT-base-like encoder: compared with torch's outputs, then timed at
 #                b1/b8 x s128/s512 beside PyTorch eager on the same GPU (bert.tsv, bert_profile.txt)
@@ -21,6 +23,8 @@
 #
 #   bench/gpu/check.sh OUT [--quick] [--stages env,models,...]
 # --quick: fewer shapes and a sample of the conformance tests (a first smoke run).
+# Environment: MODELS (a regex: only the test model folders it matches), CONFORMANCE_FILTER (a regex
+# for test-suite --filter), CONFORMANCE_JOBS (default nproc), CONFORMANCE_SECONDS (default 150).
 # The whole call keeps within CHECK_SECONDS (default 450: 7.5 minutes, for a device call of 8 to 10):
 # each stage's limit is cut to what is left, and a stage with under 20 s left is skipped, saying so.
 # Without a GPU (no nvidia-smi, or it lists none) the stages that need one say SKIPPED and why; the
@@ -32,7 +36,7 @@ ROOT=$PWD
 OUT=${1:?usage: bench/gpu/check.sh OUT [--quick] [--stages LIST]}
 shift
 QUICK=0
-STAGES=env,device,models,conformance,ceilings,bert,attention
+STAGES=env,device,models,conformance,bisect,ceilings,bert,attention
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) QUICK=1 ;;
@@ -114,12 +118,27 @@ fi
 if stage models && needs_gpu models; then
   log "models: compare on --target cuda"
   : > "$OUT/models.tsv"
+  # Each model at the tolerance its ctest uses: a fusion model's manifest row (rtol,atol in the last
+  # column, e.g. 2e-2,2e-2 for the fp16 exports against the fp32 outputs) or fusion_test.sh's 1e-4,1e-5;
+  # the other test models at onnxc compare's defaults (1e-3, 1e-7), as tests/models does.
+  tol_for() {
+    local name=${1#tests/models/fusion/} row tol
+    [ "$name" = "$1" ] && { echo "1e-3 1e-7"; return; }
+    row=$(grep -h -m1 -E "^$name[[:space:]]" tests/models/fusion/manifest.txt tests/models/fusion/hf_manifest.txt 2> /dev/null)
+    tol=$(echo "$row" | awk '{print $NF}')
+    case $tol in *,*) echo "${tol%,*} ${tol#*,}" ;; *) echo "1e-4 1e-5" ;; esac
+  }
   for d in tests/models/*/ tests/models/*/*/; do
     [ -f "$d/model.onnx" ] && ls -d "$d"/test_data_set_* >/dev/null 2>&1 && echo "${d%/}"
-  done | xargs -P "$JOBS" -I{} sh -c '
-      r=$(timeout "$1" "$0" compare "{}" --target cuda 2>&1 | tail -1)
-      rc=$?; case "$r" in *"data sets match"*) s=pass ;; *) s=FAIL ;; esac
-      printf "%s\t%s\t%s\n" "{}" "$s" "$r"' "$ONNXC" "$(left 120)" >> "$OUT/models.tsv"
+  done | grep -E -- "${MODELS:-.}" | while read -r d; do echo "$d $(tol_for "$d")"; done |
+    xargs -P "$JOBS" -L1 sh -c '
+      # Classified by the exit status of onnxc compare (0: every data set matches); the reason shown
+      # is the line that says what differs or failed, else the last line (a table row when all match).
+      r=$(timeout "$1" "$0" compare "$2" --target cuda --rtol "$3" --atol "$4" 2>&1); rc=$?
+      [ $rc -eq 0 ] && s=pass || s=FAIL
+      why=$(printf "%s\n" "$r" | grep -m1 -E "error|differs|timed out") || why=$(printf "%s\n" "$r" | tail -1)
+      [ $rc -eq 124 ] && why="timed out after $1 s"
+      printf "%s\t%s\t%s (rtol %s, atol %s)\n" "$2" "$s" "$why" "$3" "$4"' "$ONNXC" "$(left 120)" >> "$OUT/models.tsv"
   sort -o "$OUT/models.tsv" "$OUT/models.tsv"
   log "models: $(grep -c $'\tpass\t' "$OUT/models.tsv") of $(wc -l < "$OUT/models.tsv") match"
   grep -v $'\tpass\t' "$OUT/models.tsv" | head -20
@@ -130,14 +149,31 @@ if stage conformance && needs_gpu conformance; then
   TD=$PACK/data
   FILTER=()
   [ $QUICK = 1 ] && FILTER=(--filter '^test_(add|mul|matmul|gemm|softmax|relu|conv|reduce_mean|layer_normalization|gelu|transpose|concat|gather|slice|cast)')
+  [ -n "${CONFORMANCE_FILTER:-}" ] && FILTER=(--filter "$CONFORMANCE_FILTER")
   # Each result is logged as it finishes: if the time limit stops the run, the log still counts.
   timeout "$(left "${CONFORMANCE_SECONDS:-150}")" "$ONNXC" test-suite "$TD/node" "$TD/pytorch-converted" "$TD/pytorch-operator" "$TD/simple" \
-    --target cuda --jobs "$JOBS" --threads 1 --timeout 60 "${FILTER[@]}" \
+    --target cuda --jobs "${CONFORMANCE_JOBS:-$JOBS}" --threads 1 --timeout 60 "${FILTER[@]}" \
     --tsv "$OUT/conformance_cuda.tsv" > "$OUT/conformance_cuda.log" 2>&1 || log "conformance: stopped at its time limit"
   tail -1 "$OUT/conformance_cuda.log"
   $PY bench/gpu/summary.py conformance-diff "$OUT/conformance_cuda.log" tests/conformance/expected_pass.txt \
     > "$OUT/conformance_diff.txt"
   head -3 "$OUT/conformance_diff.txt"
+fi
+
+# Models that differ on the GPU, with their intermediate values as outputs too and references from
+# the CPU (pack.sh writes them with bench/gpu/bisect_model.py): the first output in graph order
+# that differs names the stage to look at.
+if stage bisect && needs_gpu bisect; then
+  for d in "$PACK"/bisect/*/; do
+    [ -f "$d/model.onnx" ] || continue
+    n=$(basename "$d")
+    log "bisect: $n on --target cuda"
+    # At the fusion models' tolerance: FMA-level differences stay quiet, a wrong stage does not.
+    timeout "$(left 120)" "$ONNXC" compare "$d/model.onnx" "$d/test_data_set_0" --target cuda --rtol 1e-4 --atol 1e-5 \
+      --worst 3 > "$OUT/bisect_$n.txt" 2>&1
+    log "bisect: $n: exit $?; the outputs that differ, in graph order:"
+    grep -vE ' ok$' "$OUT/bisect_$n.txt" | head -16
+  done
 fi
 
 if stage ceilings && needs_gpu ceilings; then

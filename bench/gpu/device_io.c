@@ -289,7 +289,10 @@ int main(int argc, char **argv) {
       if (in[i].device) cu.mem_free(in[i].device);
       free(in[i].t.data);
     }
-    printf("device-io: %s: device arena %llu bytes\n", shape, (unsigned long long)onnxc_session_arena_bytes(dev));
+    /* The arena plan of the device-pointer session after this shape (its device arena has the same
+     * size); it stays at the last shape's size when that session did not get to run at this one. */
+    printf("device-io: %s: arena %llu bytes (device session%s)\n", shape, (unsigned long long)onnxc_session_arena_bytes(dev),
+           ok ? "" : ", which may not have run at this shape");
   }
   onnxc_session_free(host);
   onnxc_session_free(dev);

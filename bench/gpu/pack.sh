@@ -71,7 +71,20 @@ if ! "$stage/bin/onnxc" compile tests/models/encoder_layer/model.onnx -o "$model
   echo "pack: the packed onnxc does not run here:" >&2; cat "$model/log" >&2; rm -rf "$model"; exit 1
 fi
 rm -rf "$model"
-tar -C "$stage" -cf - bin lib | xz -T2 -6 > "$OUT/onnxc.tar.xz"
+# check.sh's bisect stage: models that differ on a GPU, with intermediate values as outputs too and
+# references from this build on the CPU (bench/gpu/bisect_model.py; python with onnx: BISECT_PYTHON,
+# default Debian's /usr/bin/python3). SAM's vision encoder differed on an H100 (session 14): `blocks`
+# keeps its fusions (block outputs only), `all` has every float stage as an output (no attention fusion).
+BISECT_PY=${BISECT_PYTHON:-/usr/bin/python3}
+mkdir -p "$stage/bisect"
+if "$BISECT_PY" -c 'import onnx' 2> /dev/null; then
+  "$BISECT_PY" bench/gpu/bisect_model.py tests/models/fusion/hf_sam_vision_ts "$stage/bisect/sam_blocks" "$BUILD/tools/onnxc" \
+    LayerNormalization_output_0 Conv_output_0 layers.0/Add_ layers.1/Add_ proj/Add_output_0
+  "$BISECT_PY" bench/gpu/bisect_model.py tests/models/fusion/hf_sam_vision_ts "$stage/bisect/sam_all" "$BUILD/tools/onnxc"
+else
+  echo "pack: $BISECT_PY has no onnx module: check.sh's bisect stage will have no models" >&2
+fi
+tar -C "$stage" -cf - bin lib bisect | xz -T2 -6 > "$OUT/onnxc.tar.xz"
 tar -C /usr/share/libonnx-testdata -cf - data/node data/pytorch-converted data/pytorch-operator data/simple |
   xz -T2 -6 > "$OUT/testdata.tar.xz"
 du -b "$OUT"/*.tar.xz | awk '{s += $1; printf "%8.1f MiB  %s\n", $1 / 1048576, $2} END {printf "%8.1f MiB  in all\n", s / 1048576}'

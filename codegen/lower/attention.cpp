@@ -390,12 +390,20 @@ std::vector<HTensor> attention(LowerContext& ctx) {
       k.tiles.y4 = Func("attention_tiles");
       k.row = named_stages(1, "_row", s.head_dim_v, s.head_dim_k, ctx.target);
       stream(*k.row);
-      k.one_row = Q.seq <= 1;
+      // The kernel is specialized on one_row, and Halide folds y4's select in each branch only where
+      // it can tell that branch's condition from the select's (SimplifySpecializations): so the
+      // condition is simplified once and used as is, and y4's value keeps no let (Halide's CSE binds
+      // a repeated part of a length expression to a let it cannot see through: bert_op13's query
+      // length is max(max(min(64, s), s), min(64, s))). Unfolded, each branch computed both copies:
+      // twice the work on CPUs, and on CUDA the one-row copy's one-row shared tiles inside a 16-row
+      // block, a failed bounds check (an in-kernel `trap;`).
+      k.one_row = Halide::Internal::simplify(Q.seq <= 1);
     }
     stream(k.tiles);
     k.y4 = s.y4;
     if (k.row) {
       k.y4(d, q, h, b) = Halide::select(k.one_row, k.row->y4(d, q, h, b), k.tiles.y4(d, q, h, b));
+      for (Expr& v : k.y4.function().definition().values()) v = Halide::Internal::substitute_in_all_lets(v);
     }
     ctx.schedule = [k](Func output, const Halide::Target& t) { schedule_attention(output, k, t); };
   }

@@ -25,6 +25,34 @@ static void forget_device(onnxc_session *s, uint32_t t) {
   s->device_wrapped[t] = false;
 }
 
+/* Frees Halide's own allocation of root t. Halide's CUDA runtime keeps a freed allocation for reuse
+ * (halide_reuse_device_allocations) under the size the buffer describes when it is freed, and the
+ * session reshapes its buffers to the new run's dims before this is called: freeing `b` as it is
+ * would file the old, smaller allocation under the new size, and the next halide_device_malloc of
+ * that size would take it (then cuMemcpyHtoD past its end: CUDA_ERROR_INVALID_VALUE). So the free
+ * describes the allocation as it was made: device_bytes[t] bytes, the size of the run that made it. */
+static int free_own_allocation(onnxc_session *s, uint32_t t) {
+  const onnxc_model_desc *d = s->model->desc;
+  halide_buffer_t *b = &s->buffers[t];
+  uint64_t n = s->device_bytes[t];
+  if (n == 0 || n > INT32_MAX) return d->device_free(NULL, b);
+  halide_dimension_t dim = {0, (int32_t)n, 1, 0};
+  halide_buffer_t made = {0};
+  made.device = b->device;
+  made.device_interface = b->device_interface;
+  made.type.code = halide_type_uint;
+  made.type.bits = 8;
+  made.type.lanes = 1;
+  made.dimensions = 1;
+  made.dim = &dim;
+  int rc = d->device_free(NULL, &made);
+  if (rc == 0) {
+    b->device = 0;
+    b->device_interface = NULL;
+  }
+  return rc;
+}
+
 /* Lets go of root t's device handle: detaches a wrapped range, frees Halide's own allocation. */
 static onnxc_status drop_device(onnxc_session *s, uint32_t t) {
   const onnxc_model_desc *d = s->model->desc;
@@ -35,7 +63,7 @@ static onnxc_status drop_device(onnxc_session *s, uint32_t t) {
   }
   bool wrapped = s->device_wrapped[t];
   onnxc_kernel_call_begin();
-  int rc = wrapped ? d->detach_native(NULL, b) : d->device_free(NULL, b);
+  int rc = wrapped ? d->detach_native(NULL, b) : free_own_allocation(s, t);
   const char *msg = onnxc_kernel_call_end();
   forget_device(s, t);
   if (rc == 0) return ONNXC_OK;

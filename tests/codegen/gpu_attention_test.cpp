@@ -51,6 +51,9 @@ struct Case {
   bool three_d = false;      // [b, s, h*d] layouts
   bool symbolic = false;     // sequence lengths (query, keys, past) known only at run time
   bool past_inputs = false;  // past_key/past_value given even when past == 0
+  // The query length as an expression equal to its symbol but not one (max(max(min(64, s), s),
+  // min(64, s)), bert_op13's), which Halide's CSE splits with a let where the kernel selects a copy.
+  bool seq_expr = false;
   DType dtype = DType::Float32;
   int total() const { return past + skv; }
   bool has_past() const { return past > 0 || past_inputs; }
@@ -62,7 +65,7 @@ std::string describe(const Case& c) {
      << " dk" << c.dk << " dv" << c.dv << (c.causal ? " causal" : "") << " window " << c.left_window << ","
      << c.right_window
      << (c.mask == Mask::Float ? " float-mask" : c.mask == Mask::Bool ? " bool-mask" : "")
-     << (c.rows_nan ? " rows-nan" : "") << (c.three_d ? " 3-D" : "") << (c.symbolic ? " symbolic" : "")
+     << (c.rows_nan ? " rows-nan" : "") << (c.three_d ? " 3-D" : "") << (c.symbolic ? " symbolic" : "") << (c.seq_expr ? " seq-expr" : "")
      << (c.dtype == DType::Float16 ? " f16" : "");
   return os.str();
 }
@@ -157,7 +160,12 @@ class Kernel {
       if (!c.symbolic) return param(name, data, dims, -1, Expr());
       auto [it, added] = symbols_.try_emplace(sym, Halide::Param<int64_t>(std::string("len_") + sym));
       it->second.set(s);
-      return param(name, data, dims, dims.size() == 3 ? 1 : 2, Halide::cast<int32_t>(it->second));
+      Expr len = Halide::cast<int32_t>(it->second);
+      if (c.seq_expr && std::string(sym) == "sq") {
+        Expr m = Halide::min(64, len);  // bert_op13's query length, as its Slice of position ids gives it
+        len = Halide::max(Halide::max(m, len), m);
+      }
+      return param(name, data, dims, dims.size() == 3 ? 1 : 2, len);
     };
     const ir::Type type = ir::Type::tensor(c.dtype);
     std::vector<ir::Value*> values;
@@ -356,6 +364,14 @@ TEST(GpuAttention, OnHostMatchesRunTimeLengths) {
   check({.sq = 1, .skv = 9, .past = 24, .symbolic = true});
   check({.sq = 12, .skv = 12, .past = 0, .causal = true, .symbolic = true, .past_inputs = true});  // empty past
   check({.sq = 12, .skv = 12, .past = 5, .causal = true, .symbolic = true, .past_inputs = true});
+}
+
+// HF BERT-like exports (bert_op13, hf_bert_ts): the query length an expression of its symbol, an
+// additive float mask. On an H100 the kernel trapped: the one-row copy's stages were computed in the
+// tiled branch too, over 16 rows with bounds of one (the in-kernel bounds check is a `trap;`).
+TEST(GpuAttention, OnHostMatchesWithALengthExpression) {
+  check({.sq = 7, .skv = 7, .mask = Mask::Float, .symbolic = true, .seq_expr = true});
+  check({.sq = 1, .skv = 7, .mask = Mask::Float, .symbolic = true, .seq_expr = true});
 }
 
 TEST(GpuAttention, OnHostMatchesFloat16) {

@@ -11,7 +11,9 @@
 #include <HalideRuntime.h>
 #include <dlfcn.h>
 
+#include <cstddef>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <string>
 #include <utility>
@@ -24,13 +26,29 @@ namespace {
 
 constexpr uint64_t kBase = 0x10000;  // device addresses start here; address a is pool[a - kBase]
 
+// Rounds n up to its 4 most significant bits, as Halide's CUDA runtime sizes the allocations it keeps.
+uint64_t quantized(uint64_t n) {
+  int shift = 0;
+  while ((n >> shift) >= 16) shift++;
+  return ((n + (uint64_t(1) << shift) - 1) >> shift) << shift;
+}
+
 struct FakeDevice {
   std::vector<uint8_t> pool = std::vector<uint8_t>(1 << 20);
   uint64_t next = kBase;
-  std::map<uint64_t, uint64_t> allocations;  // address -> bytes: what device_malloc made
-  std::vector<uint64_t> arena_sizes;         // bytes of each 2-D uint8 allocation (the device arena)
+  std::map<uint64_t, uint64_t> allocations;  // address -> bytes: what device_malloc made, live
+  // Freed allocations kept for reuse as Halide's CUDA runtime keeps them (halide_reuse_device_allocations
+  // is on in every CUDA library): filed under the quantized size the buffer described when it was freed,
+  // holding `bytes` of real memory; a later malloc of a size within 7/8 of `filed` takes one.
+  struct Kept {
+    uint64_t address, filed, bytes;
+  };
+  std::vector<Kept> kept;
+  std::vector<uint64_t> arena_sizes;  // bytes of each 2-D uint8 allocation (the device arena)
+  uint64_t arena = 0;                 // the address of the last one
   int mallocs = 0, frees = 0, uploads = 0, downloads = 0, wraps = 0, detaches = 0;
   bool bad_read = false;
+  bool overflow = false;  // a copy or kernel touched bytes past the end of the allocation it used
   // Per kernel call: the device addresses of its input and output.
   std::vector<std::pair<uint64_t, uint64_t>> calls;
   uint8_t *at(uint64_t address) { return &pool.at(address - kBase); }
@@ -40,6 +58,24 @@ struct FakeDevice {
     allocations[a] = bytes;
     mallocs++;
     return a;
+  }
+  // A device allocation of (at least) `bytes`, a kept one when one is filed under a fitting size.
+  uint64_t malloc_like_halide(uint64_t bytes) {
+    const uint64_t size = quantized(bytes);
+    for (size_t i = 0; i < kept.size(); i++) {
+      if (size <= kept[i].filed && size >= kept[i].filed / 8 * 7) {
+        const Kept k = kept[i];
+        kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(i));
+        allocations[k.address] = k.bytes;
+        return k.address;
+      }
+    }
+    return alloc(size);
+  }
+  // Notes an access of `bytes` at `address` that runs past the end of the allocation holding it.
+  void touch(uint64_t address, uint64_t bytes) {
+    auto it = allocations.upper_bound(address);
+    if (it == allocations.begin() || address + bytes > std::prev(it)->first + std::prev(it)->second) overflow = true;
   }
 } dev;
 
@@ -55,9 +91,12 @@ uint64_t bytes(const halide_buffer_t *b) {
 int fake_device_malloc(void *, void *buffer, const void *interface) {
   auto *b = static_cast<halide_buffer_t *>(buffer);
   if (b->device) return 0;
-  b->device = dev.alloc(bytes(b));
+  b->device = dev.malloc_like_halide(bytes(b));
   b->device_interface = static_cast<const halide_device_interface_t *>(interface);
-  if (b->dimensions == 2 && b->type.bits == 8) dev.arena_sizes.push_back(bytes(b));
+  if (b->dimensions == 2 && b->type.bits == 8) {
+    dev.arena_sizes.push_back(bytes(b));
+    dev.arena = b->device;
+  }
   return 0;
 }
 
@@ -78,7 +117,13 @@ int fake_detach(void *, void *buffer) {
 
 int fake_device_free(void *, void *buffer) {
   auto *b = static_cast<halide_buffer_t *>(buffer);
-  if (!dev.allocations.erase(b->device)) dev.bad_read = true;  // freeing what device_malloc never made
+  auto it = dev.allocations.find(b->device);
+  if (it == dev.allocations.end()) {
+    dev.bad_read = true;  // freeing what device_malloc never made
+  } else {
+    dev.kept.push_back({it->first, quantized(bytes(b)), it->second});
+    dev.allocations.erase(it);
+  }
   b->device = 0;
   dev.frees++;
   return 0;
@@ -86,6 +131,7 @@ int fake_device_free(void *, void *buffer) {
 
 int fake_copy_to_host(void *, void *buffer) {
   auto *b = static_cast<halide_buffer_t *>(buffer);
+  dev.touch(b->device, bytes(b));
   std::memcpy(b->host, dev.at(b->device), bytes(b));
   b->flags &= ~uint64_t(halide_buffer_flag_device_dirty);
   dev.downloads++;
@@ -98,6 +144,7 @@ void make_readable(halide_buffer_t *in) {
   if (!in->device && !(in->flags & halide_buffer_flag_host_dirty)) dev.bad_read = true;
   if (!in->device) fake_device_malloc(nullptr, in, fake_interface());
   if (in->flags & halide_buffer_flag_host_dirty) {
+    dev.touch(in->device, bytes(in));
     std::memcpy(dev.at(in->device), in->host, bytes(in));
     in->flags &= ~uint64_t(halide_buffer_flag_host_dirty);
     dev.uploads++;
@@ -128,6 +175,8 @@ int fake_double(void **args) {
   make_readable(in);
   if (!out->device) fake_device_malloc(nullptr, out, fake_interface());
   dev.calls.emplace_back(in->device, out->device);
+  dev.touch(in->device, bytes(in));
+  dev.touch(out->device, bytes(out));
   const auto *src = reinterpret_cast<const float *>(dev.at(in->device));
   auto *dst = reinterpret_cast<float *>(dev.at(out->device));
   for (int i = 0; i < in->dim[0].extent; i++) dst[i] = 2 * src[i];
@@ -212,9 +261,8 @@ void expect_arena_layout(int64_t n) {
   EXPECT_EQ(dev.calls[2].first, b);
   EXPECT_EQ(dev.calls[3].first, c) << "the view cv reads c's range";
   ASSERT_FALSE(dev.arena_sizes.empty());
-  uint64_t arena = 0;
-  for (const auto &[address, size] : dev.allocations)
-    if (size == dev.arena_sizes.back()) arena = address;
+  const uint64_t arena = dev.arena;
+  ASSERT_EQ(dev.allocations.count(arena), 1u) << "the arena is live";
   uint64_t size = static_cast<uint64_t>(n) * 4;
   for (uint64_t t : {a, b, c, y}) {
     EXPECT_GE(t, arena);
@@ -263,10 +311,37 @@ TEST(CudaBookkeeping, IntermediatesLiveInOneDeviceArenaAtTheirPlanOffsets) {
   EXPECT_GT(dev.arena_sizes[1], dev.arena_sizes[0]);
   EXPECT_EQ(dev.frees, 3) << "the old arena and the old input";
 
+  EXPECT_FALSE(dev.overflow) << "every copy and kernel stayed inside its allocation";
+
   onnxc_session_free(s);
   EXPECT_TRUE(dev.allocations.empty()) << "no device allocation outlives the session";
   EXPECT_EQ(dev.wraps, dev.detaches) << "every wrapped range let go";
   EXPECT_FALSE(dev.bad_read);
+  onnxc_model_free(model);
+}
+
+// The sequence that failed on an H100 (bench/gpu/device_io.c: batch 1 seq 7, then batch 3 seq 64):
+// small, large, small. The input given on the host has Halide's own allocation; when its size changes
+// the session frees it, and Halide keeps it for reuse under the size its buffer describes. Freed under
+// the new run's (larger) shape, the small allocation was taken for the large input, whose upload then
+// ran past its end (cuMemcpyHtoD: CUDA_ERROR_INVALID_VALUE).
+TEST(CudaBookkeeping, InputAllocationsFollowTheShapeSmallLargeSmall) {
+  dev = FakeDevice();
+  DescBuilder b = cuda_model();
+  onnxc_model *model = nullptr;
+  ASSERT_EQ(onnxc_model_from_desc(b.get(), &model), ONNXC_OK) << onnxc_last_error();
+  onnxc_session *s = nullptr;
+  ASSERT_EQ(onnxc_session_create(model, nullptr, &s), ONNXC_OK);
+  for (int64_t n : {7, 3 * 64, 7, 3 * 64}) {
+    SCOPED_TRACE(n);
+    run(s, n);
+    expect_arena_layout(n);
+    EXPECT_FALSE(dev.overflow) << "an upload, a kernel or a download ran past the end of its device allocation";
+    EXPECT_FALSE(dev.bad_read);
+  }
+  EXPECT_EQ(dev.arena_sizes.size(), 2u) << "the arena grew once and never shrank";
+  onnxc_session_free(s);
+  EXPECT_TRUE(dev.allocations.empty()) << "no device allocation outlives the session";
   onnxc_model_free(model);
 }
 

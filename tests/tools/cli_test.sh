@@ -230,6 +230,29 @@ case_cuda_without_driver() {
   fi
 }
 
+# Concat(past input, new) -> present output: the CPU runs it in place (onnxc.CacheAppend, a host
+# step); a CUDA library keeps it a Concat kernel, in `compile --target cuda` and in `test-suite --target
+# cuda` alike (test-suite used to run the passes for the host, and CUDA refused the CacheAppend: 12
+# test_concat_* node tests were "unsupported" on an H100).
+case_concat_inputs_by_target() {
+  local c="$DATA/concat_inputs"
+  run_onnxc inspect "$c/model.onnx" --passes default --ir
+  expect_rc 0
+  expect_out 'onnxc\.CacheAppend\(%past, %new\)'
+  mkdir -p suite && cp -r "$c" suite/concat_inputs
+  run_onnxc test-suite suite
+  expect_rc 0
+  expect_out 'passed +concat_inputs'
+  run_onnxc test-suite suite --target cuda
+  grep -q 'CacheAppend' out err && fail "test-suite --target cuda formed a CacheAppend"
+  if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
+    expect_rc 0
+    expect_out 'passed +concat_inputs'
+  else
+    expect_out 'errored +concat_inputs .*no NVIDIA driver is installed here'
+  fi
+}
+
 # --quantize dynamic-int8 quantizes where int8 beats float32 (x86 with AVX2: vpmaddwd pairs) and
 # elsewhere (x86 below AVX2) keeps the model float32 and says so; :force quantizes anyway (the int8
 # kernel then matches at int8 tolerances, the float32 one at the default ones). On AVX2 the int16

@@ -6,6 +6,8 @@ add_bcast_x0.npy    test_data_set_0's x as .npy (v1 header): `onnxc run --input 
 unsupported_op.onnx one node of a custom domain (com.example.Frobnicate): codegen must reject it
 endless.onnx        add_bcast's interface, plus a ReduceSum over 2^50 ones that never ends in practice
                     (no memory: the ones are fused into the reduction): test-suite --timeout's subject
+concat_inputs/      present = Concat(past[p,3], new[n,3]) of two graph inputs into a graph output: the CPU
+                    runs it in place (onnxc.CacheAppend, a host step), a CUDA library as a Concat
 Deterministic: rerunning gives the same bytes.
 """
 import os
@@ -63,3 +65,18 @@ m = model([helper.make_node("ConstantOfShape", ["shape"], ["ones"],
 m.graph.initializer.extend([shape, zero])
 onnx.checker.check_model(m)
 onnx.save(m, "endless.onnx")
+
+past = helper.make_tensor_value_info("past", TensorProto.FLOAT, ["p", 3])
+new = helper.make_tensor_value_info("new", TensorProto.FLOAT, ["n", 3])
+present = helper.make_tensor_value_info("present", TensorProto.FLOAT, ["t", 3])
+m = model([helper.make_node("Concat", ["past", "new"], ["present"], axis=0, name="append")], "concat_inputs",
+          [past, new], [present], [("", 17)])
+onnx.checker.check_model(m)
+os.makedirs("concat_inputs/test_data_set_0", exist_ok=True)
+onnx.save(m, "concat_inputs/model.onnx")
+pv = rng.standard_normal((4, 3)).astype(np.float32)
+nv = rng.standard_normal((2, 3)).astype(np.float32)
+for name, arr, f in [("past", pv, "input_0.pb"), ("new", nv, "input_1.pb"),
+                     ("present", np.concatenate([pv, nv]), "output_0.pb")]:
+    with open(os.path.join("concat_inputs/test_data_set_0", f), "wb") as fh:
+        fh.write(numpy_helper.from_array(arr, name).SerializeToString())
