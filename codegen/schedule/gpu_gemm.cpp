@@ -51,6 +51,8 @@ const std::vector<GpuGemmTile>& gpu_gemm_variants() {
       {"reg64", F::Thread, 64, 64, 4, 8, 8},           // 128 threads of 4 × 8
       {"reg128", F::Thread, 128, 64, 8, 8, 8},         // 128 threads of 8 × 8
       {"reg128x128", F::Thread, 128, 128, 8, 8, 8},    // 256 threads of 8 × 8
+      {"reg64k4", F::Thread, 64, 64, 4, 8, 4},         // reg64 with steps of 4 k (fewer registers)
+      {"reg128k4", F::Thread, 128, 64, 8, 8, 4},       // reg128 with steps of 4 k
   };
   return v;
 }
@@ -118,7 +120,8 @@ void stage_tile(Func tile, Func acc, Halide::RVar ko, const Var& inner, int inne
 // The Thread form: acc computed inside the thread loops, so each thread's allocation is its own
 // (registers: every index into it is an unrolled or vectorized loop's), and the operand values of
 // one k step staged per thread the same way (a_tile, b_tile: vector loads along k of A's rows and
-// along n of B's k rows, which L1 serves to the threads that share them).
+// along n of B's k rows, which L1 serves to the threads that share them). Vectors are 4 wide: LLVM
+// 14's NVPTX backend emits 16-byte loads for those, but splits 8-wide ones into scalar loads.
 void schedule_thread(GemmFuncs g, Func out, GpuGemmTile tile, bool vec) {
   // Other types than f32 (scalar code; f64 takes two registers an element): at most 4 × 4 per
   // thread, as an 8 × 8 block of f64 spilled.
@@ -135,7 +138,7 @@ void schedule_thread(GemmFuncs g, Func out, GpuGemmTile tile, bool vec) {
       .gpu_threads(tn, tm)
       .unroll(ni)
       .unroll(mi);
-  if (vec) out.vectorize(ni);
+  if (vec) out.vectorize(ni, 4).unroll(ni);
   std::vector<Var> batch(args.begin() + 2, args.end());
   if (!batch.empty()) out.gpu_blocks(fuse_vars(out, batch));
 
@@ -147,11 +150,11 @@ void schedule_thread(GemmFuncs g, Func out, GpuGemmTile tile, bool vec) {
       .store_in(Halide::MemoryType::Register)
       .unroll(an)
       .unroll(am);
-  if (vec) g.acc.vectorize(an);
+  if (vec) g.acc.vectorize(an, 4).unroll(an);
   Halide::RVar ko("gemm_ko"), ki("gemm_ki");
   Halide::Stage update = g.acc.update();
   update.split(g.k.x, ko, ki, tile.k_tile, TailStrategy::GuardWithIf).reorder(an, am, ki, ko).unroll(an).unroll(am).unroll(ki);
-  if (vec) update.vectorize(an);
+  if (vec) update.vectorize(an, 4).unroll(an);
   if (g.b_stage.defined()) g.b_stage.compute_root();
   if (!g.a_tile.defined()) return;
 
@@ -164,7 +167,7 @@ void schedule_thread(GemmFuncs g, Func out, GpuGemmTile tile, bool vec) {
         .bound_extent(outer, outer_ext)
         .unroll(outer);
     for (size_t i = 2; i < f.args().size(); ++i) f.bound_extent(f.args()[i], 1);
-    if (vec) f.vectorize(inner);
+    if (vec) f.vectorize(inner, 4).unroll(inner);
     else f.unroll(inner);
   };
   stage(g.a_tile, tile.k_tile, tile.thread_rows);
