@@ -32,6 +32,8 @@ std::string KernelCache::default_dir() {
 
 std::string KernelCache::key(const std::string& canonical) {
   std::string s = std::string("onnxc ") + kOnnxcVersion + "\ncodegen " + kCodegenFingerprint + "\n" + canonical;
+  // The CUDA GEMM form picked by the environment (codegen/schedule/gpu_gemm.h) changes the kernel.
+  if (const char* g = std::getenv("ONNXC_CUDA_GEMM"); g && *g) s += std::string("\ncuda_gemm ") + g;
   char buf[40];
   std::snprintf(buf, sizeof buf, "%016" PRIx64 "%016" PRIx64, fnv1a(s, 1469598103934665603ull),
                 fnv1a(s, 0x9e3779b97f4a7c15ull));

@@ -5,12 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
 
+#include "codegen/schedule/gpu_gemm.h"
 #include "gemm_harness.h"
+#include "ir/error.h"
 
 // Cases are designated initializers naming only what differs from the defaults; GCC 12 warns about
 // the omitted fields (GCC 14 no longer does).
@@ -265,7 +268,24 @@ TEST(Gemm, ReshapingEpilogue) {
   check({.dtype = DType::Int32, .a = {2, 7, 17}, .b = {17, 9}, .flatten_epilogue = true});
 }
 
-// The CUDA schedule compiles ahead of time without a GPU (PTX for sm_80).
+// Sets ONNXC_CUDA_GEMM (the CUDA GEMM form a compile picks) for one scope, restoring it after.
+class GemmVariant {
+ public:
+  explicit GemmVariant(const char* name) {
+    if (const char* v = std::getenv("ONNXC_CUDA_GEMM")) saved_ = v, had_ = true;
+    setenv("ONNXC_CUDA_GEMM", name, 1);
+  }
+  ~GemmVariant() {
+    if (had_) setenv("ONNXC_CUDA_GEMM", saved_.c_str(), 1);
+    else unsetenv("ONNXC_CUDA_GEMM");
+  }
+
+ private:
+  std::string saved_;
+  bool had_ = false;
+};
+
+// The CUDA schedule compiles ahead of time without a GPU (PTX for sm_80), in every form.
 TEST(Gemm, CudaScheduleCompiles) {
   const Halide::Target cuda("host-cuda-cuda_capability_80");
   const std::vector<GemmCase> cases = {
@@ -282,22 +302,48 @@ TEST(Gemm, CudaScheduleCompiles) {
   };
   auto dir = std::filesystem::temp_directory_path() / "onnxc_gemm_cuda";
   std::filesystem::create_directories(dir);
+  // ONNXC_CUDA_GEMM set outside the test (bench/gpu/ptx_report.sh) picks the one form to build.
+  std::vector<std::string> forms;
+  if (const char* v = std::getenv("ONNXC_CUDA_GEMM"); v && *v) forms.push_back(v);
+  else
+    for (const GpuGemmTile& t : gpu_gemm_variants()) forms.push_back(t.name);
   int i = 0;
-  for (const GemmCase& c : cases) {
-    Inputs in = make_inputs(c, 3);
-    GemmKernel k(c, in.a, in.b, in.c_ptr(), cuda, /*jit=*/false);
-    std::string name = "gemm_cuda_" + std::to_string(i++);
-    EXPECT_NO_THROW(k.pipeline().compile_to_static_library((dir / name).string(), k.pipeline().infer_arguments(),
-                                                           name, cuda))
-        << describe(c);
-    EXPECT_TRUE(std::filesystem::exists(dir / (name + ".a"))) << describe(c);
+  for (const std::string& form : forms) {
+    GemmVariant variant(form.c_str());
+    for (const GemmCase& c : cases) {
+      // The other forms build the types whose code differs (f16, f64, int32: scalar and smaller tiles);
+      // their f32 kernels are built by CudaKernelKeepsAccumulatorsInRegisters.
+      if (form != gpu_gemm_variants().front().name && c.dtype == DType::Float32) continue;
+      Inputs in = make_inputs(c, 3);
+      GemmKernel k(c, in.a, in.b, in.c_ptr(), cuda, /*jit=*/false);
+      std::string name = "gemm_cuda_" + std::to_string(i++);
+      EXPECT_NO_THROW(k.pipeline().compile_to_static_library((dir / name).string(), k.pipeline().infer_arguments(),
+                                                             name, cuda))
+          << form << ": " << describe(c);
+      EXPECT_TRUE(std::filesystem::exists(dir / (name + ".a"))) << form << ": " << describe(c);
+    }
   }
 }
 
-// The PTX of the CUDA GEMM: operand tiles in shared memory (vector loads of B), barriers around
-// them, FMAs on accumulators that stay in registers (no local memory), for a constant and a
-// run-time B.
-TEST(Gemm, CudaKernelUsesSharedMemoryAndRegisters) {
+// An unknown form is refused with the names of the known ones.
+TEST(Gemm, CudaUnknownVariantRefused) {
+  GemmVariant variant("no_such_form");
+  const Halide::Target cuda("host-cuda-cuda_capability_80");
+  const GemmCase c{.a = {33, 64}, .b = {64, 100}};
+  Inputs in = make_inputs(c, 3);
+  try {
+    GemmKernel k(c, in.a, in.b, in.c_ptr(), cuda, /*jit=*/false);
+    FAIL() << "ONNXC_CUDA_GEMM=no_such_form was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("smem128"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no_such_form"), std::string::npos) << e.what();
+  }
+}
+
+// The PTX of each CUDA GEMM form, for a constant and a run-time B: FMAs on accumulators that stay
+// in registers (no local memory); the shared-memory forms also load vectors of B from shared memory
+// between barriers; the per-thread forms load vectors of B from global memory.
+TEST(Gemm, CudaKernelKeepsAccumulatorsInRegisters) {
   const Halide::Target cuda("host-cuda-cuda_capability_80");
   const std::vector<GemmCase> cases = {
       {.a = {2, 100, 96}, .b = {96, 200}},
@@ -305,27 +351,36 @@ TEST(Gemm, CudaKernelUsesSharedMemoryAndRegisters) {
   };
   auto dir = std::filesystem::temp_directory_path() / "onnxc_gemm_ptx";
   std::filesystem::create_directories(dir);
-  for (const GemmCase& c : cases) {
-    Inputs in = make_inputs(c, 7);
-    GemmKernel k(c, in.a, in.b, in.c_ptr(), cuda, /*jit=*/false);
-    const std::string path = (dir / "gemm.s").string();
-    k.pipeline().compile_to_assembly(path, k.pipeline().infer_arguments(), "gemm", cuda);
-    std::ifstream f(path);
-    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    // The host assembly embeds the PTX module as string data; these words occur only there.
-    const size_t ptx = text.find("Generated by LLVM NVPTX");
-    ASSERT_NE(ptx, std::string::npos) << describe(c) << ": no PTX in the CUDA build";
-    const std::string kernel = text.substr(ptx);
-    EXPECT_NE(kernel.find("ld.shared.v4.f32"), std::string::npos) << describe(c);
-    EXPECT_NE(kernel.find("bar.sync"), std::string::npos) << describe(c);
-    EXPECT_NE(kernel.find("fma.rn.f32"), std::string::npos) << describe(c);
-    EXPECT_EQ(kernel.find("__local_depot"), std::string::npos) << describe(c) << ": accumulators spilled to local memory";
+  for (const GpuGemmTile& form : gpu_gemm_variants()) {
+    GemmVariant variant(form.name);
+    for (const GemmCase& c : cases) {
+      Inputs in = make_inputs(c, 7);
+      GemmKernel k(c, in.a, in.b, in.c_ptr(), cuda, /*jit=*/false);
+      const std::string path = (dir / "gemm.s").string();
+      k.pipeline().compile_to_assembly(path, k.pipeline().infer_arguments(), "gemm", cuda);
+      std::ifstream f(path);
+      std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      // The host assembly embeds the PTX module as string data; these words occur only there.
+      const size_t ptx = text.find("Generated by LLVM NVPTX");
+      ASSERT_NE(ptx, std::string::npos) << form.name << ": " << describe(c) << ": no PTX in the CUDA build";
+      const std::string kernel = text.substr(ptx);
+      if (form.form == GpuGemmTile::Form::SharedWarp) {
+        EXPECT_NE(kernel.find("ld.shared.v4.f32"), std::string::npos) << form.name << ": " << describe(c);
+        EXPECT_NE(kernel.find("bar.sync"), std::string::npos) << form.name << ": " << describe(c);
+      } else {
+        EXPECT_EQ(kernel.find("bar.sync"), std::string::npos) << form.name << ": " << describe(c);
+      }
+      EXPECT_NE(kernel.find("fma.rn.f32"), std::string::npos) << form.name << ": " << describe(c);
+      EXPECT_EQ(kernel.find("__local_depot"), std::string::npos)
+          << form.name << ": " << describe(c) << ": accumulators spilled to local memory";
+      EXPECT_EQ(kernel.find(".local"), std::string::npos) << form.name << ": " << describe(c);
+    }
   }
 }
 
-// The CUDA schedule's loop nest (shared-memory tiles of A and B per k step, register blocks per
-// thread, block tiles past the last row, column and k) run as host loops: the values the GPU
-// computes, for every GEMM class the CUDA schedule handles or falls back from.
+// Each CUDA schedule's loop nest (operand tiles per k step, register blocks per thread or lane,
+// block tiles past the last row, column and k) run as host loops: the values the GPU computes, for
+// every GEMM class the CUDA schedule handles or falls back from, in every form.
 TEST(Gemm, CudaScheduleOnHostMatches) {
   const Halide::Target cuda("host-cuda-cuda_capability_80");
   const std::vector<GemmCase> cases = {
@@ -345,11 +400,15 @@ TEST(Gemm, CudaScheduleOnHostMatches) {
       {.dtype = DType::Float64, .a = {4, 9, 20}, .b = {4, 20, 11}, .b_const = false},
       {.dtype = DType::Int32, .a = {5, 19}, .b = {19, 7}},
   };
-  for (const GemmCase& c : cases) {
-    Inputs in = make_inputs(c, 5);
-    GemmKernel k(c, in.a, in.b, in.c_ptr(), cuda, /*jit=*/false);
-    EXPECT_GT(k.jit_gpu_schedule_on_host(), 0) << describe(c) << ": no GPU loops in the CUDA schedule";
-    expect_matches(c, k, in);
+  for (const GpuGemmTile& form : gpu_gemm_variants()) {
+    GemmVariant variant(form.name);
+    for (const GemmCase& c : cases) {
+      SCOPED_TRACE(std::string(form.name) + ": " + describe(c));
+      Inputs in = make_inputs(c, 5);
+      GemmKernel k(c, in.a, in.b, in.c_ptr(), cuda, /*jit=*/false);
+      EXPECT_GT(k.jit_gpu_schedule_on_host(), 0) << "no GPU loops in the CUDA schedule";
+      expect_matches(c, k, in);
+    }
   }
 }
 
