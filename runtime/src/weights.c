@@ -27,7 +27,7 @@ static placement placement_from_env(void) {
  * never holds both. Dropped pages of a private read-only file mapping read the file again if touched,
  * so this changes no byte anyone reads. */
 static void copy_dropping_source(uint8_t *dst, const uint8_t *src, size_t n) {
-  const size_t chunk = (size_t)64 << 20;
+  const size_t chunk = (size_t)16 << 20;
   const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
   for (size_t at = 0; at < n; at += chunk) {
     size_t len = n - at < chunk ? n - at : chunk;
