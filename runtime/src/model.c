@@ -34,6 +34,7 @@ static void destroy(onnxc_model *model) {
   free(model->tensor_step);
   free(model->dim_offset);
   free(model->arg_offset);
+  onnxc_weights_release(&model->weights);
   if (model->library) dlclose(model->library);
   free(model);
 }
@@ -112,6 +113,7 @@ onnxc_status onnxc_model_create(const onnxc_model_desc *desc, const onnxc_step_k
     destroy(model);
     return onnxc_fail(ONNXC_ERR_OUT_OF_MEMORY, "out of memory loading model '%s'", desc->name);
   }
+  onnxc_weights_place(desc, library != NULL, &model->weights);
   model->library = library;
   onnxc_halide_error_handler (*set_handler)(onnxc_halide_error_handler) = desc->set_error_handler;
   if (!set_handler && library) {

@@ -12,6 +12,7 @@
 #include "onnxc/runtime.h"
 #include "shape_expr.h"
 #include "step_kind.h"
+#include "weights.h"
 
 typedef struct onnxc_io_info {
   int32_t tensor;
@@ -36,6 +37,7 @@ struct onnxc_model {
   onnxc_io_info *inputs;      /* n_inputs */
   onnxc_io_info *outputs;     /* n_outputs */
   bool large_buffers;         /* kernels built with Halide's large_buffers: no 2 GiB buffer limit */
+  onnxc_weights weights;      /* the weights blob the kernels read (weights.h) */
 };
 
 /* Validates desc against the step kinds `kinds` (one per ONNXC_STEP_*) and derives the model's data;

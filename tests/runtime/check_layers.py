@@ -13,7 +13,7 @@ import sys
 # Lowest first. A file may use files of its own layer or below, never above (docs/design.md).
 LAYERS = [
     ("utilities", "dtype error handles kernel_errors memory_plan shape_expr value_store cuda_driver"),
-    ("model", "model model_validate loops_validate known_at lifetimes"),
+    ("model", "model model_validate loops_validate known_at lifetimes weights"),
     ("host ops", "host_ops host_util host_cache host_reduce host_scan host_select host_sequence host_string "
                  "host_split_to_sequence host_string_concat host_string_split host_tfidf host_unique host_value"),
     ("executor", "plan execute kv_cache step_kinds step_kernel step_host step_control loops cuda_session"),
