@@ -45,13 +45,15 @@ using Halide::Var;
 const std::vector<GpuGemmTile>& gpu_gemm_variants() {
   using F = GpuGemmTile::Form;
   static const std::vector<GpuGemmTile> v = {
-      // name, form, block cols × rows, thread cols × rows, k step
+      // name, form, block cols × rows, thread cols × rows, k step. The first is the default: reg64k4
+      // measured fastest on BERT on an H100 (2026-11-27, docs/gpu.md: b8 s128 28.7 ms against smem128's
+      // 64.3); tile64 was level with it on the products alone.
+      {"reg64k4", F::Thread, 64, 64, 4, 8, 4},         // 128 threads of 4 × 8, steps of 4 k
       {"smem128", F::SharedWarp, 128, 16, 4, 16, 16},  // one warp, 9 KiB of shared memory
       {"tile64", F::Thread, 64, 16, 4, 8, 4},          // 32 threads of 4 × 8 (the session-10 tiling)
       {"reg64", F::Thread, 64, 64, 4, 8, 8},           // 128 threads of 4 × 8
       {"reg128", F::Thread, 128, 64, 8, 8, 8},         // 128 threads of 8 × 8
       {"reg128x128", F::Thread, 128, 128, 8, 8, 8},    // 256 threads of 8 × 8
-      {"reg64k4", F::Thread, 64, 64, 4, 8, 4},         // reg64 with steps of 4 k (fewer registers)
       {"reg128k4", F::Thread, 128, 64, 8, 8, 4},       // reg128 with steps of 4 k
   };
   return v;
