@@ -303,4 +303,75 @@ void schedule_depthwise(Func planes, const std::vector<RDom>& rows, Func acc, co
   vectorize_planes(planes, rows, vec);
 }
 
+ChannelBlock choose_winograd_block(int64_t m, int64_t channels, int64_t tiles_h, int64_t tiles_w, int tile, const TargetDesc& d) {
+  (void)channels, (void)tile;
+  static const double kSpeed[] = {0, 0.75, 0.9, 1.0, 1.0};
+  const int lanes = std::max(1, d.f32_lanes()), budget = std::max(1, d.accumulator_budget());
+  auto use = [](int64_t n, int64_t block) { return static_cast<double>(n) / static_cast<double>((n + block - 1) / block * block); };
+  const int64_t tiles = tiles_h * tiles_w;
+  ChannelBlock best{lanes, 4};
+  double best_score = -1;
+  for (int vecs : {4, 3, 2, 1}) {
+    const int rows = std::min<int64_t>(std::min(budget / vecs, 16), std::max<int64_t>(1, tiles));
+    if (rows < 1) continue;
+    const double score = kSpeed[vecs] * use(m, vecs * lanes) * (rows >= 4 ? 1.0 : 0.8);
+    if (score > best_score + 1e-9) best = ChannelBlock{vecs * lanes, rows}, best_score = score;
+  }
+  return best;
+}
+
+int choose_winograd_tile(int64_t channels, int64_t m, int64_t oh, int64_t ow, const TargetDesc& d) {
+  (void)channels, (void)m, (void)oh, (void)ow, (void)d;
+  return 0;
+}
+
+void schedule_conv_winograd(ConvWinogradFuncs g, Func output, const Target& t) {
+  const TargetDesc d = describe(t);
+  const int vec = t.natural_vector_size<float>();
+  const int width = g.block.width, rows = g.block.rows, tile = g.tile, a = tile + 2;
+  // Tile rows per task: the group's transformed input and products (a² floats per tile for each
+  // input and output channel) in half of L2, and at least `rows` tiles.
+  const int64_t mpad = (g.m_extent + width - 1) / width * width;
+  const int64_t per_row = static_cast<int64_t>(g.tiles_w) * a * a * (g.channels + mpad) * 4;
+  int64_t group = std::clamp<int64_t>(d.l2_bytes / 2 / std::max<int64_t>(1, per_row), 1, g.tiles_h);
+  while (group < g.tiles_h && group * g.tiles_w < rows) ++group;
+  std::vector<Var> o = output.args();
+  Var x = o[0], y = o[1], m = o[2], n = o[3], yo("wino_yo"), yi("wino_yi");
+  output.split(y, yo, yi, static_cast<int>(group * tile), TailStrategy::GuardWithIf)
+      .reorder(x, yi, m, yo, n)
+      .vectorize(x, vec, TailStrategy::Predicate)
+      .parallel(yo);
+  schedule_planes(g.input, g.input_rows, g.input_copies, t, output, n);
+
+  Func v = g.transformed;
+  Var tw = v.args()[0], th = v.args()[1], c = v.args()[2], e = v.args()[3];
+  const int tvec = std::min(vec, std::max(1, g.tiles_w >= 16 ? 16 : g.tiles_w >= 8 ? 8 : 4));
+  v.compute_at(output, yo).bound(e, 0, a * a).reorder(tw, e, th, c).vectorize(tw, tvec, TailStrategy::Predicate).unroll(e);
+
+  Func gemm = g.gemm;
+  Var i = gemm.args()[0], tt = gemm.args()[1], ge = gemm.args()[2], mo = gemm.args()[3], gn = gemm.args()[4];
+  Var to("wino_to"), ti("wino_ti");
+  const int64_t tiles_per_task = group * g.tiles_w;
+  gemm.compute_at(output, yo)
+      .bound(i, 0, width)
+      .split(tt, to, ti, rows, tiles_per_task >= rows ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf)
+      .reorder(i, ti, to, mo, ge, gn)
+      .vectorize(i, vec)
+      .unroll(ti);
+  place_register_block(g.acc, g.k, gemm, to, width, rows, vec);
+
+  Func r = g.result;
+  Var ri = r.args()[0], xx = r.args()[1], yy = r.args()[2], rmo = r.args()[3];
+  Var xo("wino_xo"), xi("wino_xi"), ryo("wino_ryo"), ryi("wino_ryi"), io("wino_io"), ii("wino_ii");
+  r.compute_at(output, yo)
+      .bound(ri, 0, width)
+      .split(ri, io, ii, vec)
+      .split(xx, xo, xi, tile, TailStrategy::RoundUp)
+      .split(yy, ryo, ryi, tile, TailStrategy::RoundUp)
+      .reorder(ii, xi, ryi, io, xo, ryo, rmo)
+      .vectorize(ii)
+      .unroll(xi)
+      .unroll(ryi);
+}
+
 }  // namespace onnxc::codegen
