@@ -2,8 +2,9 @@
 // it per convolution, see winograd_tile). Each m×m tile of the output is computed from the (m+2)²
 // input tile d around it as Y = Aᵀ [(G g Gᵀ) ⊙ (Bᵀ d B)] A, summed over input channels:
 //   - the weights' transform U = G g Gᵀ is done here, at compile time, in double, rounded once;
-//   - the input tiles' transform V = Bᵀ d B is computed per task, in cache, from the zero-padded
-//     planes every CPU convolution builds (ShiftedInput);
+//   - the input tiles' transform V = Bᵀ d B is computed per image, after the zero-padded planes
+//     every CPU convolution builds (ShiftedInput), tiles numbered so that the GEMM reads a row
+//     block of tiles at consecutive addresses;
 //   - the (m+2)² element-wise products summed over channels are (m+2)² GEMMs, each
 //     [M × C] · [C × tiles], on the register-blocked kernel vectorized over output channels;
 //   - the output transform Aᵀ M A runs in vectors of output channels and the output Func reads it
@@ -134,8 +135,11 @@ std::vector<HTensor> conv_winograd(LowerContext& ctx, const Window& win, int til
   g.input_copies = in.copies;
   const Expr pw = in.plane[1];
 
-  // V(tw, th, c, e, n) = (Bᵀ d B)[e] of the input tile at tile row th, column tw, channel c.
-  Var tw("tw"), th("th"), c("c"), e("e"), n("n");
+  // V(t, c, e, n) = (Bᵀ d B)[e] of the input tile t = th · tiles_w + tw, channel c: written by one
+  // update over the tile grid, so that the GEMM's rows read it at addresses linear in t.
+  Var t("t"), c("c"), e("e"), n("n");
+  g.tile_grid = Halide::RDom(0, g.tiles_w, 0, g.tiles_h, "wino_tiles");
+  const Expr tw = g.tile_grid.x, th = g.tile_grid.y;
   auto d = [&](int i, int j) { return in.planes((th * m + i) * pw + tw * m + j, 0, c, n); };
   std::vector<Expr> cases;
   for (int eu = 0; eu < a; ++eu)
@@ -150,16 +154,17 @@ std::vector<HTensor> conv_winograd(LowerContext& ctx, const Window& win, int til
     return r;
   };
   g.transformed = Func("wino_input");
-  g.transformed(tw, th, c, e, n) = by_index(e, cases);
+  g.transformed(t, c, e, n) = Halide::undef<float>();
+  g.transformed(th * g.tiles_w + tw, c, e, n) = by_index(e, cases);
 
   // The products: gemm(i, t, e, mo, n) = sum_c U[mo, e, c, i] · V(t, c, e, n) over flat tiles t.
   const int width = g.block.width;
   HTensor u = ctx.add_constant("winograd_weights", transformed_weights(wt, m, width));
-  Var i("i"), t("t"), mo("mo");
+  Var i("i"), mo("mo");
   g.k = Halide::RDom(0, g.channels, "wino_c");
   g.acc = Func("wino_acc");
   g.acc(i, t, e, mo, n) = 0.0f;
-  g.acc(i, t, e, mo, n) += u.at({mo, e, g.k.x, i}) * g.transformed(t % g.tiles_w, t / g.tiles_w, g.k.x, e, n);
+  g.acc(i, t, e, mo, n) += u.at({mo, e, g.k.x, i}) * g.transformed(t, g.k.x, e, n);
   ctx.reassociable.push_back(g.acc);
   g.gemm = Func("wino_gemm");
   g.gemm(i, t, e, mo, n) = g.acc(i, t, e, mo, n);

@@ -370,10 +370,22 @@ void schedule_conv_winograd(ConvWinogradFuncs g, Func output, const Target& t) {
       .parallel(yo);
   schedule_planes(g.input, g.input_rows, g.input_copies, t, output, n);
 
+  // The image's transformed tiles after its planes, in parallel over channels; every e of a vector
+  // of tiles in one loop body, so the a×a window's loads and the row sums (Bᵀ d)[., j] that several
+  // e share are computed once. The tiles are disjoint (th · tiles_w + tw is injective), which Halide
+  // cannot prove.
   Func v = g.transformed;
-  Var tw = v.args()[0], th = v.args()[1], c = v.args()[2], e = v.args()[3];
-  const int tvec = std::min(vec, std::max(1, g.tiles_w >= 16 ? 16 : g.tiles_w >= 8 ? 8 : 4));
-  v.compute_at(output, yo).bound(e, 0, a * a).reorder(tw, e, th, c).vectorize(tw, tvec, TailStrategy::Predicate).unroll(e);
+  Var c = v.args()[1], e = v.args()[2], vn = v.args()[3];
+  RVar two("wino_two"), twi("wino_twi");
+  const int tvec = std::min(vec, g.tiles_w >= 16 ? 16 : g.tiles_w >= 8 ? 8 : 4);
+  v.compute_at(output, n).bound(e, 0, a * a);
+  v.update()
+      .allow_race_conditions()
+      .split(g.tile_grid.x, two, twi, tvec, TailStrategy::Predicate)
+      .reorder(twi, e, two, g.tile_grid.y, c, vn)
+      .vectorize(twi)
+      .unroll(e)
+      .parallel(c);
 
   Func gemm = g.gemm;
   Var i = gemm.args()[0], tt = gemm.args()[1], ge = gemm.args()[2], mo = gemm.args()[3], gn = gemm.args()[4];

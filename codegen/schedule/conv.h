@@ -110,8 +110,9 @@ void schedule_depthwise(Halide::Func planes, const std::vector<Halide::RDom>& ro
 // tiles_w + tw over the output's tile grid:
 //   input(q, phase, c, n)      the zero-padded planes (as for ConvGemmFuncs; one phase), large
 //                              enough that every tile's a×a window lies inside
-//   transformed(tw, th, c, e, n)  the input tile's transform (Bᵀ d B)[e], a select over e that folds
-//                              to one sum once e is unrolled
+//   transformed(t, c, e, n)    the input tile's transform (Bᵀ d B)[e]: undefined, then one update
+//                              over `tile_grid` (tw, th) writing tile th · tiles_w + tw, a select
+//                              over e that folds to one sum once e is unrolled
 //   acc(i, t, e, mo, n)        zero, then one update summing U[mo, e, c, i] · transformed(t, c, e)
 //                              over `k` (the input channels): output channel mo·width + i
 //   gemm(i, t, e, mo, n)       acc per task
@@ -122,7 +123,7 @@ struct ConvWinogradFuncs {
   Halide::Func input, transformed, acc, gemm, result;
   std::vector<Halide::RDom> input_rows;
   size_t input_copies = 0;
-  Halide::RDom k;
+  Halide::RDom k, tile_grid;
   ChannelBlock block;
   int tile = 2, tiles_h = 1, tiles_w = 1, m_extent = 0, channels = 0;
 };
@@ -136,9 +137,9 @@ ChannelBlock choose_winograd_block(int64_t m, int64_t channels, int64_t tiles_h,
 int choose_winograd_tile(int64_t channels, int64_t m, int64_t oh, int64_t ow, const TargetDesc& d);
 
 // Loop nest (outermost first):
-//   for each image: its planes, in parallel over channels; then
-//   parallel task over groups of `rows_per_task` tile rows (output rows tile · rows_per_task)
-//     transformed over the group's tiles, every channel (tiles vectorized, e unrolled)
+//   for each image: its planes, then its transformed tiles, each in parallel over channels
+//     (tiles vectorized, e unrolled); then
+//   parallel task over groups of tile rows (output rows tile · rows per group)
 //     gemm: for each e, for each panel of `width` channels, for each block of `rows` tiles:
 //       acc block in registers over the channels; store
 //     result over the group (output channels vectorized, the tile's pixels unrolled)
