@@ -344,6 +344,9 @@ int choose_winograd_tile(int64_t channels, int64_t m, int64_t oh, int64_t ow, co
   for (int tile : {2, 4}) {
     const double a2 = (tile + 2.0) * (tile + 2.0);
     const double tiles = std::ceil(static_cast<double>(oh) / tile) * std::ceil(static_cast<double>(ow) / tile);
+    // An image's transformed tiles are written whole before its products (schedule_conv_winograd):
+    // past 4 L2s they would stream through memory (and a 512×512 image would take hundreds of MB).
+    if (tiles * c * a2 * 4.0 > 4.0 * d.l2_bytes) continue;
     const double transform = (tile == 2 ? 8.0 : 45.0) * 16.0 / lanes;
     const double cycles = a2 * c * mpad * tiles / (2.0 * lanes) / kEfficiency + 0.8 * a2 * c * mm * 4.0 / kStreamBytes +
                           tiles * (c + mm) * transform;
@@ -390,10 +393,13 @@ void schedule_conv_winograd(ConvWinogradFuncs g, Func output, const Target& t) {
   Func gemm = g.gemm;
   Var i = gemm.args()[0], tt = gemm.args()[1], ge = gemm.args()[2], mo = gemm.args()[3], gn = gemm.args()[4];
   Var to("wino_to"), ti("wino_ti");
-  const int64_t tiles_per_task = group * g.tiles_w;
+  // The last block of a task's tiles shifted inwards (recomputing a few tiles) where every task,
+  // the last one too, has a whole block of tiles; else guarded.
+  const int64_t last_rows = g.tiles_h % group == 0 ? group : g.tiles_h % group;
+  const bool shift = last_rows * g.tiles_w >= rows;
   gemm.compute_at(output, yo)
       .bound(i, 0, width)
-      .split(tt, to, ti, rows, tiles_per_task >= rows ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf)
+      .split(tt, to, ti, rows, shift ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf)
       .reorder(i, ti, to, mo, ge, gn)
       .vectorize(i, vec)
       .unroll(ti);

@@ -133,7 +133,8 @@ struct ConvWinogradFuncs {
 ChannelBlock choose_winograd_block(int64_t m, int64_t channels, int64_t tiles_h, int64_t tiles_w, int tile, const TargetDesc& d);
 
 // 2 or 4 where F(tile×tile, 3×3) is expected to beat the direct forms for a 3×3 stride-1 conv of
-// `channels` → `m` channels over an oh × ow output on target `d`, 0 where the direct forms stay.
+// `channels` → `m` channels over an oh × ow output on target `d`, 0 where the direct forms stay (by
+// a cost model in cycles; never where an image's transformed tiles would exceed 4 L2s).
 int choose_winograd_tile(int64_t channels, int64_t m, int64_t oh, int64_t ow, const TargetDesc& d);
 
 // Loop nest (outermost first):

@@ -164,6 +164,10 @@ TEST(LowerConvWinograd, TileTailsAndSymbolicBatch) {
   check({2, 16, 7, 7, 70, {1, 1, 1, 1}, true, true, false});
 }
 
+// Channels enough that a task holds fewer tile rows than the image (2 of 3 with F(4×4) over a
+// 10×10 output), so the last task's tiles do not fill a register block: its rows are guarded.
+TEST(LowerConvWinograd, ShortLastTask) { check({1, 256, 10, 10, 256, {1, 1, 1, 1}, false, true}); }
+
 // Asymmetric and no padding, no bias, no activation: a 13×6 input gives a 12×5 output.
 TEST(LowerConvWinograd, AsymmetricPadsNoBias) {
   check({1, 24, 13, 6, 40, {1, 0, 0, 1}, false, false, false, false});
@@ -179,7 +183,7 @@ TEST(LowerConvWinograd, SymbolicImageKeepsTheDirectForm) {
 
 // The choice from the target description: ResNet-50's 56×56 and 28×28 layers take F(4×4), its
 // 14×14 layer F(2×2), its 7×7 layer of 512 channels (weights grow a²/9 times) the direct form;
-// few channels never.
+// few channels or large images never.
 TEST(LowerConvWinograd, ChoosesPerShape) {
   const codegen::TargetDesc d = codegen::describe(Halide::Target("x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41"));
   EXPECT_EQ(codegen::choose_winograd_tile(64, 64, 56, 56, d), 4);
@@ -187,6 +191,8 @@ TEST(LowerConvWinograd, ChoosesPerShape) {
   EXPECT_EQ(codegen::choose_winograd_tile(256, 256, 14, 14, d), 2);
   EXPECT_EQ(codegen::choose_winograd_tile(512, 512, 7, 7, d), 0);
   EXPECT_EQ(codegen::choose_winograd_tile(8, 64, 56, 56, d), 0);
+  // Large images: the transformed input of a whole image would not stay in cache.
+  EXPECT_EQ(codegen::choose_winograd_tile(64, 64, 224, 224, d), 0);
   // AVX2 (measured on the same machine with --target x86-64-avx2): the same choices.
   const codegen::TargetDesc d2 = codegen::describe(Halide::Target("x86-64-linux-avx-avx2-f16c-fma-sse41"));
   EXPECT_EQ(codegen::choose_winograd_tile(64, 64, 56, 56, d2), 4);
