@@ -365,12 +365,21 @@ void schedule_conv_winograd(ConvWinogradFuncs g, Func output, const Target& t) {
   const int64_t per_row = static_cast<int64_t>(g.tiles_w) * a * a * (g.channels + mpad) * 4;
   int64_t group = std::clamp<int64_t>(d.l2_bytes / 2 / std::max<int64_t>(1, per_row), 1, g.tiles_h);
   while (group < g.tiles_h && group * g.tiles_w < rows) ++group;
+  // Tasks over (group of tile rows, group of channel panels): a 14×14 image has 7 rows of 2×2 tiles,
+  // which did not split evenly over threads; about kTasks tasks per image. The transformed input is
+  // per image, so a task of fewer channels recomputes nothing.
+  constexpr int64_t kTasks = 8;
+  const int64_t row_tasks = (g.tiles_h + group - 1) / group, panels = mpad / width;
+  const int64_t channel_groups = std::clamp<int64_t>((kTasks + row_tasks - 1) / row_tasks, 1, panels);
+  const int channels_per_task = static_cast<int>((panels + channel_groups - 1) / channel_groups * width);
   std::vector<Var> o = output.args();
-  Var x = o[0], y = o[1], m = o[2], n = o[3], yo("wino_yo"), yi("wino_yi");
+  Var x = o[0], y = o[1], m = o[2], n = o[3], yo("wino_yo"), yi("wino_yi"), mg("wino_mg"), mc("wino_mc");
   output.split(y, yo, yi, static_cast<int>(group * tile), TailStrategy::GuardWithIf)
-      .reorder(x, yi, m, yo, n)
-      .vectorize(x, vec, TailStrategy::Predicate)
-      .parallel(yo);
+      .split(m, mg, mc, channels_per_task, TailStrategy::GuardWithIf)
+      .reorder(x, yi, mc, yo, mg, n)
+      .vectorize(x, vec, TailStrategy::Predicate);
+  Var task = fuse_vars(output, {yo, mg});
+  output.parallel(task);
   schedule_planes(g.input, g.input_rows, g.input_copies, t, output, n);
 
   // The image's transformed tiles after its planes, in parallel over channels; every e of a vector
@@ -397,7 +406,7 @@ void schedule_conv_winograd(ConvWinogradFuncs g, Func output, const Target& t) {
   // the last one too, has a whole block of tiles; else guarded.
   const int64_t last_rows = g.tiles_h % group == 0 ? group : g.tiles_h % group;
   const bool shift = last_rows * g.tiles_w >= rows;
-  gemm.compute_at(output, yo)
+  gemm.compute_at(output, task)
       .bound(i, 0, width)
       .split(tt, to, ti, rows, shift ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf)
       .reorder(i, ti, to, mo, ge, gn)
@@ -408,7 +417,7 @@ void schedule_conv_winograd(ConvWinogradFuncs g, Func output, const Target& t) {
   Func r = g.result;
   Var ri = r.args()[0], xx = r.args()[1], yy = r.args()[2], rmo = r.args()[3];
   Var xo("wino_xo"), xi("wino_xi"), ryo("wino_ryo"), ryi("wino_ryi"), io("wino_io"), ii("wino_ii");
-  r.compute_at(output, yo)
+  r.compute_at(output, task)
       .bound(ri, 0, width)
       .split(ri, io, ii, vec)
       .split(xx, xo, xi, tile, TailStrategy::RoundUp)

@@ -140,7 +140,7 @@ int choose_winograd_tile(int64_t channels, int64_t m, int64_t oh, int64_t ow, co
 // Loop nest (outermost first):
 //   for each image: its planes, then its transformed tiles, each in parallel over channels
 //     (tiles vectorized, e unrolled); then
-//   parallel task over groups of tile rows (output rows tile · rows per group)
+//   parallel task over (group of tile rows, group of channel panels), about 8 per image
 //     gemm: for each e, for each panel of `width` channels, for each block of `rows` tiles:
 //       acc block in registers over the channels; store
 //     result over the group (output channels vectorized, the tile's pixels unrolled)
