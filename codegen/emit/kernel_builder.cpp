@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 
@@ -210,6 +211,8 @@ class Builder {
   void name_kernel() {
     SymbolNames names;
     out_.canonical = walk_canonical(k_, target_name_, names, &code_constants_);
+    // The convolution form override (lower/conv_winograd.h) changes the code: part of the key.
+    if (const char* w = std::getenv("ONNXC_CONV_WINOGRAD"); w && *w) out_.canonical += std::string("conv winograd ") + w + "\n";
     for (const ir::Node* n : k_.graph->nodes()) {
       if (n->domain() != "onnxc" || n->op_type() != "DynamicQuantMatMul") continue;
       Halide::Target dot = with_dot_products(target_);

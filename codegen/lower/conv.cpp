@@ -7,6 +7,8 @@
 #include <functional>
 #include <optional>
 
+#include "codegen/lower/conv_input.h"
+#include "codegen/lower/conv_winograd.h"
 #include "codegen/lower/window.h"
 #include "codegen/schedule/conv.h"
 #include "codegen/schedule/schedule.h"
@@ -55,132 +57,6 @@ std::vector<HTensor> finish(LowerContext& ctx, Func acc, const std::vector<Halid
   return {h};
 }
 
-// The input of a float32 convolution on a CPU, zero-padded and split into stride phases (a stride-2
-// image into its 4 planes of even/odd rows and columns; a stride-1 image is its one plane), each
-// plane flattened per channel: planes(q, phase, c, n). Output pixels are numbered over a plane's
-// grid (rows as wide as a plane; the columns past the output's width are computed and dropped), so
-// kernel tap r of every pixel p reads one plane shifted by a constant: planes(p + shift(r),
-// phase(r), c, n), a dense vector load for consecutive pixels. A 3×3 stride-1 conv on a 14-wide
-// image computes 16/14 of the outputs it keeps.
-struct ShiftedInput {
-  Func planes;
-  // Per phase that a tap reads, the plane coordinates that hold input (innermost: the last spatial
-  // dim): planes' update i writes its phase over interiors[i]; after the phases' interiors, the
-  // zeros around them (halo_zeros), each RDom's first dim contiguous in the plane
-  std::vector<Halide::RDom> interiors;
-  size_t copies = 0;  // the updates copying the input (the first ones); the rest write the halo's zeros
-  std::vector<int32_t> strides, dilations;
-  std::vector<Expr> plane, grid;  // per spatial dim: a plane's extent; the grid's (output's in dim 0)
-  Expr pixels;                    // grid pixels
-
-  ShiftedInput(const HTensor& x, const Window& win, const std::vector<Expr>& out) {
-    const int sp = win.spatial();
-    pixels = 1;
-    int phases = 1;
-    for (int s = 0; s < sp; ++s) {
-      strides.push_back(static_cast<int32_t>(win.strides[s]));
-      dilations.push_back(static_cast<int32_t>(win.dilations[s]));
-      Expr padded = x.shape[s + 2] + win.pad_begin[s] + win.pad_end[s];
-      plane.push_back(Halide::Internal::simplify((padded + strides[s] - 1) / strides[s]));
-      grid.push_back(s > 0 ? plane[s] : out[s + 2]);
-      pixels = pixels * grid[s];
-      phases *= strides[s];
-    }
-    pixels = Halide::Internal::simplify(pixels);
-    // Zero everywhere (past a plane's end too: the last panel of pixels and the last taps read
-    // beyond it), then per phase the plane coordinates j whose input position j·stride + phase −
-    // pad lies inside the input, written row by row: each input row a dense (or, strided, an
-    // evenly spaced) vector load with no clamp or select, which made a gather of every load. As a
-    // function of the flat index instead, every element would cost a division and a modulo by the
-    // plane's extents, which for image extents known only at run time are vector divisions.
-    Halide::Var q("q"), ph("ph"), c("c"), n("n");
-    planes = Func("conv_phases");
-    // With one or two spatial dims, only the halo is zeroed (halo_zeros), not the whole plane before
-    // the interior is copied over it: every element is written once.
-    const bool halo = sp <= 2;
-    planes(q, ph, c, n) = halo ? Halide::undef<float>() : Halide::Expr(0.0f);
-    std::vector<std::function<void()>> zeroed;
-    for (int f = 0; f < phases; ++f) {
-      std::vector<int32_t> digit(sp);  // the phase per dim; the last dim's varies fastest (as in tap())
-      for (int s = sp - 1, rest = f; s >= 0; --s) digit[s] = rest % strides[s], rest /= strides[s];
-      // Only phases some tap reads: a strided 1×1 conv reads one of its stride² planes.
-      bool read = true;
-      for (int s = 0; s < sp; ++s) {
-        bool any = false;
-        for (int64_t r = 0; r < win.kernel[s]; ++r) any |= (r * dilations[s]) % strides[s] == digit[s];
-        read &= any;
-      }
-      if (!read) continue;
-      std::vector<Halide::Range> ranges;
-      std::vector<Expr> first(sp);
-      for (int s = sp - 1; s >= 0; --s) {
-        Expr lead = win.pad_begin[s] - digit[s];  // j·stride >= lead, and j·stride <= extent − 1 + lead
-        first[s] = Halide::max(0, (lead + strides[s] - 1) / strides[s]);
-        Expr last = Halide::min(plane[s] - 1, (x.shape[s + 2] - 1 + lead) / strides[s]);
-        ranges.emplace_back(Halide::Internal::simplify(first[s]), Halide::Internal::simplify(Halide::max(0, last - first[s] + 1)));
-      }
-      Halide::RDom r(Halide::Region(ranges.begin(), ranges.end()), "plane" + std::to_string(f));
-      Index xi = {n, c};
-      Expr flat = 0;
-      for (int s = 0; s < sp; ++s) {
-        Expr j = r[sp - 1 - s];
-        flat = flat * plane[s] + j;
-        xi.push_back(j * strides[s] + digit[s] - win.pad_begin[s]);
-      }
-      planes(flat, f, c, n) = x.at(xi);
-      interiors.push_back(r);
-      if (halo) zeroed.push_back([this, f, first, ranges] { halo_zeros(f, first, ranges); });
-    }
-    // After the copies, so that update i < the phases read is still phase i's interior.
-    copies = interiors.size();
-    for (auto& z : zeroed) z();
-  }
-
-  // Zeros around phase f's interior (first coordinate per dim, `ranges` innermost first), in flat
-  // plane coordinates: before its first row, between its rows (the columns of the left and right
-  // pads), and after its last row, past the plane's end by kTail floats. Kept output pixels read
-  // only inside the plane; the tail covers what the last pixel panels and taps of dropped pixels
-  // read, most of it, so that they do not read stale memory.
-  void halo_zeros(int f, const std::vector<Expr>& first, const std::vector<Halide::Range>& ranges) {
-    constexpr int32_t kTail = 16;
-    const bool two = ranges.size() == 2;
-    const Expr width = plane.back(), cols = ranges[0].extent, c0 = first.back();
-    const Expr r0 = two ? first[0] : Expr(0), rows = two ? ranges[1].extent : Expr(1);
-    const Expr total = two ? plane[0] * width : width;
-    const Expr empty = cols <= 0 || rows <= 0;
-    auto simp = [](const Expr& e) { return Halide::Internal::simplify(e); };
-    const Expr head = simp(Halide::select(empty, 0, r0 * width + c0));
-    const Expr tail = simp(Halide::select(empty, 0, (r0 + rows - 1) * width + c0 + cols));
-    Halide::Var c = planes.args()[2], n = planes.args()[3];
-    Halide::RDom before(0, head, "halo_head" + std::to_string(f));
-    planes(before.x, f, c, n) = 0.0f;
-    Halide::RDom gaps({{0, simp(width - cols)}, {0, simp(Halide::select(empty, 0, rows - 1))}}, "halo_gap" + std::to_string(f));
-    planes((r0 + gaps.y) * width + c0 + cols + gaps.x, f, c, n) = 0.0f;
-    Halide::RDom after(tail, simp(total + kTail - tail), "halo_tail" + std::to_string(f));
-    planes(after.x, f, c, n) = 0.0f;
-    interiors.insert(interiors.end(), {before, gaps, after});
-  }
-
-  // The element tap `taps` (per spatial dim) of channel c reads for grid pixel p of image n.
-  Expr tap(const std::vector<Expr>& taps, const Expr& p, const Expr& c, const Expr& n) const {
-    Expr shift = 0, phase = 0, qstride = 1, pstride = 1;
-    for (int s = static_cast<int>(taps.size()) - 1; s >= 0; --s) {
-      Expr j = taps[s] * dilations[s];
-      shift = shift + (j / strides[s]) * qstride;
-      phase = phase + (j % strides[s]) * pstride;
-      qstride = qstride * plane[s];
-      pstride = pstride * strides[s];
-    }
-    return planes(p + shift, phase, c, n);
-  }
-
-  // The grid pixel of output index `o` ([n, m, spatial..]).
-  Expr pixel(const Index& o) const {
-    Expr flat = o[2];
-    for (size_t s = 1; s < grid.size(); ++s) flat = flat * grid[s] + o[s + 2];
-    return flat;
-  }
-};
 
 // One RDom dim per tap dim (innermost: the last spatial), then `outer` extents; and the taps as
 // per-spatial-dim Exprs.
@@ -384,6 +260,7 @@ std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
   const ir::Tensor& wt = *ctx.const_in.data(1);
   const int sp = win.spatial();
   const int64_t m_ext = wt.dims()[0], c_ext = wt.dims()[1];
+  if (const int tile = winograd_tile(ctx, win, out_shape(ctx), c_ext, m_ext)) return conv_winograd(ctx, win, tile);
   ShiftedInput in(x, win, out_shape(ctx));
   const int64_t* p_static = Halide::Internal::as_const_int(in.pixels);
   if (p_static && *p_static == 1) return conv_gemv(ctx, win, in);

@@ -2,6 +2,7 @@
 #include "codegen/schedule/conv.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "codegen/schedule/schedule.h"
 #include "codegen/schedule/target_desc.h"
@@ -339,6 +340,130 @@ void schedule_depthwise(Func planes, const std::vector<RDom>& rows, Func acc, co
     for (int i = 0; i < r.dimensions(); ++i) s.unroll(r[i]);
   planes.store_at(output, task).compute_at(output, ch);
   vectorize_planes(planes, rows, vec, strided_copies);
+}
+
+ChannelBlock choose_winograd_block(int64_t m, int64_t channels, int64_t tiles_h, int64_t tiles_w, int tile, const TargetDesc& d) {
+  (void)channels, (void)tile;
+  static const double kSpeed[] = {0, 0.75, 0.9, 1.0, 1.0};
+  const int lanes = std::max(1, d.f32_lanes()), budget = std::max(1, d.accumulator_budget());
+  auto use = [](int64_t n, int64_t block) { return static_cast<double>(n) / static_cast<double>((n + block - 1) / block * block); };
+  const int64_t tiles = tiles_h * tiles_w;
+  ChannelBlock best{lanes, 4};
+  double best_score = -1;
+  for (int vecs : {4, 3, 2, 1}) {
+    const int rows = std::min<int64_t>(std::min(budget / vecs, 16), std::max<int64_t>(1, tiles));
+    if (rows < 1) continue;
+    const double score = kSpeed[vecs] * use(m, vecs * lanes) * (rows >= 4 ? 1.0 : 0.8);
+    if (score > best_score + 1e-9) best = ChannelBlock{vecs * lanes, rows}, best_score = score;
+  }
+  return best;
+}
+
+int choose_winograd_tile(int64_t channels, int64_t m, int64_t oh, int64_t ow, const TargetDesc& d) {
+  // A cost model in cycles of one core, its constants fitted to ResNet-50's four 3×3 shapes at 1
+  // thread on AVX-512 (Zen 5; measured per layer with either form forced, within 10% of each time):
+  //   arithmetic   multiply-adds / (2 FMA units · lanes), at 80% of that peak, both forms;
+  //   weights      every run streams them from beyond L2 at kStreamBytes per cycle: the direct form
+  //                overlaps that with its arithmetic (max), Winograd's per-e GEMMs mostly do not
+  //                (0.8 of it added). Its weights are a²/9 times as large (F(4×4): 4×), which is
+  //                what loses at 7×7 with 512 channels (16.8 MB for F(2×2) against 9.4 MB);
+  //   transforms   per tile and channel (input and output), kTransform[tile] cycles on 16 lanes.
+  constexpr double kStreamBytes = 5.0, kEfficiency = 0.8;
+  if (d.gpu || !d.fma || channels < 16 || m < d.f32_lanes()) return 0;
+  const double lanes = std::max(1, d.f32_lanes());
+  const double c = static_cast<double>(channels), mm = static_cast<double>(m);
+  const double mpad = std::ceil(mm / lanes) * lanes;
+  const double direct_fma = 9.0 * c * mm * static_cast<double>(oh * ow) / (2.0 * lanes) / kEfficiency;
+  const double direct = std::max(direct_fma, 9.0 * c * mm * 4.0 / kStreamBytes);
+  // Winograd must win by kMargin: the fit is within about 10% on the shapes it was fitted to.
+  constexpr double kMargin = 0.9;
+  int best = 0;
+  double best_cycles = kMargin * direct;
+  for (int tile : {2, 4}) {
+    const double a2 = (tile + 2.0) * (tile + 2.0);
+    const double tiles = std::ceil(static_cast<double>(oh) / tile) * std::ceil(static_cast<double>(ow) / tile);
+    // An image's transformed tiles are written whole before its products (schedule_conv_winograd):
+    // past 4 L2s they would stream through memory (and a 512×512 image would take hundreds of MB).
+    if (tiles * c * a2 * 4.0 > 4.0 * d.l2_bytes) continue;
+    const double transform = (tile == 2 ? 8.0 : 45.0) * 16.0 / lanes;
+    const double cycles = a2 * c * mpad * tiles / (2.0 * lanes) / kEfficiency + 0.8 * a2 * c * mm * 4.0 / kStreamBytes +
+                          tiles * (c + mm) * transform;
+    if (cycles < best_cycles) best = tile, best_cycles = cycles;
+  }
+  return best;
+}
+
+void schedule_conv_winograd(ConvWinogradFuncs g, Func output, const Target& t) {
+  const TargetDesc d = describe(t);
+  const int vec = t.natural_vector_size<float>();
+  const int width = g.block.width, rows = g.block.rows, tile = g.tile, a = tile + 2;
+  // Tile rows per task: the group's transformed input and products (a² floats per tile for each
+  // input and output channel) in half of L2, and at least `rows` tiles.
+  const int64_t mpad = (g.m_extent + width - 1) / width * width;
+  const int64_t per_row = static_cast<int64_t>(g.tiles_w) * a * a * (g.channels + mpad) * 4;
+  int64_t group = std::clamp<int64_t>(d.l2_bytes / 2 / std::max<int64_t>(1, per_row), 1, g.tiles_h);
+  while (group < g.tiles_h && group * g.tiles_w < rows) ++group;
+  // Tasks over (group of tile rows, group of channel panels): a 14×14 image has 7 rows of 2×2 tiles,
+  // which did not split evenly over threads; about kTasks tasks per image. The transformed input is
+  // per image, so a task of fewer channels recomputes nothing.
+  constexpr int64_t kTasks = 8;
+  const int64_t row_tasks = (g.tiles_h + group - 1) / group, panels = mpad / width;
+  const int64_t channel_groups = std::clamp<int64_t>((kTasks + row_tasks - 1) / row_tasks, 1, panels);
+  const int channels_per_task = static_cast<int>((panels + channel_groups - 1) / channel_groups * width);
+  std::vector<Var> o = output.args();
+  Var x = o[0], y = o[1], m = o[2], n = o[3], yo("wino_yo"), yi("wino_yi"), mg("wino_mg"), mc("wino_mc");
+  output.split(y, yo, yi, static_cast<int>(group * tile), TailStrategy::GuardWithIf)
+      .split(m, mg, mc, channels_per_task, TailStrategy::GuardWithIf)
+      .reorder(x, yi, mc, yo, mg, n)
+      .vectorize(x, vec, TailStrategy::Predicate);
+  Var task = fuse_vars(output, {yo, mg});
+  output.parallel(task);
+  schedule_planes(g.input, g.input_rows, g.input_copies, t, output, n);
+
+  // The image's transformed tiles after its planes, in parallel over channels; every e of a vector
+  // of tiles in one loop body, so the a×a window's loads and the row sums (Bᵀ d)[., j] that several
+  // e share are computed once. The tiles are disjoint (th · tiles_w + tw is injective), which Halide
+  // cannot prove.
+  Func v = g.transformed;
+  Var c = v.args()[1], e = v.args()[2], vn = v.args()[3];
+  RVar two("wino_two"), twi("wino_twi");
+  const int tvec = std::min(vec, g.tiles_w >= 16 ? 16 : g.tiles_w >= 8 ? 8 : 4);
+  v.compute_at(output, n).bound(e, 0, a * a);
+  v.update()
+      .allow_race_conditions()
+      .split(g.tile_grid.x, two, twi, tvec, TailStrategy::Predicate)
+      .reorder(twi, e, two, g.tile_grid.y, c, vn)
+      .vectorize(twi)
+      .unroll(e)
+      .parallel(c);
+
+  Func gemm = g.gemm;
+  Var i = gemm.args()[0], tt = gemm.args()[1], ge = gemm.args()[2], mo = gemm.args()[3], gn = gemm.args()[4];
+  Var to("wino_to"), ti("wino_ti");
+  // The last block of a task's tiles shifted inwards (recomputing a few tiles) where every task,
+  // the last one too, has a whole block of tiles; else guarded.
+  const int64_t last_rows = g.tiles_h % group == 0 ? group : g.tiles_h % group;
+  const bool shift = last_rows * g.tiles_w >= rows;
+  gemm.compute_at(output, task)
+      .bound(i, 0, width)
+      .split(tt, to, ti, rows, shift ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf)
+      .reorder(i, ti, to, mo, ge, gn)
+      .vectorize(i, vec)
+      .unroll(ti);
+  place_register_block(g.acc, g.k, gemm, to, width, rows, vec);
+
+  Func r = g.result;
+  Var ri = r.args()[0], xx = r.args()[1], yy = r.args()[2], rmo = r.args()[3];
+  Var xo("wino_xo"), xi("wino_xi"), ryo("wino_ryo"), ryi("wino_ryi"), io("wino_io"), ii("wino_ii");
+  r.compute_at(output, task)
+      .bound(ri, 0, width)
+      .split(ri, io, ii, vec)
+      .split(xx, xo, xi, tile, TailStrategy::RoundUp)
+      .split(yy, ryo, ryi, tile, TailStrategy::RoundUp)
+      .reorder(ii, xi, ryi, io, xo, ryo, rmo)
+      .vectorize(ii)
+      .unroll(xi)
+      .unroll(ryi);
 }
 
 }  // namespace onnxc::codegen

@@ -115,4 +115,45 @@ DepthwiseChains depthwise_chains(const Halide::Expr& pixels, int vec, int most);
 void schedule_depthwise(Halide::Func planes, const std::vector<Halide::RDom>& rows, Halide::Func acc, const Halide::RDom& r, const Halide::Expr& pixels,
                         Halide::Func output, const Halide::Target& target, size_t strided_copies = 0);
 
+// What the Winograd lowering built (lower/conv_winograd.cpp), a = tile + 2, tiles numbered t = th ·
+// tiles_w + tw over the output's tile grid:
+//   input(q, phase, c, n)      the zero-padded planes (as for ConvGemmFuncs; one phase), large
+//                              enough that every tile's a×a window lies inside
+//   transformed(t, c, e, n)    the input tile's transform (Bᵀ d B)[e]: undefined, then one update
+//                              over `tile_grid` (tw, th) writing tile th · tiles_w + tw, a select
+//                              over e that folds to one sum once e is unrolled
+//   acc(i, t, e, mo, n)        zero, then one update summing U[mo, e, c, i] · transformed(t, c, e)
+//                              over `k` (the input channels): output channel mo·width + i
+//   gemm(i, t, e, mo, n)       acc per task
+//   result(i, xx, yy, mo, n)   the output transform (Aᵀ M A) at output pixel (yy, xx), a select over
+//                              (yy % tile, xx % tile) that folds once both are unrolled; the output
+//                              Func reads it at (m % width, x, y, m / width, n)
+struct ConvWinogradFuncs {
+  Halide::Func input, transformed, acc, gemm, result;
+  std::vector<Halide::RDom> input_rows;
+  size_t input_copies = 0;
+  Halide::RDom k, tile_grid;
+  ChannelBlock block;
+  int tile = 2, tiles_h = 1, tiles_w = 1, m_extent = 0, channels = 0;
+};
+
+// The register block of the Winograd GEMMs: output channels in `width` lanes (whole vectors) ×
+// `rows` tiles, from the target's registers and the lanes M fills.
+ChannelBlock choose_winograd_block(int64_t m, int64_t channels, int64_t tiles_h, int64_t tiles_w, int tile, const TargetDesc& d);
+
+// 2 or 4 where F(tile×tile, 3×3) is expected to beat the direct forms for a 3×3 stride-1 conv of
+// `channels` → `m` channels over an oh × ow output on target `d`, 0 where the direct forms stay (by
+// a cost model in cycles; never where an image's transformed tiles would exceed 4 L2s).
+int choose_winograd_tile(int64_t channels, int64_t m, int64_t oh, int64_t ow, const TargetDesc& d);
+
+// Loop nest (outermost first):
+//   for each image: its planes, then its transformed tiles, each in parallel over channels
+//     (tiles vectorized, e unrolled); then
+//   parallel task over (group of tile rows, group of channel panels), about 8 per image
+//     gemm: for each e, for each panel of `width` channels, for each block of `rows` tiles:
+//       acc block in registers over the channels; store
+//     result over the group (output channels vectorized, the tile's pixels unrolled)
+//     output rows of the group (bias, epilogue), reading result transposed
+void schedule_conv_winograd(ConvWinogradFuncs g, Halide::Func output, const Halide::Target& target);
+
 }  // namespace onnxc::codegen
