@@ -99,8 +99,11 @@ int winograd_tile(const LowerContext& ctx, const Window& win, const std::vector<
     if (win.kernel[s] != 3 || win.strides[s] != 1 || win.dilations[s] != 1) return 0;
     if (!Halide::Internal::as_const_int(win.pad_begin[s]) || !Halide::Internal::as_const_int(out[s + 2])) return 0;
   }
+  // Opt-in: a NaN or ±inf input spreads through the whole tile (an inf can arrive as NaN), so outputs
+  // whose window holds only finite values may not be finite, which the direct form never does.
   const char* force = std::getenv("ONNXC_CONV_WINOGRAD");
-  if (force && *force) return std::strcmp(force, "2") == 0 ? 2 : std::strcmp(force, "4") == 0 ? 4 : 0;
+  if (!force || std::strcmp(force, "auto") != 0)
+    return !force ? 0 : std::strcmp(force, "2") == 0 ? 2 : std::strcmp(force, "4") == 0 ? 4 : 0;
   const int64_t oh = *Halide::Internal::as_const_int(out[2]), ow = *Halide::Internal::as_const_int(out[3]);
   return choose_winograd_tile(channels, m_ext, oh, ow, describe(ctx.target));
 }

@@ -115,6 +115,9 @@ void check(const Case& k, bool expect_winograd = true) {
   for (const std::string& target : runnable_targets()) {
     const std::string direct = compile_form(model, "0", target);
     EXPECT_FALSE(has_symbol(direct, "wino_")) << target;
+    // Opt-in: without ONNXC_CONV_WINOGRAD every convolution keeps the direct form.
+    unsetenv("ONNXC_CONV_WINOGRAD");
+    EXPECT_FALSE(has_symbol(compile(model, "conv_default", target).so_path, "wino_")) << target;
     const auto yd = run(direct, k, xv, rv), yd_special = run(direct, k, special, rv);
     for (const std::string form : {"2", "4"}) {
       const std::string so = compile_form(model, form, target);
