@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "passes/rewrite.h"
 #include "passes/weight_product.h"
@@ -59,11 +61,77 @@ bool is_attention_context(const ir::Value* a) {
   return false;
 }
 
-bool quantize_node(ir::Graph& g, ir::Node* n, const Int8Options& opt) {
-  std::optional<WeightProduct> p = match_weight_product(*n, kMinDim);
-  ir::Value* y = n->output(0);
+// The products that qualify, in the order quantize_in meets them, with each one's weight error and
+// size (K·N: the multiply-adds per row of A, the same M for a model's products in the usual case).
+struct Candidate {
+  const ir::Node* node;
+  double error;
+  double size;
+};
+
+double column_error(const ir::Tensor& w, bool transposed) {
+  const int64_t k_ext = transposed ? w.dims()[1] : w.dims()[0];
+  const int64_t n_ext = transposed ? w.dims()[0] : w.dims()[1];
+  const auto* src = static_cast<const float*>(w.raw());
+  auto at = [&](int64_t k, int64_t n) { return transposed ? src[n * k_ext + k] : src[k * n_ext + n]; };
+  double err = 0, norm = 0;
+  for (int64_t n = 0; n < n_ext; ++n) {
+    float amax = 0;
+    for (int64_t k = 0; k < k_ext; ++k) amax = std::max(amax, std::fabs(at(k, n)));
+    if (!(amax > 0)) continue;
+    const float s = amax / 127.0f;
+    for (int64_t k = 0; k < k_ext; ++k) {
+      const float x = at(k, n);
+      const double d = static_cast<double>(x) - static_cast<double>(s * std::nearbyint(x / s));
+      err += d * d;
+      norm += static_cast<double>(x) * x;
+    }
+  }
+  return norm > 0 ? std::sqrt(err / norm) : 0;
+}
+
+// The weight product n computes, if it is one this pass rewrites (see the header).
+std::optional<WeightProduct> quantizable(const ir::Node& n) {
+  std::optional<WeightProduct> p = match_weight_product(n, kMinDim);
   const ir::Shape* as = p ? shape_of(p->a) : nullptr;
-  if (!as || as->size() != 2 || y->is_graph_output()) return false;
+  if (!as || as->size() != 2 || n.output(0)->is_graph_output()) return std::nullopt;
+  return p;
+}
+
+void collect(const ir::Graph& g, std::vector<Candidate>& out) {
+  for (const ir::Node* n : g.nodes()) {
+    for (const ir::Graph* sg : n->subgraphs()) collect(*sg, out);
+    std::optional<WeightProduct> p = quantizable(*n);
+    if (!p || is_attention_context(p->a)) continue;  // wide already
+    const ir::Tensor& w = p->w->constant();
+    const double size = static_cast<double>(w.dims()[0]) * static_cast<double>(w.dims()[1]);
+    out.push_back({n, column_error(w, p->trans_b), size});
+  }
+}
+
+// The products whose int8 weights lose the most, taken worst first while their sizes add up to at
+// most opt.wide_budget of all the int8 products' (a product that would pass it is skipped and a
+// smaller one after it may still fit); a weight that int8 holds exactly is never taken.
+std::set<const ir::Node*> choose_wide(const ir::Graph& g, const Int8Options& opt) {
+  std::vector<Candidate> all;
+  collect(g, all);
+  double total = 0;
+  for (const Candidate& c : all) total += c.size;
+  std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return a.error > b.error; });
+  std::set<const ir::Node*> chosen;
+  double used = 0;
+  for (const Candidate& c : all) {
+    if (!(c.error > 0) || used + c.size > opt.wide_budget * total) continue;
+    used += c.size;
+    chosen.insert(c.node);
+  }
+  return chosen;
+}
+
+bool quantize_node(ir::Graph& g, ir::Node* n, const Int8Options& opt, const std::set<const ir::Node*>& chosen) {
+  std::optional<WeightProduct> p = quantizable(*n);
+  if (!p) return false;
+  ir::Value* y = n->output(0);
   const int64_t k_ext = p->k;
   // An attention output's row holds every head's context, each a weighted average of that head's
   // values: one 256-level range set by the widest head leaves the others few levels, and this
@@ -73,7 +141,8 @@ bool quantize_node(ir::Graph& g, ir::Node* n, const Int8Options& opt) {
   // rows in as many levels as keep K·levels·max|q_w| below 2^31 (quant_matmul.cpp).
   // With opt.int16_pairs (the target sums int16 pairs anyway) every product takes that form: the
   // same kernel and weight bytes, three to six more bits of row and weight (BERT 2.7% -> 0.4%).
-  const bool wide = opt.int16_pairs || is_attention_context(p->a);
+  // Otherwise `chosen` (choose_wide) names the products whose int8 weights lose most.
+  const bool wide = opt.int16_pairs || is_attention_context(p->a) || chosen.count(n) > 0;
   const int qmax = wide ? static_cast<int>(std::min(32767.0, std::floor(std::sqrt(2147483647.0 / static_cast<double>(k_ext))))) : 127;
   ir::Tensor q, scale;
   if (!quantize_weight(p->w->constant(), p->trans_b, qmax, q, scale)) return false;
@@ -94,11 +163,11 @@ bool quantize_node(ir::Graph& g, ir::Node* n, const Int8Options& opt) {
   return true;
 }
 
-bool quantize_in(ir::Graph& g, const Int8Options& opt) {
+bool quantize_in(ir::Graph& g, const Int8Options& opt, const std::set<const ir::Node*>& chosen) {
   bool changed = false;
   for (ir::Node* n : g.nodes()) {
-    for (ir::Graph* sg : n->subgraphs()) changed |= quantize_in(*sg, opt);
-    changed |= quantize_node(g, n, opt);
+    for (ir::Graph* sg : n->subgraphs()) changed |= quantize_in(*sg, opt, chosen);
+    changed |= quantize_node(g, n, opt, chosen);
   }
   return changed;
 }
@@ -109,13 +178,17 @@ class QuantizeInt8Pass : public Pass {
   bool run(ir::Model& m, PassContext& ctx) override {
     Int8Options opt;
     opt.int16_pairs = ctx.options.count("quantize_dynamic_int8.int16_pairs") > 0;
+    if (auto it = ctx.options.find("quantize_dynamic_int8.wide_budget"); it != ctx.options.end()) opt.wide_budget = std::stod(it->second);
     return quantize_dynamic_int8(m, opt);
   }
 };
 
 }  // namespace
 
-bool quantize_dynamic_int8(ir::Model& model, const Int8Options& opt) { return quantize_in(*model.graph, opt); }
+bool quantize_dynamic_int8(ir::Model& model, const Int8Options& opt) {
+  const std::set<const ir::Node*> chosen = opt.int16_pairs ? std::set<const ir::Node*>{} : choose_wide(*model.graph, opt);
+  return quantize_in(*model.graph, opt, chosen);
+}
 
 std::unique_ptr<Pass> make_quantize_dynamic_int8_pass() { return std::make_unique<QuantizeInt8Pass>(); }
 

@@ -31,8 +31,18 @@ namespace onnxc::passes {
 // where the target's int8 kernel multiplies int16 pairs: AVX2, AVX-512 without VNNI) every product
 // takes the wide form: that kernel stores rows and weights as int16 whatever their levels, so the
 // extra bits cost nothing there (weights ±1672 for K = 768, ±836 for K = 3072).
+//
+// Otherwise (four-byte dot products, VNNI or sdot) the products whose weights int8 holds worst also
+// take the wide form, up to a budget: each product's weight error is measured here, as the relative
+// Frobenius error of W against its per-column int8 round trip (the rows' scale is unknown until run
+// time, so the weights alone decide), and the worst are taken first while their sizes (K·N) add up
+// to at most wide_budget of all int8 products' (pass option quantize_dynamic_int8.wide_budget).
+// On the bench's BERT the FFN output projections (K = 3072, after GELU) lose most (0.85% against
+// 0.77% for the others); eight of the twelve fit a quarter, and the error against float32 fell from
+// 3.03% to 2.65% for 14% more CPU time (2026-11-27, docs/int8.md).
 struct Int8Options {
   bool int16_pairs = false;
+  double wide_budget = 0.25;
 };
 bool quantize_dynamic_int8(ir::Model& model, const Int8Options& opt = {});
 

@@ -127,5 +127,49 @@ TEST(QuantizeDynamicInt8, Int16PairTargetsWidenEveryProduct) {
   EXPECT_FALSE(has(run_passes(text, {"infer_shapes", "quantize_dynamic_int8", "dce"}), "wide_rows"));
 }
 
+// A 16×16 weight of small values, ((7k + 3n) mod 17 - 8) / 10, that int8 holds to ~0.3% (scale
+// 0.8 / 127 per column); with `outlier` row 0 holds 50 instead, so the column's scale is 50 / 127
+// and the small values keep 0 to 2 levels (~3% of the matrix's norm lost).
+std::string graded_weight(const std::string& name, bool outlier) {
+  std::string v;
+  for (int k = 0; k < 16; ++k)
+    for (int n = 0; n < 16; ++n) {
+      const int x = (7 * k + 3 * n) % 17 - 8;
+      v += (v.empty() ? "" : ", ") + (outlier && k == 0 ? std::string("50") : std::to_string(x / 10.0));
+    }
+  return "      %" + name + " = const f32[16,16] {" + v + "}\n";
+}
+
+// Two products of the same size, one weight outlier-heavy: with a budget of half the products'
+// multiply-adds the one whose int8 weight loses more takes the wide form, whichever comes first;
+// with the default budget (a quarter) neither fits.
+TEST(QuantizeDynamicInt8, WorstWeightErrorGoesWideWithinBudget) {
+  for (bool first_outlier : {true, false}) {
+    std::string text = "    graph main(%x: f32[m,16]) {\n" + graded_weight("wa", first_outlier) +
+                       graded_weight("wb", !first_outlier) +
+                       "      %ya: f32[m,16] = MatMul(%x, %wa)\n"
+                       "      %yb: f32[m,16] = MatMul(%ya, %wb)\n"
+                       "      %o: f32[m,16] = Relu(%yb)\n"
+                       "      return %o\n    }\n";
+    auto quantize = [&](const char* budget) {
+      ir::Model m = parse_model(dedent(text));
+      passes::PipelineOptions po;
+      if (budget) po.pass_options["quantize_dynamic_int8.wide_budget"] = budget;
+      passes::run_pipeline(m, {"infer_shapes", "quantize_dynamic_int8", "infer_shapes", "dce"}, po);
+      return ir::to_string(*m.graph);
+    };
+    const std::string out = quantize("0.5");
+    const std::string wide = first_outlier ? "%x, %wa" : "%ya/int8, %wb";
+    const std::string narrow = first_outlier ? "%ya/int8, %wb" : "%x, %wa";
+    const std::string wn = first_outlier ? "wa" : "wb", nn = first_outlier ? "wb" : "wa";
+    EXPECT_TRUE(has(out, "onnxc.DynamicQuantMatMul(" + wide + "/int16, %" + wn + "/int8_scale) {wide_rows=1}")) << out;
+    EXPECT_TRUE(has(out, "onnxc.DynamicQuantMatMul(" + narrow + "/int8, %" + nn + "/int8_scale)\n")) << out;
+    EXPECT_FALSE(has(quantize(nullptr), "wide_rows")) << quantize(nullptr);
+    // Budget 1: both go wide.
+    const std::string all = quantize("1");
+    EXPECT_TRUE(has(all, "%wa/int16 = const i16[16,16]") && has(all, "%wb/int16 = const i16[16,16]")) << all;
+  }
+}
+
 }  // namespace
 }  // namespace onnxc::testing
