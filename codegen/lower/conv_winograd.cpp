@@ -7,8 +7,9 @@
 //     block of tiles at consecutive addresses;
 //   - the (m+2)² element-wise products summed over channels are (m+2)² GEMMs, each
 //     [M × C] · [C × tiles], on the register-blocked kernel vectorized over output channels;
-//   - the output transform Aᵀ M A runs in vectors of output channels and the output Func reads it
-//     (bias and any fused epilogue) as conv_channels' output does.
+//   - the output transform Aᵀ M A runs in vectors of output channels; the outputs it leaves
+//     non-finite are summed again the direct way (IEEE NaN / ±inf per output as the direct form),
+//     and the output Func reads the result (bias and any fused epilogue) as conv_channels' does.
 // F(2×2, 3×3) does 16 products per 4 outputs against 36 (2.25× fewer), F(4×4, 3×3) 36 per 16
 // (4× fewer) with larger rounding error (its transforms have entries up to 8 and 1/24).
 #include <cstdlib>
@@ -99,11 +100,10 @@ int winograd_tile(const LowerContext& ctx, const Window& win, const std::vector<
     if (win.kernel[s] != 3 || win.strides[s] != 1 || win.dilations[s] != 1) return 0;
     if (!Halide::Internal::as_const_int(win.pad_begin[s]) || !Halide::Internal::as_const_int(out[s + 2])) return 0;
   }
-  // Opt-in: a NaN or ±inf input spreads through the whole tile (an inf can arrive as NaN), so outputs
-  // whose window holds only finite values may not be finite, which the direct form never does.
+  // The default is the target's choice; "0" (or any other value) keeps the direct form.
   const char* force = std::getenv("ONNXC_CONV_WINOGRAD");
-  if (!force || std::strcmp(force, "auto") != 0)
-    return !force ? 0 : std::strcmp(force, "2") == 0 ? 2 : std::strcmp(force, "4") == 0 ? 4 : 0;
+  if (force && std::strcmp(force, "auto") != 0)
+    return std::strcmp(force, "2") == 0 ? 2 : std::strcmp(force, "4") == 0 ? 4 : 0;
   const int64_t oh = *Halide::Internal::as_const_int(out[2]), ow = *Halide::Internal::as_const_int(out[3]);
   return choose_winograd_tile(channels, m_ext, oh, ow, describe(ctx.target));
 }
@@ -186,12 +186,28 @@ std::vector<HTensor> conv_winograd(LowerContext& ctx, const Window& win, int til
     }
   g.result = Func("wino_output");
   g.result(i, xx, yy, mo, n) = by_index((yy % m) * m + xx % m, outs);
-  for (Func f : {g.input, g.transformed, g.acc, g.gemm, g.result}) f.compute_root();
+
+  // IEEE exactness: a NaN or ±inf input makes non-finite every output of the tiles whose window
+  // holds it (an inf may come out as NaN), where the direct form makes non-finite only the outputs
+  // whose own 3×3 window holds it. Every output that the direct form makes non-finite is non-finite
+  // here too (each input reaches, through Bᵀ, G and Aᵀ's nonzero entries, every output whose window
+  // holds it), so the outputs Winograd leaves finite need nothing; the others are summed again the
+  // direct way over all input channels, in an update whose domain is empty unless the output is
+  // not finite (one compare per output on the finite path).
+  const Expr wino = g.result(i, xx, yy, mo, n);
+  g.exact = Func("wino_exact");
+  g.exact(i, xx, yy, mo, n) = Halide::select(Halide::is_finite(wino), wino, 0.0f);
+  g.redo = Halide::RDom(0, 3, 0, 3, 0, g.channels, "wino_redo");
+  g.redo.where(!Halide::is_finite(wino));
+  const Expr channel = Halide::min(mo * width + i, g.m_extent - 1);  // the last panel's padding lanes
+  g.exact(i, xx, yy, mo, n) += in.planes((yy + g.redo.y) * pw + xx + g.redo.x, 0, g.redo.z, n) *
+                               Halide::cast<float>(ctx.in[1].at({channel, g.redo.z, g.redo.y, g.redo.x}));
+  for (Func f : {g.input, g.transformed, g.acc, g.gemm, g.result, g.exact}) f.compute_root();
   ctx.schedule = [g](Func output, const Halide::Target& t) { schedule_conv_winograd(g, output, t); };
 
   auto vars = make_vars(static_cast<int>(shape.size()));
   Index o = onnx_index(vars);
-  Expr val = g.result(o[1] % width, o[3], o[2], o[1] / width, o[0]);
+  Expr val = g.exact(o[1] % width, o[3], o[2], o[1] / width, o[0]);
   if (has_input(ctx, 2)) val = val + Halide::cast<float>(ctx.in[2].at({o[1]}));
   Func y("conv");
   y(vars) = val;

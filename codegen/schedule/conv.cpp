@@ -464,6 +464,20 @@ void schedule_conv_winograd(ConvWinogradFuncs g, Func output, const Target& t) {
       .vectorize(ii)
       .unroll(xi)
       .unroll(ryi);
+  // The exact form's pass over the group: the finite outputs copied in vectors; the direct sums of
+  // the non-finite ones one output at a time (the domain's predicate, which reads only pure
+  // variables, is tested once per output outside its loops).
+  Func ex = g.exact;
+  Var ei = ex.args()[0], exx = ex.args()[1], eyy = ex.args()[2], emo = ex.args()[3];
+  Var exo("wino_exo"), exi("wino_exi"), eyo("wino_eyo"), eyi("wino_eyi"), eio("wino_eio"), eii("wino_eii");
+  ex.compute_at(output, task)
+      .bound(ei, 0, width)
+      .split(ei, eio, eii, vec)
+      .split(exx, exo, exi, tile, TailStrategy::RoundUp)
+      .split(eyy, eyo, eyi, tile, TailStrategy::RoundUp)
+      .reorder(eii, exi, eyi, eio, exo, eyo, emo)
+      .vectorize(eii);
+  ex.update().reorder(g.redo.x, g.redo.y, g.redo.z, ei, exx, eyy, emo);
 }
 
 }  // namespace onnxc::codegen

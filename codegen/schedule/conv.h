@@ -129,10 +129,10 @@ void schedule_depthwise(Halide::Func planes, const std::vector<Halide::RDom>& ro
 //                              (yy % tile, xx % tile) that folds once both are unrolled; the output
 //                              Func reads it at (m % width, x, y, m / width, n)
 struct ConvWinogradFuncs {
-  Halide::Func input, transformed, acc, gemm, result;
+  Halide::Func input, transformed, acc, gemm, result, exact;
   std::vector<Halide::RDom> input_rows;
   size_t input_copies = 0;
-  Halide::RDom k, tile_grid;
+  Halide::RDom k, tile_grid, redo;
   ChannelBlock block;
   int tile = 2, tiles_h = 1, tiles_w = 1, m_extent = 0, channels = 0;
 };
@@ -153,6 +153,7 @@ int choose_winograd_tile(int64_t channels, int64_t m, int64_t oh, int64_t ow, co
 //     gemm: for each e, for each panel of `width` channels, for each block of `rows` tiles:
 //       acc block in registers over the channels; store
 //     result over the group (output channels vectorized, the tile's pixels unrolled)
+//     exact over the group: result's finite outputs copied, the direct sums of its others
 //     output rows of the group (bias, epilogue), reading result transposed
 void schedule_conv_winograd(ConvWinogradFuncs g, Halide::Func output, const Halide::Target& target);
 
