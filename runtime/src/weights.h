@@ -6,7 +6,9 @@
  * resident size is one blob, but all of it: weights a run never touches (the rows of an embedding
  * table no token gathers) become resident too (+125 MiB on that decoder). Large blobs of opened
  * libraries are copied; a program's static descriptor (onnxc_model_from_desc) and CUDA models keep
- * theirs in place.
+ * theirs in place. A version 8 library says which prefix of its blob to copy (weights_copy_size):
+ * weights that are only ever gathered from lie after it and stay in the file's pages, so only the rows
+ * a run gathers become resident. A version 7 library's blob is copied whole.
  *   ONNXC_WEIGHTS=mapped  never copy (processes sharing one library then share its pages)
  *   ONNXC_WEIGHTS=copy    copy whatever the size (tests) */
 #ifndef ONNXC_RUNTIME_WEIGHTS_H
@@ -22,10 +24,21 @@
 #define ONNXC_WEIGHTS_COPY_MIN_BYTES ((uint64_t)16 << 20)
 
 typedef struct onnxc_weights {
-  const uint8_t *bytes; /* the blob the kernels read: desc->weights or the copy */
+  const uint8_t *bytes; /* the blob in the library: desc->weights */
+  const uint8_t *copy;  /* the copy of its bytes [0, copied), NULL when all in place */
+  uint64_t copied;
   void *map;            /* the copy's mapping, NULL when in place */
   size_t map_bytes;
 } onnxc_weights;
+
+/* Where the kernels read the weight at `offset` of the blob (a weight lies wholly in the copy or
+ * wholly after it: model_validate.c checks). */
+static inline const uint8_t *onnxc_weights_at(const onnxc_weights *w, uint64_t offset) {
+  return offset < w->copied ? w->copy + offset : w->bytes + offset;
+}
+
+/* The prefix of desc's blob a runtime may copy (all of it for a version 7 library). */
+uint64_t onnxc_weights_copy_size(const onnxc_model_desc *desc);
 
 /* Chooses and fills w for desc's blob; `from_library`: the blob lies in an opened library's read-only
  * pages (only those are unmapped after copying). Falls back to the blob in place when memory for a
