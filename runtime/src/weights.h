@@ -3,12 +3,12 @@
  * (huge pages where the kernel gives them) ran the 0.43 B decoder's float32 prefill 9-15% faster in
  * CPU time and its decode steps ~23% faster (2026-11-27, AMD EPYC Zen 5, loaded machine; with or
  * without huge pages). The file's pages are unmapped from the process as they are copied, so the
- * resident size is one blob, but all of it: weights a run never touches (the rows of an embedding
- * table no token gathers) become resident too (+125 MiB on that decoder). Large blobs of opened
- * libraries are copied; a program's static descriptor (onnxc_model_from_desc) and CUDA models keep
- * theirs in place. A version 8 library says which prefix of its blob to copy (weights_copy_size):
- * weights that are only ever gathered from lie after it and stay in the file's pages, so only the rows
- * a run gathers become resident. A version 7 library's blob is copied whole.
+ * copy costs no second resident blob. A copy makes resident what a run never reads, though: the rows
+ * of an embedding table no token gathers (+125 MiB on that decoder). So a version 8 library says which
+ * prefix of its blob to copy (weights_copy_size): the weights that are only ever gathered from lie
+ * after it and stay in the file's pages, where only the pages of gathered rows become resident. A
+ * version 7 library's blob is copied whole. Large copy prefixes of opened libraries are copied; a
+ * program's static descriptor (onnxc_model_from_desc) and CUDA models keep their blobs in place.
  *   ONNXC_WEIGHTS=mapped  never copy (processes sharing one library then share its pages)
  *   ONNXC_WEIGHTS=copy    copy whatever the size (tests) */
 #ifndef ONNXC_RUNTIME_WEIGHTS_H
@@ -20,7 +20,7 @@
 
 #include "onnxc/model_abi.h"
 
-/* Blobs from this size on are copied by default. */
+/* Copy prefixes from this size on are copied by default. */
 #define ONNXC_WEIGHTS_COPY_MIN_BYTES ((uint64_t)16 << 20)
 
 typedef struct onnxc_weights {
