@@ -181,7 +181,9 @@ class PlanMaker {
     if (gathered_.empty()) return;
     const uint64_t page = 4096;
     w.size = (w.size + page - 1) / page * page;
+    const size_t placed = w.pieces.size();
     for (auto [new_id, old] : gathered_) d_.tensors[new_id].weight_offset = place_weight(*p_.tensors[old].data);
+    if (w.pieces.size() == placed) w.size = w.copy_size;  // all equal to weights placed before: no gap
   }
 
   void add_tensor(int old) {
