@@ -6,6 +6,7 @@
 
 #include <elf.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "ir/error.h"
@@ -95,9 +96,9 @@ void WeightsObject::write(std::ostream& out) const {
 
   static const char zeros[64] = {};
   auto put = [&](const void* p, uint64_t n) { out.write(static_cast<const char*>(p), static_cast<std::streamsize>(n)); };
-  auto pad_to = [&](uint64_t at, uint64_t to) {
-    internal_check(to >= at && to - at <= sizeof zeros) << "weights object layout";
-    put(zeros, to - at);
+  auto pad_to = [&](uint64_t at, uint64_t to) {  // gaps: 64-byte alignment, and the page before gathered weights
+    internal_check(to >= at) << "weights object layout";
+    for (; at < to; at += std::min<uint64_t>(to - at, sizeof zeros)) put(zeros, std::min<uint64_t>(to - at, sizeof zeros));
   };
   put(&eh, sizeof eh);
   uint64_t at = kBlobAt;

@@ -23,7 +23,9 @@ class PlanMaker {
     d_ = std::move(d);
     keep_referenced_tensors();
     bind_symbols();
+    find_gather_only_weights();
     for (int old : kept_) add_tensor(old);
+    place_gathered_weights();
     for (int id : p_.inputs) d_.inputs.push_back(new_id_.at(id));
     for (int id : p_.outputs) d_.outputs.push_back(new_id_.at(id));
     add_steps();
@@ -130,6 +132,60 @@ class PlanMaker {
     return off;
   }
 
+  // Weights every reader of which is a kernel's gather reading them as its data (an embedding table):
+  // a run reads only the rows its indices name. Anything else that touches a weight (a host or control
+  // step, a view of it, a model output, a constant a lowering added, any other op of a kernel) keeps
+  // it among the weights read in whole.
+  void find_gather_only_weights() {
+    std::set<int> whole;
+    for (int id : p_.outputs) whole.insert(id);
+    for (const PlanTensor& t : p_.tensors)
+      if (t.kind == TensorKind::View) whole.insert(t.view_of);
+    for (size_t i = 0; i < p_.steps.size(); ++i) {
+      const Step& k = p_.steps[i];
+      const KernelStep* ks = k.kernel();
+      if (!ks) {
+        whole.insert(k.inputs.begin(), k.inputs.end());
+        continue;
+      }
+      const auto& ins = ks->graph->inputs();
+      std::set<int> passed;  // tensors the kernel gets as one of its graph inputs
+      for (size_t j = 0; j < ins.size() && j < k.inputs.size(); ++j) {
+        passed.insert(k.inputs[j]);
+        if (!only_gathered(*ins[j])) whole.insert(k.inputs[j]);
+      }
+      for (const auto& a : built_[i].call_args)
+        if (a.tensor >= 0 && !passed.count(a.tensor)) whole.insert(a.tensor);  // a lowering's constant
+      for (int t : k.outputs) whole.insert(t);
+    }
+    for (int id : kept_)
+      if (p_.tensors[id].kind == TensorKind::Weight && !whole.count(id)) gather_only_.insert(id);
+  }
+
+  static bool only_gathered(const ir::Value& v) {
+    if (v.is_graph_output() || v.uses().empty()) return false;
+    for (const ir::Use& u : v.uses()) {
+      const ir::Node* n = u.node;
+      const std::string& op = n->op_type();
+      if (!n->domain().empty() || u.input_index != 0 || (op != "Gather" && op != "GatherElements" && op != "GatherND"))
+        return false;
+    }
+    return true;
+  }
+
+  // After every other weight: from a 4 KiB boundary (a page on most hosts), the gather-only weights.
+  // Bytes equal to a weight already placed are shared, wherever that one lies.
+  void place_gathered_weights() {
+    auto& w = d_.weights;
+    w.copy_size = w.size;
+    if (gathered_.empty()) return;
+    const uint64_t page = 4096;
+    w.size = (w.size + page - 1) / page * page;
+    const size_t placed = w.pieces.size();
+    for (auto [new_id, old] : gathered_) d_.tensors[new_id].weight_offset = place_weight(*p_.tensors[old].data);
+    if (w.pieces.size() == placed) w.size = w.copy_size;  // all equal to weights placed before: no gap
+  }
+
   void add_tensor(int old) {
     const PlanTensor& t = p_.tensors[old];
     PlanDescription::Tensor o;
@@ -142,7 +198,8 @@ class PlanMaker {
     if (t.kind == TensorKind::Weight) {
       user_check(t.data && t.dtype != ir::DType::String) << "weight '" << t.name << "' has no numeric data";
       o.weight_bytes = t.data->nbytes();
-      o.weight_offset = o.weight_bytes ? place_weight(*t.data) : 0;
+      if (o.weight_bytes && gather_only_.count(old)) gathered_.emplace_back(d_.tensors.size(), old);
+      else o.weight_offset = o.weight_bytes ? place_weight(*t.data) : 0;
     }
     d_.tensors.push_back(std::move(o));
   }
@@ -241,7 +298,9 @@ class PlanMaker {
   std::map<int, int> new_id_;
   std::map<std::string, int> sym_index_;
   std::map<std::string, int32_t> expr_ids_;
-  std::unordered_multimap<size_t, size_t> by_size_;  // weight bytes -> index in d_.weights.pieces
+  std::unordered_multimap<size_t, size_t> by_size_;
+  std::set<int> gather_only_;                          // partition tensor ids (find_gather_only_weights)
+  std::vector<std::pair<size_t, int>> gathered_;       // (plan tensor index, partition id), placed last  // weight bytes -> index in d_.weights.pieces
 };
 
 }  // namespace

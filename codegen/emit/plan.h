@@ -24,6 +24,10 @@ struct WeightsBlob {
   };
   std::vector<Piece> pieces;  // in increasing offset order
   uint64_t size = 0;
+  // Bytes [0, copy_size) hold every weight some step may read in whole; the rest (from a 4 KiB
+  // boundary) only weights whose every reader is a gather's data input (onnxc_model_desc's
+  // weights_copy_size): the runtime leaves those in the library's pages.
+  uint64_t copy_size = 0;
   bool empty() const { return size == 0; }
 };
 

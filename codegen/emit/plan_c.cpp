@@ -155,7 +155,7 @@ std::string generate_plan_c(const PlanDescription& d) {
                                  "halide_cuda_device_interface,\n    halide_set_cuda_acquire_context, "
                                  "halide_set_cuda_release_context, halide_set_cuda_get_stream"
                                : "NULL, NULL, NULL, NULL, NULL, NULL, NULL")
-     << "};\n\n"
+     << ",\n    " << d.weights.copy_size << "u};\n\n"
      << "const onnxc_model_desc *onnxc_model_" << n << "(void) { return &desc; }\n"
      << "__attribute__((weak)) const onnxc_model_desc *onnxc_model_entry(void) { return &desc; }\n";
   return os.str();

@@ -93,7 +93,7 @@ class ModelDescHead(ctypes.Structure):
                 ("n_outputs", ctypes.c_uint32), ("outputs", ctypes.POINTER(ctypes.c_int32))]
 
 
-ABI_VERSION = 7  # ONNXC_ABI_VERSION the struct above mirrors
+ABI_VERSIONS = (7, 8)  # ONNXC_ABI_VERSION values whose structs the ones above mirror
 
 _lib = None
 

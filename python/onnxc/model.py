@@ -71,7 +71,7 @@ class _Model:
                 name = vi.dim_names[d]
                 shape.append(int(vi.dims[d]) if name is None else name.decode())
             kind = 0
-            if desc.abi_version == _native.ABI_VERSION and i < n_ids:
+            if desc.abi_version in _native.ABI_VERSIONS and i < n_ids:
                 kind = desc.tensors[ids[i]].value
             elem = _DTYPES.get(vi.dtype, (f"dtype{vi.dtype}", None))[0]
             infos.append((NodeArg(vi.name.decode(), _VALUE_KINDS.get(kind, "tensor({})").format(elem), shape),

@@ -23,7 +23,7 @@ static void point_buffers(onnxc_session *s, const onnxc_plan *p) {
   for (uint32_t t = 0; t < d->n_tensors; t++) {
     const onnxc_tensor_desc *td = &d->tensors[t];
     uint8_t *host = s->arena;
-    if (td->kind == ONNXC_TENSOR_WEIGHT && d->weights) host = (uint8_t *)(uintptr_t)(m->weights.bytes + td->weight_offset);
+    if (td->kind == ONNXC_TENSOR_WEIGHT && d->weights) host = (uint8_t *)(uintptr_t)onnxc_weights_at(&m->weights, td->weight_offset);
     if (onnxc_is_arena_kind(td->kind) && m->tensor_step[t] < 0 && td->value == ONNXC_VALUE_TENSOR) host = s->arena + p->offset[t];
     s->buffers[t].host = host;
   }

@@ -153,6 +153,8 @@ void onnxc_model_free(onnxc_model *model) {
 
 const onnxc_model_desc *onnxc_model_desc_of(const onnxc_model *model) { return model ? model->desc : NULL; }
 
+uint64_t onnxc_model_copied_weight_bytes(const onnxc_model *model) { return model ? model->weights.copied : 0; }
+
 const char *onnxc_model_name(const onnxc_model *model) { return model ? model->desc->name : ""; }
 
 const char *onnxc_model_target(const onnxc_model *model) {

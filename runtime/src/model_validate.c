@@ -10,6 +10,7 @@
 #include "error.h"
 #include "known_at.h"
 #include "loops_validate.h"
+#include "weights.h"
 
 #define FAIL(...) return onnxc_fail(ONNXC_ERR_LOAD_FAILED, __VA_ARGS__)
 
@@ -49,6 +50,11 @@ static onnxc_status check_weight(const onnxc_model_desc *d, const onnxc_expr_tab
     FAIL("model '%s': " ONNXC_TENSOR_FMT " weight bytes [%llu, +%llu) lie outside the %llu-byte weights blob", m, t,
          tname(d, t), (unsigned long long)td->weight_offset, (unsigned long long)td->weight_bytes,
          (unsigned long long)d->weights_size);
+  }
+  const uint64_t prefix = onnxc_weights_copy_size(d);
+  if (td->weight_offset < prefix && td->weight_bytes > prefix - td->weight_offset) {
+    FAIL("model '%s': " ONNXC_TENSOR_FMT " weight bytes [%llu, +%llu) straddle the end of the blob's copied prefix (%llu bytes)", m, t,
+         tname(d, t), (unsigned long long)td->weight_offset, (unsigned long long)td->weight_bytes, (unsigned long long)prefix);
   }
   uint64_t elements = 1;
   for (int32_t a = 0; a < td->rank; a++) {
@@ -290,9 +296,13 @@ static onnxc_status check_known_in_time(const onnxc_model_desc *d, const onnxc_s
 }
 
 onnxc_status onnxc_validate_desc(const onnxc_model_desc *d, const onnxc_step_kind_info *kinds) {
-  if (d->abi_version != ONNXC_ABI_VERSION) {
-    return onnxc_fail(ONNXC_ERR_UNSUPPORTED, "model library has ABI version %u but this runtime reads version %d: recompile the model with a matching onnxc",
-                      d->abi_version, ONNXC_ABI_VERSION);
+  if (d->abi_version < ONNXC_ABI_VERSION_MIN || d->abi_version > ONNXC_ABI_VERSION) {
+    return onnxc_fail(ONNXC_ERR_UNSUPPORTED, "model library has ABI version %u but this runtime reads versions %d to %d: recompile the model with a matching onnxc",
+                      d->abi_version, ONNXC_ABI_VERSION_MIN, ONNXC_ABI_VERSION);
+  }
+  if (d->abi_version >= 8 && d->weights_copy_size > d->weights_size) {
+    FAIL("model '%s': the weights blob's copied prefix (%llu bytes) is longer than the blob (%llu bytes)", d->name ? d->name : "?",
+         (unsigned long long)d->weights_copy_size, (unsigned long long)d->weights_size);
   }
   if (!d->name) FAIL("model descriptor has no name");
   const char *m = d->name;

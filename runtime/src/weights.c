@@ -38,16 +38,21 @@ static void copy_dropping_source(uint8_t *dst, const uint8_t *src, size_t n) {
 }
 #endif
 
+uint64_t onnxc_weights_copy_size(const onnxc_model_desc *desc) {
+  return desc->abi_version >= 8 ? desc->weights_copy_size : desc->weights_size;
+}
+
 void onnxc_weights_place(const onnxc_model_desc *desc, bool from_library, onnxc_weights *w) {
   memset(w, 0, sizeof *w);
   w->bytes = desc->weights;
 #if defined(__linux__)
   placement p = placement_from_env();
-  if (!desc->weights || desc->weights_size == 0 || !from_library || desc->uses_cuda || p == PLACE_MAPPED) return;
-  if (p == PLACE_AUTO && desc->weights_size < ONNXC_WEIGHTS_COPY_MIN_BYTES) return;
-  if (desc->weights_size > SIZE_MAX / 2) return;
+  const uint64_t prefix = onnxc_weights_copy_size(desc);
+  if (!desc->weights || prefix == 0 || !from_library || desc->uses_cuda || p == PLACE_MAPPED) return;
+  if (p == PLACE_AUTO && prefix < ONNXC_WEIGHTS_COPY_MIN_BYTES) return;
+  if (prefix > SIZE_MAX / 2) return;
   /* 2 MiB-aligned, so that the kernel can back it with huge pages (THP "madvise" or "always"). */
-  const size_t huge = (size_t)2 << 20, n = (size_t)desc->weights_size;
+  const size_t huge = (size_t)2 << 20, n = (size_t)prefix;
   size_t bytes = (n + huge - 1) / huge * huge + huge;
   void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (map == MAP_FAILED) return;
@@ -55,7 +60,8 @@ void onnxc_weights_place(const onnxc_model_desc *desc, bool from_library, onnxc_
   madvise(at, bytes - (size_t)(at - (uint8_t *)map), MADV_HUGEPAGE);
   copy_dropping_source(at, desc->weights, n);
   mprotect(map, bytes, PROT_READ); /* as read-only as the library's pages were */
-  w->bytes = at;
+  w->copy = at;
+  w->copied = n;
   w->map = map;
   w->map_bytes = bytes;
 #else

@@ -33,25 +33,30 @@ TEST(ModelValidation, AbiVersionAndName) {
   DescBuilder b = tiny();
   b.d.abi_version = 1;  // a library built before host steps: refused, its steps are never read
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 1 but this runtime reads version 7: recompile the model with a matching onnxc");
+            "model library has ABI version 1 but this runtime reads versions 7 to 8: recompile the model with a matching onnxc");
   b.d.abi_version = 2;  // before control steps
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 2 but this runtime reads version 7: recompile the model with a matching onnxc");
+            "model library has ABI version 2 but this runtime reads versions 7 to 8: recompile the model with a matching onnxc");
   b.d.abi_version = 3;  // before loops
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 3 but this runtime reads version 7: recompile the model with a matching onnxc");
+            "model library has ABI version 3 but this runtime reads versions 7 to 8: recompile the model with a matching onnxc");
   b.d.abi_version = 4;  // before run-time sequences and optionals
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 4 but this runtime reads version 7: recompile the model with a matching onnxc");
+            "model library has ABI version 4 but this runtime reads versions 7 to 8: recompile the model with a matching onnxc");
   b.d.abi_version = 5;  // before device_sync was appended to the descriptor
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 5 but this runtime reads version 7: recompile the model with a matching onnxc");
+            "model library has ABI version 5 but this runtime reads versions 7 to 8: recompile the model with a matching onnxc");
   b.d.abi_version = 6;  // before the CUDA hooks of the device arena and caller streams were appended
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 6 but this runtime reads version 7: recompile the model with a matching onnxc");
-  b.d.abi_version = 8;
+            "model library has ABI version 6 but this runtime reads versions 7 to 8: recompile the model with a matching onnxc");
+  b.d.abi_version = 9;
   EXPECT_EQ(load_error(b, ONNXC_ERR_UNSUPPORTED),
-            "model library has ABI version 8 but this runtime reads version 7: recompile the model with a matching onnxc");
+            "model library has ABI version 9 but this runtime reads versions 7 to 8: recompile the model with a matching onnxc");
+  b.d.abi_version = 7;  // before weights_copy_size: still loads (its blob is copied whole)
+  b.d.weights_copy_size = 12345;  // past a v7 struct's end: never read
+  onnxc_model *model = nullptr;
+  EXPECT_EQ(onnxc_model_from_desc(b.get(), &model), ONNXC_OK) << onnxc_last_error();
+  onnxc_model_free(model);
   b = tiny();
   b.d.name = nullptr;
   EXPECT_EQ(load_error(b), "model descriptor has no name");
@@ -127,6 +132,15 @@ TEST(ModelValidation, Weights) {
   b = tiny();
   b.d.weights = nullptr;
   EXPECT_EQ(load_error(b), "model 'tiny': tensor 2 ('w') is a weight but the model has no weights blob");
+  b = tiny();
+  b.d.weights_copy_size = 64;  // the copied prefix of the blob (ABI 8) past its end
+  EXPECT_EQ(load_error(b), "model 'tiny': the weights blob's copied prefix (64 bytes) is longer than the blob (32 bytes)");
+  b.d.weights_copy_size = 16;  // a weight half in the copy, half in the library's pages
+  EXPECT_EQ(load_error(b), "model 'tiny': tensor 2 ('w') weight bytes [0, +32) straddle the end of the blob's copied prefix (16 bytes)");
+  b.d.weights_copy_size = 32;
+  onnxc_model *model = nullptr;
+  EXPECT_EQ(onnxc_model_from_desc(b.get(), &model), ONNXC_OK) << onnxc_last_error();
+  onnxc_model_free(model);
 }
 
 TEST(ModelValidation, InputsAndOutputs) {

@@ -64,8 +64,13 @@ extern "C" {
  * older runtime by their number, with a message: no version change is needed for them.)
  * Version 7 appended the CUDA hooks a session needs for its device arena, caller device pointers and a
  * caller's stream (device_malloc .. set_cuda_get_stream).
+ * Version 8 appended weights_copy_size (the prefix of the weights blob a runtime may copy out of the
+ * library's pages). A version 7 library still loads: the runtime reads none of the new field and may
+ * copy its whole blob, as before.
  * A library of another version is refused at load with a message, before any other field is read. */
-#define ONNXC_ABI_VERSION 7
+#define ONNXC_ABI_VERSION 8
+/* The oldest library version this runtime loads (older fields only: see onnxc_model_desc). */
+#define ONNXC_ABI_VERSION_MIN 7
 
 /* Shape expressions are integer programs in reverse Polish notation over int64. Expression i is
  * expr_code[expr_start[i] .. expr_start[i + 1]). CONST and SYM take one immediate word. Division
@@ -348,6 +353,13 @@ typedef struct onnxc_model_desc {
   onnxc_cuda_acquire_context_fn (*set_cuda_acquire_context)(onnxc_cuda_acquire_context_fn handler);
   onnxc_cuda_release_context_fn (*set_cuda_release_context)(onnxc_cuda_release_context_fn handler);
   onnxc_cuda_get_stream_fn (*set_cuda_get_stream)(onnxc_cuda_get_stream_fn handler);
+
+  /* Version 8: the blob's bytes [0, weights_copy_size) hold the weights some kernel reads in whole;
+   * [weights_copy_size, weights_size) only weights that are ever only gathered from (an embedding
+   * table: a run reads a few rows). A runtime that copies the blob into its own memory copies only the
+   * prefix and reads the rest from the library's pages, so rows no run gathers never become resident.
+   * No weight straddles the line; codegen starts the gathered part on a 4 KiB boundary of the blob. */
+  uint64_t weights_copy_size;
 } onnxc_model_desc;
 
 /* Every compiled library defines `const onnxc_model_desc *onnxc_model_<NAME>(void)` (declared in the

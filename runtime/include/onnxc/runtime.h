@@ -154,6 +154,11 @@ ONNXC_API void onnxc_model_free(onnxc_model *model);
 /* The descriptor the model runs (borrowed, lives as long as the model). NULL for a NULL model. */
 ONNXC_API const onnxc_model_desc *onnxc_model_desc_of(const onnxc_model *model);
 
+/* Bytes of the model's weights copied into the process's own memory at open (0 when they are read from
+ * the library's pages: a small blob, ONNXC_WEIGHTS=mapped, a CUDA model or onnxc_model_from_desc).
+ * Weights that are only ever gathered from (embedding tables) are never copied. */
+ONNXC_API uint64_t onnxc_model_copied_weight_bytes(const onnxc_model *model);
+
 /* The model's name and Halide target string (owned by the model); "" for a NULL model. */
 ONNXC_API const char *onnxc_model_name(const onnxc_model *model);
 ONNXC_API const char *onnxc_model_target(const onnxc_model *model);

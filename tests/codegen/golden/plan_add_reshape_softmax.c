@@ -71,7 +71,8 @@ static const onnxc_model_desc desc = {
     halide_set_error_handler, 0,
     step_info,
     NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    16u};
 
 const onnxc_model_desc *onnxc_model_golden(void) { return &desc; }
 __attribute__((weak)) const onnxc_model_desc *onnxc_model_entry(void) { return &desc; }
