@@ -85,7 +85,7 @@ void check(const Case& k) {
   xv[plane / 2] = NAN;                                    // channel 0
   xv[plane + plane - 1] = INFINITY;                       // channel 1, its last pixel
   xv[(k.c - 1) * plane + 3] = -INFINITY;                  // the last channel (a partial vector's lane)
-  xv[(k.c + 2) * plane] = INFINITY, xv[(k.c + 2) * plane + 1] = -INFINITY;  // image 1: both (NaN)
+  if (k.n > 1) xv[(k.c + 2) * plane] = INFINITY, xv[(k.c + 2) * plane + 1] = -INFINITY;  // image 1: both (NaN)
   const auto exact = reference(k, xv, wv, bv, false, true);
   const std::string what = std::to_string(k.c) + "ch " + std::to_string(k.h) + "x" + std::to_string(k.w) + " k" + std::to_string(k.k) + " s" +
                            std::to_string(k.s);
