@@ -452,31 +452,28 @@ void schedule_conv_winograd(ConvWinogradFuncs g, Func output, const Target& t) {
       .unroll(ti);
   place_register_block(g.acc, g.k, gemm, to, width, rows, vec);
 
-  Func r = g.result;
-  Var ri = r.args()[0], xx = r.args()[1], yy = r.args()[2], rmo = r.args()[3];
-  Var xo("wino_xo"), xi("wino_xi"), ryo("wino_ryo"), ryi("wino_ryi"), io("wino_io"), ii("wino_ii");
-  r.compute_at(output, task)
-      .bound(ri, 0, width)
-      .split(ri, io, ii, vec)
-      .split(xx, xo, xi, tile, TailStrategy::RoundUp)
-      .split(yy, ryo, ryi, tile, TailStrategy::RoundUp)
-      .reorder(ii, xi, ryi, io, xo, ryo, rmo)
-      .vectorize(ii)
-      .unroll(xi)
-      .unroll(ryi);
+  // The output transform and the exact form's pass share one tiling over the group: output-channel
+  // vectors innermost, then the m×m tile's pixels. Returns the stage for form-specific directives.
+  auto tile_over_group = [&](Func f, const std::string& p) {
+    Var fi = f.args()[0], fx = f.args()[1], fy = f.args()[2], fm = f.args()[3];
+    Var xo(p + "xo"), xi(p + "xi"), yo(p + "yo"), yi(p + "yi"), io(p + "io"), ii(p + "ii");
+    f.compute_at(output, task)
+        .bound(fi, 0, width)
+        .split(fi, io, ii, vec)
+        .split(fx, xo, xi, tile, TailStrategy::RoundUp)
+        .split(fy, yo, yi, tile, TailStrategy::RoundUp)
+        .reorder(ii, xi, yi, io, xo, yo, fm)
+        .vectorize(ii);
+    return std::make_pair(xi, yi);
+  };
+  const auto [rxi, ryi] = tile_over_group(g.result, "wino_r");
+  g.result.unroll(rxi).unroll(ryi);
   // The exact form's pass over the group: the finite outputs copied in vectors; the direct sums of
   // the non-finite ones one output at a time (the domain's predicate, which reads only pure
   // variables, is tested once per output outside its loops).
   Func ex = g.exact;
   Var ei = ex.args()[0], exx = ex.args()[1], eyy = ex.args()[2], emo = ex.args()[3];
-  Var exo("wino_exo"), exi("wino_exi"), eyo("wino_eyo"), eyi("wino_eyi"), eio("wino_eio"), eii("wino_eii");
-  ex.compute_at(output, task)
-      .bound(ei, 0, width)
-      .split(ei, eio, eii, vec)
-      .split(exx, exo, exi, tile, TailStrategy::RoundUp)
-      .split(eyy, eyo, eyi, tile, TailStrategy::RoundUp)
-      .reorder(eii, exi, eyi, eio, exo, eyo, emo)
-      .vectorize(eii);
+  tile_over_group(ex, "wino_e");
   ex.update().reorder(g.redo.x, g.redo.y, g.redo.z, ei, exx, eyy, emo);
 }
 
