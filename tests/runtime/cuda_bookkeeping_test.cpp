@@ -1,155 +1,27 @@
-// The CUDA path without a GPU: fake kernels and fake Halide device hooks (copy_to_host, device_malloc,
-// wrap/detach, device_free) keep "device memory" in one flat pool, so the test sees what the runtime
-// does with device handles, dirty bits and the device arena. Nothing here stands in for the NVIDIA
-// driver: the hooks are the descriptor's calls into a library's Halide runtime. Checked: every arena
-// tensor is a range of one device allocation at its plan offset, and two tensors live in a common step
-// never share bytes (symbolic shapes, several sizes); views read their root's range; inputs are
-// uploaded every run (or wrapped when the caller gives device pointers); outputs are copied back, or
-// left on the device and copied when read; the arena grows, never shrinks; nothing outlives the session.
+// The CUDA path without a GPU: fake kernels over the fake device of fake_cuda_device.h, so the test sees
+// what the runtime does with device handles, dirty bits and the device arena. Checked: every arena
+// tensor is a range of one device allocation at its plan offset; views read their root's range; inputs
+// are uploaded every run (or wrapped when the caller gives device pointers); outputs are copied back, or
+// left on the device and copied when read; the arena grows, never shrinks; nothing outlives the session;
+// kernels see the session's context and stream; profiling waits for the device after each step; the
+// device calls check their arguments. cuda_arena_plan_test.cpp checks the plan at several shapes.
 #include <gtest/gtest.h>
 
 #include <HalideRuntime.h>
 #include <dlfcn.h>
 
-#include <cstddef>
 #include <cstring>
-#include <iterator>
-#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "desc_builder.h"
+#include "fake_cuda_device.h"
 #include "onnxc/runtime.h"
 
 namespace {
 
-constexpr uint64_t kBase = 0x10000;  // device addresses start here; address a is pool[a - kBase]
-
-// Rounds n up to its 4 most significant bits, as Halide's CUDA runtime sizes the allocations it keeps.
-uint64_t quantized(uint64_t n) {
-  int shift = 0;
-  while ((n >> shift) >= 16) shift++;
-  return ((n + (uint64_t(1) << shift) - 1) >> shift) << shift;
-}
-
-struct FakeDevice {
-  std::vector<uint8_t> pool = std::vector<uint8_t>(1 << 20);
-  uint64_t next = kBase;
-  std::map<uint64_t, uint64_t> allocations;  // address -> bytes: what device_malloc made, live
-  // Freed allocations kept for reuse as Halide's CUDA runtime keeps them (halide_reuse_device_allocations
-  // is on in every CUDA library): filed under the quantized size the buffer described when it was freed,
-  // holding `bytes` of real memory; a later malloc of a size within 7/8 of `filed` takes one.
-  struct Kept {
-    uint64_t address, filed, bytes;
-  };
-  std::vector<Kept> kept;
-  std::vector<uint64_t> arena_sizes;  // bytes of each 2-D uint8 allocation (the device arena)
-  uint64_t arena = 0;                 // the address of the last one
-  int mallocs = 0, frees = 0, uploads = 0, downloads = 0, wraps = 0, detaches = 0;
-  bool bad_read = false;
-  bool overflow = false;  // a copy or kernel touched bytes past the end of the allocation it used
-  // Per kernel call: the device addresses of its input and output.
-  std::vector<std::pair<uint64_t, uint64_t>> calls;
-  uint8_t *at(uint64_t address) { return &pool.at(address - kBase); }
-  uint64_t alloc(uint64_t bytes) {
-    uint64_t a = next;
-    next += (bytes + 255) / 256 * 256 + 256;
-    allocations[a] = bytes;
-    mallocs++;
-    return a;
-  }
-  // A device allocation of (at least) `bytes`, a kept one when one is filed under a fitting size.
-  uint64_t malloc_like_halide(uint64_t bytes) {
-    const uint64_t size = quantized(bytes);
-    for (size_t i = 0; i < kept.size(); i++) {
-      if (size <= kept[i].filed && size >= kept[i].filed / 8 * 7) {
-        const Kept k = kept[i];
-        kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(i));
-        allocations[k.address] = k.bytes;
-        return k.address;
-      }
-    }
-    return alloc(size);
-  }
-  // Notes an access of `bytes` at `address` that runs past the end of the allocation holding it.
-  void touch(uint64_t address, uint64_t bytes) {
-    auto it = allocations.upper_bound(address);
-    if (it == allocations.begin() || address + bytes > std::prev(it)->first + std::prev(it)->second) overflow = true;
-  }
-} dev;
-
-const int fake_interface_storage = 0;
-const void *fake_interface() { return &fake_interface_storage; }
-
-uint64_t bytes(const halide_buffer_t *b) {
-  uint64_t n = 1;
-  for (int i = 0; i < b->dimensions; i++) n *= static_cast<uint64_t>(b->dim[i].extent);
-  return n * b->type.bytes();
-}
-
-int fake_device_malloc(void *, void *buffer, const void *interface) {
-  auto *b = static_cast<halide_buffer_t *>(buffer);
-  if (b->device) return 0;
-  b->device = dev.malloc_like_halide(bytes(b));
-  b->device_interface = static_cast<const halide_device_interface_t *>(interface);
-  if (b->dimensions == 2 && b->type.bits == 8) {
-    dev.arena_sizes.push_back(bytes(b));
-    dev.arena = b->device;
-  }
-  return 0;
-}
-
-int fake_wrap(void *, void *buffer, uint64_t handle, const void *interface) {
-  auto *b = static_cast<halide_buffer_t *>(buffer);
-  if (b->device) return halide_error_code_device_wrap_native_failed;  // as Halide: wrap only an empty handle
-  b->device = handle;
-  b->device_interface = static_cast<const halide_device_interface_t *>(interface);
-  dev.wraps++;
-  return 0;
-}
-
-int fake_detach(void *, void *buffer) {
-  static_cast<halide_buffer_t *>(buffer)->device = 0;
-  dev.detaches++;
-  return 0;
-}
-
-int fake_device_free(void *, void *buffer) {
-  auto *b = static_cast<halide_buffer_t *>(buffer);
-  auto it = dev.allocations.find(b->device);
-  if (it == dev.allocations.end()) {
-    dev.bad_read = true;  // freeing what device_malloc never made
-  } else {
-    dev.kept.push_back({it->first, quantized(bytes(b)), it->second});
-    dev.allocations.erase(it);
-  }
-  b->device = 0;
-  dev.frees++;
-  return 0;
-}
-
-int fake_copy_to_host(void *, void *buffer) {
-  auto *b = static_cast<halide_buffer_t *>(buffer);
-  dev.touch(b->device, bytes(b));
-  std::memcpy(b->host, dev.at(b->device), bytes(b));
-  b->flags &= ~uint64_t(halide_buffer_flag_device_dirty);
-  dev.downloads++;
-  return 0;
-}
-
-// What a Halide GPU pipeline does with a buffer it reads: upload it when host-dirty (allocating first
-// if it has no device memory); read without a device handle or upload is a bug of the runtime.
-void make_readable(halide_buffer_t *in) {
-  if (!in->device && !(in->flags & halide_buffer_flag_host_dirty)) dev.bad_read = true;
-  if (!in->device) fake_device_malloc(nullptr, in, fake_interface());
-  if (in->flags & halide_buffer_flag_host_dirty) {
-    dev.touch(in->device, bytes(in));
-    std::memcpy(dev.at(in->device), in->host, bytes(in));
-    in->flags &= ~uint64_t(halide_buffer_flag_host_dirty);
-    dev.uploads++;
-  }
-}
+using namespace fake_cuda;
 
 // The session's context and stream as the library's Halide runtime would see them: the runtime installs
 // its handlers through the descriptor's setters, a kernel asks them.
@@ -184,17 +56,6 @@ int fake_double(void **args) {
   return 0;
 }
 
-// A CUDA descriptor whose device hooks are the fake device's.
-void use_fake_device(DescBuilder &b) {
-  b.d.target = "host-cuda";
-  b.d.uses_cuda = 1;
-  b.d.copy_to_host = fake_copy_to_host;
-  b.d.device_free = fake_device_free;
-  b.d.device_malloc = fake_device_malloc;
-  b.d.wrap_native = fake_wrap;
-  b.d.detach_native = fake_detach;
-  b.d.device_interface = fake_interface;
-}
 
 // x [n] -> a = 2x -> b = 2a -> c = 2b -> y = 2 * cv (cv a view of c). Outputs: y and ao (a view of a).
 // Lifetimes (steps 0..3; outputs to the end): a 0..end, b 1..2, c 2..3, y 3..end: b's bytes may be
@@ -278,11 +139,10 @@ void expect_arena_layout(int64_t n) {
 TEST(CudaBookkeeping, IntermediatesLiveInOneDeviceArenaAtTheirPlanOffsets) {
   dev = FakeDevice();
   DescBuilder b = cuda_model();
-  onnxc_model *model = nullptr;
-  ASSERT_EQ(onnxc_model_from_desc(b.get(), &model), ONNXC_OK) << onnxc_last_error();
-  EXPECT_EQ(onnxc_model_device(model), ONNXC_DEVICE_CUDA);
-  onnxc_session *s = nullptr;
-  ASSERT_EQ(onnxc_session_create(model, nullptr, &s), ONNXC_OK);
+  LoadedDesc m(b.get());
+  ASSERT_NE(m.session, nullptr);
+  onnxc_session *s = m.session;
+  EXPECT_EQ(onnxc_model_device(m.model), ONNXC_DEVICE_CUDA);
 
   run(s, 40);
   EXPECT_FALSE(dev.bad_read);
@@ -313,11 +173,10 @@ TEST(CudaBookkeeping, IntermediatesLiveInOneDeviceArenaAtTheirPlanOffsets) {
 
   EXPECT_FALSE(dev.overflow) << "every copy and kernel stayed inside its allocation";
 
-  onnxc_session_free(s);
+  m.free_session();
   EXPECT_TRUE(dev.allocations.empty()) << "no device allocation outlives the session";
   EXPECT_EQ(dev.wraps, dev.detaches) << "every wrapped range let go";
   EXPECT_FALSE(dev.bad_read);
-  onnxc_model_free(model);
 }
 
 // The sequence that failed on an H100 (bench/gpu/device_io.c: batch 1 seq 7, then batch 3 seq 64):
@@ -328,10 +187,9 @@ TEST(CudaBookkeeping, IntermediatesLiveInOneDeviceArenaAtTheirPlanOffsets) {
 TEST(CudaBookkeeping, InputAllocationsFollowTheShapeSmallLargeSmall) {
   dev = FakeDevice();
   DescBuilder b = cuda_model();
-  onnxc_model *model = nullptr;
-  ASSERT_EQ(onnxc_model_from_desc(b.get(), &model), ONNXC_OK) << onnxc_last_error();
-  onnxc_session *s = nullptr;
-  ASSERT_EQ(onnxc_session_create(model, nullptr, &s), ONNXC_OK);
+  LoadedDesc m(b.get());
+  ASSERT_NE(m.session, nullptr);
+  onnxc_session *s = m.session;
   for (int64_t n : {7, 3 * 64, 7, 3 * 64}) {
     SCOPED_TRACE(n);
     run(s, n);
@@ -340,9 +198,8 @@ TEST(CudaBookkeeping, InputAllocationsFollowTheShapeSmallLargeSmall) {
     EXPECT_FALSE(dev.bad_read);
   }
   EXPECT_EQ(dev.arena_sizes.size(), 2u) << "the arena grew once and never shrank";
-  onnxc_session_free(s);
+  m.free_session();
   EXPECT_TRUE(dev.allocations.empty()) << "no device allocation outlives the session";
-  onnxc_model_free(model);
 }
 
 // Device inputs and outputs: a caller's device pointer is wrapped (never uploaded, never freed), outputs
@@ -350,10 +207,9 @@ TEST(CudaBookkeeping, InputAllocationsFollowTheShapeSmallLargeSmall) {
 TEST(CudaBookkeeping, DeviceInputsAndOutputsSkipTheCopies) {
   dev = FakeDevice();
   DescBuilder b = cuda_model();
-  onnxc_model *model = nullptr;
-  ASSERT_EQ(onnxc_model_from_desc(b.get(), &model), ONNXC_OK) << onnxc_last_error();
-  onnxc_session *s = nullptr;
-  ASSERT_EQ(onnxc_session_create(model, nullptr, &s), ONNXC_OK);
+  LoadedDesc m(b.get());
+  ASSERT_NE(m.session, nullptr);
+  onnxc_session *s = m.session;
 
   int64_t n = 24;
   std::vector<float> x = input(n);
@@ -385,11 +241,10 @@ TEST(CudaBookkeeping, DeviceInputsAndOutputsSkipTheCopies) {
   EXPECT_EQ(dev.downloads, 1) << "once";
   for (size_t i = 0; i < x.size(); i++) EXPECT_FLOAT_EQ(static_cast<float *>(host_y.data)[i], 16 * x[i]);
 
-  onnxc_session_free(s);
+  m.free_session();
   EXPECT_EQ(dev.allocations.count(caller), 1u) << "the caller's memory is the caller's";
   dev.allocations.erase(caller);
   EXPECT_TRUE(dev.allocations.empty());
-  onnxc_model_free(model);
 }
 
 // The session's context and stream are what the library's Halide runtime gets while the session runs.
@@ -397,11 +252,10 @@ TEST(CudaBookkeeping, KernelsSeeTheSessionsContextAndStream) {
   dev = FakeDevice();
   seen = Seen();
   DescBuilder b = cuda_model(true);
-  onnxc_model *model = nullptr;
-  ASSERT_EQ(onnxc_model_from_desc(b.get(), &model), ONNXC_OK) << onnxc_last_error();
+  LoadedDesc m(b.get());
+  ASSERT_NE(m.session, nullptr);
+  onnxc_session *s = m.session;
   ASSERT_NE(acquire_handler, nullptr) << "the runtime installed its handlers";
-  onnxc_session *s = nullptr;
-  ASSERT_EQ(onnxc_session_create(model, nullptr, &s), ONNXC_OK);
   int context_storage = 0, stream_storage = 0;
   ASSERT_EQ(onnxc_session_set_cuda_stream(s, &context_storage, &stream_storage), ONNXC_OK) << onnxc_session_last_error(s);
   run(s, 16);
@@ -416,8 +270,6 @@ TEST(CudaBookkeeping, KernelsSeeTheSessionsContextAndStream) {
   run(s, 16);
   EXPECT_EQ(seen.context, &stream_storage);
   EXPECT_EQ(seen.stream, nullptr);
-  onnxc_session_free(s);
-  onnxc_model_free(model);
 }
 
 // Without a context of the caller's, kernels run in the device's primary context, which needs the
@@ -430,10 +282,9 @@ TEST(CudaBookkeeping, WithoutADriverThePrimaryContextIsRefused) {
   dev = FakeDevice();
   seen = Seen();
   DescBuilder b = cuda_model(true);
-  onnxc_model *model = nullptr;
-  ASSERT_EQ(onnxc_model_from_desc(b.get(), &model), ONNXC_OK) << onnxc_last_error();
-  onnxc_session *s = nullptr;
-  ASSERT_EQ(onnxc_session_create(model, nullptr, &s), ONNXC_OK);
+  LoadedDesc m(b.get());
+  ASSERT_NE(m.session, nullptr);
+  onnxc_session *s = m.session;
   int64_t n = 4;
   std::vector<float> x = input(n);
   onnxc_tensor in{ONNXC_DTYPE_FLOAT, 1, &n, x.data()};
@@ -444,8 +295,6 @@ TEST(CudaBookkeeping, WithoutADriverThePrimaryContextIsRefused) {
                                                           "for CUDA, but no NVIDIA driver is installed here"),
             std::string::npos)
       << onnxc_session_last_error(s);
-  onnxc_session_free(s);
-  onnxc_model_free(model);
 }
 
 // Profiling a CUDA library: the runtime waits for the device after every kernel step and before the
@@ -467,10 +316,9 @@ TEST(CudaBookkeeping, ProfilerWaitsForTheDeviceAfterEachStep) {
   sync_log = SyncLog();
   DescBuilder b = cuda_model();
   b.d.device_sync = fake_device_sync;
-  onnxc_model *model = nullptr;
-  ASSERT_EQ(onnxc_model_from_desc(b.get(), &model), ONNXC_OK) << onnxc_last_error();
-  onnxc_session *s = nullptr;
-  ASSERT_EQ(onnxc_session_create(model, nullptr, &s), ONNXC_OK);
+  LoadedDesc m(b.get());
+  ASSERT_NE(m.session, nullptr);
+  onnxc_session *s = m.session;
 
   run(s, 4);
   EXPECT_EQ(sync_log.syncs, 0) << "no waiting without a profiler (nor without a stream of the caller's)";
@@ -488,8 +336,6 @@ TEST(CudaBookkeeping, ProfilerWaitsForTheDeviceAfterEachStep) {
   EXPECT_NE(std::string(onnxc_session_last_error(s)).find("waiting for the GPU after step 0 ('fake_double') failed: CUDA error -42"),
             std::string::npos)
       << onnxc_session_last_error(s);
-  onnxc_session_free(s);
-  onnxc_model_free(model);
 }
 
 }  // namespace
@@ -500,10 +346,9 @@ namespace {
 TEST(CudaBookkeeping, DeviceCallsCheckTheirArguments) {
   dev = FakeDevice();
   DescBuilder b = cuda_model();
-  onnxc_model *model = nullptr;
-  ASSERT_EQ(onnxc_model_from_desc(b.get(), &model), ONNXC_OK) << onnxc_last_error();
-  onnxc_session *s = nullptr;
-  ASSERT_EQ(onnxc_session_create(model, nullptr, &s), ONNXC_OK);
+  LoadedDesc m(b.get());
+  ASSERT_NE(m.session, nullptr);
+  onnxc_session *s = m.session;
   int64_t n = 4;
   uint64_t caller = dev.alloc(16);
   onnxc_tensor in{ONNXC_DTYPE_FLOAT, 1, &n, reinterpret_cast<void *>(caller)};
@@ -528,125 +373,6 @@ TEST(CudaBookkeeping, DeviceCallsCheckTheirArguments) {
   EXPECT_EQ(onnxc_session_set_cuda_stream(s, nullptr, &stream), ONNXC_ERR_UNSUPPORTED)
       << "a descriptor without the context/stream setters cannot take a stream";
   EXPECT_EQ(onnxc_session_set_cuda_stream(s, nullptr, nullptr), ONNXC_OK) << "the default needs none";
-  onnxc_session_free(s);
-  onnxc_model_free(model);
-}
-
-}  // namespace
-
-namespace {
-
-// A graph whose tensors have sizes of several forms of two symbols, so that the planner packs them
-// differently at each shape. Every kernel records the device ranges it read and wrote; after each run
-// the ranges of tensors live in a common step must be disjoint, the view must read its base's range,
-// and the outputs must equal a reference computed here (overlapping ranges would corrupt them).
-struct Call {
-  std::vector<uint64_t> in;
-  uint64_t out, out_bytes;
-};
-std::vector<Call> calls;
-
-float *floats(halide_buffer_t *b) {
-  make_readable(b);
-  return reinterpret_cast<float *>(dev.at(b->device));
-}
-
-// out[i] = 2 in0[i % |in0|] + in1[i % |in1|] + 1 (no in1 for the unary kernel).
-int mix(halide_buffer_t *in0, halide_buffer_t *in1, halide_buffer_t *out) {
-  const float *a = floats(in0), *b = in1 ? floats(in1) : nullptr;
-  if (!out->device) fake_device_malloc(nullptr, out, fake_interface());
-  auto *y = reinterpret_cast<float *>(dev.at(out->device));
-  int na = in0->dim[0].extent, nb = in1 ? in1->dim[0].extent : 1;
-  for (int i = 0; i < out->dim[0].extent; i++) y[i] = 2 * a[i % na] + (b ? b[i % nb] : 0.0f) + 1;
-  out->flags = halide_buffer_flag_device_dirty;
-  calls.push_back({{in0->device, in1 ? in1->device : 0}, out->device, bytes(out)});
-  return 0;
-}
-int unary(void **args) {
-  return mix(static_cast<halide_buffer_t *>(args[0]), nullptr, static_cast<halide_buffer_t *>(args[1]));
-}
-int binary(void **args) {
-  return mix(static_cast<halide_buffer_t *>(args[0]), static_cast<halide_buffer_t *>(args[1]),
-             static_cast<halide_buffer_t *>(args[2]));
-}
-
-std::vector<float> mix_ref(const std::vector<float> &a, const std::vector<float> *b, size_t n) {
-  std::vector<float> y(n);
-  for (size_t i = 0; i < n; i++) y[i] = 2 * a[i % a.size()] + (b ? (*b)[i % b->size()] : 0.0f) + 1;
-  return y;
-}
-
-TEST(CudaBookkeeping, LiveTensorsNeverShareDeviceBytesAtAnyShape) {
-  dev = FakeDevice();
-  DescBuilder g("fake_cuda_plan");
-  use_fake_device(g);
-  int32_t n = g.symbol("n"), m = g.symbol("m");
-  int32_t two_n_1 = g.add_expr({ONNXC_EXPR_SYM, 0, ONNXC_EXPR_CONST, 2, ONNXC_EXPR_MUL, ONNXC_EXPR_CONST, 1, ONNXC_EXPR_ADD});
-  int32_t n_m = g.add_expr({ONNXC_EXPR_SYM, 0, ONNXC_EXPR_SYM, 1, ONNXC_EXPR_MUL});
-  enum { GX, GW, GA, GB, GC, GD, GDV, GE, GY, GDO };
-  g.input("x", ONNXC_DTYPE_FLOAT, {n});
-  g.input("w", ONNXC_DTYPE_FLOAT, {m});
-  g.intermediate("a", ONNXC_DTYPE_FLOAT, {n});
-  g.intermediate("b", ONNXC_DTYPE_FLOAT, {two_n_1});
-  g.intermediate("c", ONNXC_DTYPE_FLOAT, {n_m});
-  g.intermediate("d", ONNXC_DTYPE_FLOAT, {two_n_1});
-  g.view("dv", ONNXC_DTYPE_FLOAT, {n}, GD);
-  g.intermediate("e", ONNXC_DTYPE_FLOAT, {two_n_1});
-  g.output("y", ONNXC_DTYPE_FLOAT, {n_m});
-  g.view("do", ONNXC_DTYPE_FLOAT, {n}, GD);
-  g.outputs.push_back(GDO);
-  int32_t u = g.kernel("unary", unary), bi = g.kernel("binary", binary);
-  g.call(u, {GX, GA});         // 0: a = f(x)
-  g.call(bi, {GA, GW, GB});    // 1: b = f(a, w)
-  g.call(bi, {GB, GX, GC});    // 2: c = f(b, x)
-  g.call(bi, {GC, GA, GD});    // 3: d = f(c, a)
-  g.call(u, {GDV, GE});        // 4: e = f(dv)
-  g.call(bi, {GE, GC, GY});    // 5: y = f(e, c)
-  // Live steps of each arena root (outputs, and d through the output view, to the end: 6).
-  const std::map<int, std::pair<int, int>> live = {{GA, {0, 3}}, {GB, {1, 2}}, {GC, {2, 5}},
-                                                    {GD, {3, 6}}, {GE, {4, 5}}, {GY, {5, 6}}};
-  const int writer[] = {-1, -1, 0, 1, 2, 3, -1, 4, 5};  // the step writing each root
-
-  onnxc_model *model = nullptr;
-  ASSERT_EQ(onnxc_model_from_desc(g.get(), &model), ONNXC_OK) << onnxc_last_error();
-  onnxc_session *s = nullptr;
-  ASSERT_EQ(onnxc_session_create(model, nullptr, &s), ONNXC_OK);
-  for (auto [nv, mv] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {3, 5}, {17, 2}, {64, 64}, {5, 3}, {40, 1}}) {
-    SCOPED_TRACE("n=" + std::to_string(nv) + " m=" + std::to_string(mv));
-    std::vector<float> x(static_cast<size_t>(nv)), w(static_cast<size_t>(mv));
-    for (size_t i = 0; i < x.size(); i++) x[i] = 0.25f * static_cast<float>(i % 9) - 1;
-    for (size_t i = 0; i < w.size(); i++) w[i] = 0.5f * static_cast<float>(i % 5);
-    onnxc_tensor tx{ONNXC_DTYPE_FLOAT, 1, &nv, x.data()}, tw{ONNXC_DTYPE_FLOAT, 1, &mv, w.data()};
-    ASSERT_EQ(onnxc_session_set_input(s, 0, &tx), ONNXC_OK);
-    ASSERT_EQ(onnxc_session_set_input(s, 1, &tw), ONNXC_OK);
-    calls.clear();
-    ASSERT_EQ(onnxc_session_run(s), ONNXC_OK) << onnxc_session_last_error(s);
-    ASSERT_EQ(calls.size(), 6u);
-
-    size_t N = static_cast<size_t>(nv), NM = static_cast<size_t>(nv * mv), B = 2 * N + 1;
-    auto a = mix_ref(x, nullptr, N), b = mix_ref(a, &w, B), c = mix_ref(b, &x, NM), d = mix_ref(c, &a, B);
-    auto e = mix_ref(std::vector<float>(d.begin(), d.begin() + static_cast<long>(N)), nullptr, B), y = mix_ref(e, &c, NM);
-    onnxc_tensor ty, tdo;
-    ASSERT_EQ(onnxc_session_get_output(s, 0, &ty), ONNXC_OK);
-    ASSERT_EQ(onnxc_session_get_output(s, 1, &tdo), ONNXC_OK);
-    for (size_t i = 0; i < NM; i++) ASSERT_FLOAT_EQ(static_cast<float *>(ty.data)[i], y[i]) << i;
-    for (size_t i = 0; i < N; i++) ASSERT_FLOAT_EQ(static_cast<float *>(tdo.data)[i], d[i]) << i;
-
-    EXPECT_EQ(calls[4].in[0], calls[3].out) << "the view dv reads d's range";
-    for (const auto &[p, lp] : live) {
-      for (const auto &[q, lq] : live) {
-        if (p >= q || lp.second < lq.first || lq.second < lp.first) continue;
-        const Call &cp = calls[static_cast<size_t>(writer[p])], &cq = calls[static_cast<size_t>(writer[q])];
-        EXPECT_TRUE(cp.out + cp.out_bytes <= cq.out || cq.out + cq.out_bytes <= cp.out)
-            << "tensors " << p << " and " << q << " are live together but share device bytes";
-      }
-    }
-  }
-  EXPECT_FALSE(dev.bad_read);
-  EXPECT_LE(dev.arena_sizes.size(), 4u) << "the arena grows only with a larger plan";
-  onnxc_session_free(s);
-  EXPECT_TRUE(dev.allocations.empty());
-  onnxc_model_free(model);
 }
 
 }  // namespace

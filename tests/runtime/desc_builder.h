@@ -211,6 +211,11 @@ struct LoadedDesc {
     onnxc_session_free(session);
     onnxc_model_free(model);
   }
+  // Frees the session now (the model stays), for checks of what must not outlive it.
+  void free_session() {
+    onnxc_session_free(session);
+    session = nullptr;
+  }
   LoadedDesc(const LoadedDesc &) = delete;
   LoadedDesc &operator=(const LoadedDesc &) = delete;
   onnxc_model *model = nullptr;
