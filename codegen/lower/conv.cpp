@@ -266,7 +266,7 @@ std::vector<HTensor> conv_gemm(LowerContext& ctx, const Window& win) {
   if (p_static && *p_static == 1) return conv_gemv(ctx, win, in);
   if (auto block = channel_block_pays(ctx, win, in)) return conv_channels(ctx, win, in, *block);
   ConvGemmFuncs g;
-  g.panel = choose_panel(p_static ? *p_static : 64, describe(ctx.target));
+  g.panel = choose_conv_panel(p_static ? *p_static : 64, wt.numel() / m_ext, describe(ctx.target));
   g.p_extent = in.pixels;
   if (sp >= 2) {
     Expr row = 1;

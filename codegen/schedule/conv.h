@@ -45,6 +45,14 @@ struct ConvGemmFuncs {
 // in cache (schedule_conv_tiles in conv.cpp).
 void schedule_conv_gemm(ConvGemmFuncs g, Halide::Func output, const Halide::Target& target);
 
+// The pixel panel of the implicit GEMM over `pixels` grid pixels with K = `k` products per output:
+// choose_panel's, except where its panel of the input (k × width floats, read again by every
+// register block of output channels) overflows L1 while a two-vector panel's fits; then
+// the two-vector panel if it still scores higher once the wide one is marked down for the overflow
+// (ResNet-50's 256 → 1024 1×1 conv over 14×14 on AVX-512: 196 pixels in 7 panels of 32 instead
+// of 5 of 48).
+PanelShape choose_conv_panel(int64_t pixels, int64_t k, const TargetDesc& d);
+
 // The register block of a convolution vectorized over output channels: `width` channels (whole
 // vectors) × `rows` output pixels, each pixel's input broadcast to every lane.
 struct ChannelBlock {

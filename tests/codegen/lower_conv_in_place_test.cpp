@@ -3,7 +3,8 @@
 // the staged form, which the same convolution takes when an elementwise producer is fused into its
 // input: Conv(Neg(x), −W) has the same products (a sign flip of both factors is exact) summed in the
 // same order. Tails in pixels and output channels, pixel tiles shorter than a panel, symbolic batch
-// and image extents (the planes again), a residual Add + Relu epilogue, NaN and ±inf inputs.
+// and image extents (the planes again), a residual Add + Relu epilogue, NaN and ±inf inputs; the
+// two-vector panels choose_conv_panel picks where the wide ones overflow L1.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,6 +16,8 @@
 #include <utility>
 
 #include "codegen/partition.h"
+#include "codegen/schedule/conv.h"
+#include "codegen/schedule/target_desc.h"
 #include "runnable_targets.h"
 #include "test_util.h"
 
@@ -128,6 +131,27 @@ TEST(LowerConvInPlace, TailsAndSymbolicBatch) {
   check({2, 24, 35, 30, 70, true, false, true}, true);
   check({3, 32, 9, 11, 7, true, false, false}, true);
   check({3, 5, 9, 11, 7, true, false, false, false}, true);
+}
+
+// ResNet-50's layer3 1×1 expansion (K = 256 over 14×14) with fewer output channels: on AVX-512 its
+// 48-pixel panels overflow L1 and it takes 32-pixel panels of 12 rows (choose_conv_panel), a
+// partial last register block (100 = 8·12 + 4), a residual; and a symbolic batch of 2.
+TEST(LowerConvInPlace, TwoVectorPanelsWhereWideOnesOverflowL1) {
+  check({1, 256, 14, 14, 100, false, false, true}, true);
+  check({2, 256, 14, 14, 36, true, false, false}, true);
+}
+
+// The implicit GEMM's pixel panels (choose_conv_panel): two vectors only where the three-vector
+// panel of the input overflows L1, the two-vector one fits and wastes fewer lanes.
+TEST(LowerConvInPlace, PanelsNarrowOnlyWhereTheWideOnesOverflowL1) {
+  const codegen::TargetDesc d = codegen::describe(Halide::Target("x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41"));
+  EXPECT_EQ(codegen::choose_conv_panel(196, 256, d).width, 32);  // 14×14, K = 256: 7 panels of 32
+  EXPECT_EQ(codegen::choose_conv_panel(196, 256, d).rows, 12);
+  EXPECT_EQ(codegen::choose_conv_panel(3136, 256, d).width, 64);  // 56×56: 49 whole panels of 64
+  EXPECT_EQ(codegen::choose_conv_panel(196, 128, d).width, 48);   // fits L1
+  EXPECT_EQ(codegen::choose_conv_panel(196, 1024, d).width, 48);  // neither fits
+  const codegen::TargetDesc d2 = codegen::describe(Halide::Target("x86-64-linux-avx-avx2-f16c-fma-sse41"));
+  EXPECT_EQ(codegen::choose_conv_panel(196, 256, d2).width, codegen::choose_panel(196, d2).width);
 }
 
 // Extents known only at run time, or an image smaller than a panel: the staged planes, as before.
