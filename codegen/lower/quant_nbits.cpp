@@ -10,6 +10,7 @@
 #include "codegen/lower/lower.h"
 #include "codegen/lower/lower_util.h"
 #include "codegen/schedule/gemm_nbits.h"
+#include "codegen/target.h"
 #include "ir/error.h"
 
 namespace onnxc::codegen {
@@ -94,6 +95,7 @@ void define_int8_row(NBitsFuncs& g, const NBitsWeight& w, const HTensor& codes, 
   Expr code = select(h == 0, byte & cast<uint8_t>(15), byte >> cast<uint8_t>(4));
   g.dot8 = Func("nbits_dot8");
   g.dot8(i, p, b, h) = 0;
+  if (g.signed_codes) code = cast<int8_t>(code);  // 0..15 either way
   g.dot8(i, p, b, h) += cast<int32_t>(code) * cast<int32_t>(g.a_q(g.r8.x, h, b * words + g.r8.y));
   Expr zero = zeros ? cast<int32_t>(zeros->at({p, g.kb, i})) : Expr(static_cast<int32_t>(w.default_zero_point()));
   Expr sum = g.dot8(i, p, g.kb, 0) + g.dot8(i, p, g.kb, 1) - zero * g.a_qsum(g.kb);
@@ -112,6 +114,7 @@ std::vector<HTensor> lower_matmul_nbits(LowerContext& ctx) {
   // the one-row kernel then multiplies in integers where the target has a byte dot product, and reads
   // the codes in 32-bit words (pack_nbits_code_words); the other paths read the same words.
   g.int8 = node_accuracy_level(ctx) == 4 && w.bits == 4 && nbits_int8_dot(ctx.target);
+  g.signed_codes = describe(with_dot_products(ctx.target)).int8_dot == Int8Dot::ArmSdot;
   HTensor codes = ctx.add_constant("nbits_codes", g.int8 ? pack_nbits_code_words(*ctx.const_in.data(1), w, width)
                                                          : pack_nbits_codes(*ctx.const_in.data(1), w, width));
   // Byte j (along the packed k) of column i of panel p, in either layout.

@@ -81,8 +81,11 @@ ir::Tensor pack_nbits_code_words(const ir::Tensor& b, const NBitsWeight& w, int 
 bool nbits_int8_dot(const Target& t) {
   // vpdpbusd multiplies unsigned bytes (the codes, 0..15) by signed ones (the int8 row) four to a
   // lane: 2 instructions per 64 code bytes. Halide 14 emits it only under the Sapphire Rapids
-  // feature, which the kernel gets where the CPU has VNNI (with_dot_products).
-  return describe(with_dot_products(t)).int8_dot == Int8Dot::Vnni512;
+  // feature, which the kernel gets where the CPU has VNNI (with_dot_products). ARM's sdot multiplies
+  // signed bytes: codes 0..15 are the same as int8. AVX2 has no four-way byte product that Halide 14
+  // emits (vpmaddubsw only for saturating sums): there the float32 kernel stays.
+  const Int8Dot dot = describe(with_dot_products(t)).int8_dot;
+  return dot == Int8Dot::Vnni512 || dot == Int8Dot::ArmSdot;
 }
 
 ir::Tensor pack_nbits_scales(const ir::Tensor& scales, const NBitsWeight& w, int width) {

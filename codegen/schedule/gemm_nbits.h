@@ -61,7 +61,7 @@ ir::Tensor pack_nbits_codes(const ir::Tensor& b, const NBitsWeight& w, int width
 ir::Tensor pack_nbits_code_words(const ir::Tensor& b, const NBitsWeight& w, int width);
 
 // Whether a one-row MatMulNBits with accuracy_level 4 multiplies int8 activations in integers on
-// this target (AVX-512 VNNI's vpdpbusd); elsewhere it keeps the float32 products.
+// this target (AVX-512 VNNI's vpdpbusd, ARM's sdot); elsewhere it keeps the float32 products.
 bool nbits_int8_dot(const Halide::Target& t);
 
 ir::Tensor pack_nbits_scales(const ir::Tensor& scales, const NBitsWeight& w, int width);
@@ -90,6 +90,7 @@ struct NBitsFuncs {
   // (h = 0) or high (h = 1) nibbles (RDom `r8`: the 4 bytes of a word, then the block's words),
   // acc8(i, p) = Σ_b scale·s_a(b)·(dot8(.., 0) + dot8(.., 1) - zero·a_qsum(b)).
   bool int8 = false;
+  bool signed_codes = false;  // the codes multiplied as int8 (ARM's sdot), else as uint8 (vpdpbusd)
   Halide::Func acc8, dot8, a_amax, a_q, a_qsum;
   Halide::RDom r8;
   Halide::Func codes;          // the packed codes (an input): the one-row path prefetches them
