@@ -235,7 +235,8 @@ std::vector<HTensor> lower_matmul_nbits(LowerContext& ctx) {
   g.f32_acc(i, p, m) += g.f32_part(i, p, m, g.c);
   ctx.reassociable.insert(ctx.reassociable.end(), {g.asum, g.dot, g.acc, g.f32_part, g.f32_acc});
   if (g.int8) {
-    ctx.reassociable.insert(ctx.reassociable.end(), {g.acc8, g.a_amax});
+    // Not a_amax: its is_finite test must survive (Halide's default float lowering may assume it).
+    ctx.reassociable.insert(ctx.reassociable.end(), {g.acc8});
   } else {
     ctx.reassociable.insert(ctx.reassociable.end(), {g.dot1, g.acc1});
   }

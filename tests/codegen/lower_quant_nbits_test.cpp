@@ -182,14 +182,17 @@ TEST(LowerQuantNBits, AccuracyLevel4QuantizesTheRowPerBlock) {
 // (ONNX Runtime's MatMulNBits with accuracy_level 4 gives NaN there too: tests/python).
 TEST(LowerQuantNBits, AccuracyLevel4NonFiniteRowsAreNaN) {
   if (!codegen::nbits_int8_dot(codegen::parse_target("host"))) GTEST_SKIP() << "no int8 one-row kernel on this CPU";
-  Case c{4, 32, 96, 40, true, false, 4};
-  NBits w = make_weight(c);
-  for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
-    std::vector<float> a(c.k, 0.5f);
-    a[37] = bad;
-    auto out = compile_and_run(nbits_model(c, w, {Dim::symbol("m"), Dim(c.k)}, {}), {HostTensor::f32({1, c.k}, a)},
-                               "nbits_nan", "host");
-    for (float y : out[0].values<float>()) ASSERT_TRUE(std::isnan(y)) << "A holding " << bad;
+  // K of whole blocks, and K with a partial last block (where a NaN once slipped through: the
+  // block maximum's finiteness test was compiled without IEEE semantics).
+  for (const Case& c : {Case{4, 32, 96, 40, true, false, 4}, Case{4, 64, 300, 70, true, false, 4}}) {
+    NBits w = make_weight(c);
+    for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+      std::vector<float> a(c.k, 0.5f);
+      a[37] = bad;
+      auto out = compile_and_run(nbits_model(c, w, {Dim::symbol("m"), Dim(c.k)}, {}), {HostTensor::f32({1, c.k}, a)},
+                                 "nbits_nan", "host");
+      for (float y : out[0].values<float>()) ASSERT_TRUE(std::isnan(y)) << "A holding " << bad << ", K " << c.k;
+    }
   }
 }
 
