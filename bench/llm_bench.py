@@ -15,6 +15,9 @@ model builder wrote it). Rows:
                allocate the new presents (no numpy copies of the cache), logits read back for argmax
   ort_int4     the same loop on the MatMulNBits model `onnxc optimize --quantize int4-weights` writes
                (the weights onnxc_int4 runs)
+  onnxc_int4acc  `--quantize int4-weights:acc=int8` (accuracy_level 4, as GenAI's builder writes for
+               CPUs: a decode step quantizes A to int8 per block and multiplies the codes in integers)
+  ort_int4acc  ONNX Runtime's loop on the MatMulNBits model `onnxc optimize` writes with :acc=int8
   genai_int4   ONNX Runtime GenAI's generator on its model builder's int4 model of the same checkpoint
 Each row runs in its own process (peak RSS is its own), ROUNDS times alternating; the table shows
 medians. CPU ms/step is the process's CPU time per decode step (all its threads, spinning included). Decode tokens/s counts the NEW steps after the first token; the roofline is the weight bytes
@@ -212,6 +215,13 @@ def main():
     if "onnxc_int4" in rows:
         onnxc_row("onnxc_int4", ["--quantize", "int4-weights"])
         roof_bytes["onnxc_int4"] = weight_bytes(int4_onnx)
+    acc_onnx = os.path.join(d, "int4acc_onnxc", "model.onnx")
+    if ("ort_int4acc" in rows or "onnxc_int4acc" in rows) and not os.path.exists(acc_onnx):
+        os.makedirs(os.path.dirname(acc_onnx), exist_ok=True)
+        subprocess.run([o.onnxc, "optimize", fp32, "-o", acc_onnx, "--quantize", "int4-weights:acc=int8"], check=True)
+    if "onnxc_int4acc" in rows:
+        onnxc_row("onnxc_int4acc", ["--quantize", "int4-weights:acc=int8"])
+        roof_bytes["onnxc_int4acc"] = weight_bytes(acc_onnx)
     me = [sys.executable, os.path.abspath(__file__), d, "--threads", str(o.threads), "--prompt", str(o.prompt),
           "--new", str(o.new), "--vocab", str(vocab)] + (["--ort-no-spin"] if o.ort_no_spin else [])
     if "ort_fp32" in rows:
@@ -220,6 +230,9 @@ def main():
     if "ort_int4" in rows:
         cmds["ort_int4"] = me + ["--child", "ort", "--model", int4_onnx]
         roof_bytes["ort_int4"] = weight_bytes(int4_onnx)
+    if "ort_int4acc" in rows:
+        cmds["ort_int4acc"] = me + ["--child", "ort", "--model", acc_onnx]
+        roof_bytes["ort_int4acc"] = weight_bytes(acc_onnx)
     genai = os.path.join(d, "genai_int4")
     if "genai_int4" in rows:
         if os.path.exists(os.path.join(genai, "genai_config.json")):
@@ -259,6 +272,13 @@ def main():
                                         f"{sum(a == b for a, b in zip(rs[0]['tokens'], ref))}/{len(ref)}")
         print(f"{k:<12} {pre:>13.1f} {dec:>12.2f} {1e3 / dec:>8.1f} {cpu:>11.1f} {ttft:>8.0f} {rss:>9.0f} {wb / 2**20:>11.0f} "
               f"{frac:>7.0%} {same:>20}")
+    # Greedy tokens of every row against float32's and GenAI's (how far int4 moved the choices).
+    for ref_row in ("onnxc_fp32", "genai_int4"):
+        if ref_row in results:
+            ref = results[ref_row][0]["tokens"]
+            agree = ", ".join(f"{k} {sum(a == b for a, b in zip(rs[0]['tokens'], ref))}/{len(ref)}"
+                              for k, rs in results.items() if k != ref_row)
+            print(f"greedy tokens equal to {ref_row}'s: {agree}")
     print("roofline: weight bytes per step x decode tokens/s / the higher triad figure; same tokens: the greedy\n"
           "tokens against onnxc's row of the same precision (genai_int4 quantizes its own way)")
 

@@ -11,6 +11,10 @@ triad's; for M = 128 (prefill) the ratio against ONNX Runtime is what counts.
 
   nbits_bench.py --onnxc build/tools/onnxc --triad build/bench/triad [--k 4096] [--layers 16]
                  [--block 32] [--rows 1,128] [--threads N] [--runs 30] [--symmetric] [--no-per-product]
+                 [--accuracy-level 0|4]
+
+--accuracy-level 4 writes MatMulNBits' accuracy_level = 4 (what ONNX Runtime GenAI's builder writes for
+CPUs): both engines may then quantize A to int8 per block and multiply the codes in integers.
 
 Run by the ONNX Runtime peer's interpreter (bench/peers/python.sh). Medians of --runs runs each.
 """
@@ -28,8 +32,9 @@ import onnxruntime as ort
 from onnx import TensorProto, helper
 
 
-def nbits_model(k, layers, block, symmetric, seed=0):
-    """A chain of MatMulNBits over random codes and scales; returns (model, weight bytes)."""
+def nbits_model(k, layers, block, symmetric, accuracy_level=0, seed=0):
+    """A chain of MatMulNBits over random codes and scales; returns (model, weight bytes).
+    accuracy_level 4 lets both engines quantize A to int8 per block and multiply in integers."""
     rng = np.random.default_rng(seed)
     kb = (k + block - 1) // block
     nodes, inits, nbytes = [], [], 0
@@ -45,8 +50,9 @@ def nbits_model(k, layers, block, symmetric, seed=0):
             inits.append(helper.make_tensor(f"zero_points{i}", TensorProto.UINT8, zp.shape, zp.tobytes(), raw=True))
             inputs.append(f"zero_points{i}")
             nbytes += zp.nbytes
+        level = {"accuracy_level": accuracy_level} if accuracy_level else {}
         nodes.append(helper.make_node("MatMulNBits", inputs, [f"Y{i}"], domain="com.microsoft", K=k, N=k, bits=4,
-                                      block_size=block))
+                                      block_size=block, **level))
     graph = helper.make_graph(nodes, "nbits", [helper.make_tensor_value_info("A", TensorProto.FLOAT, ["m", k])],
                               [helper.make_tensor_value_info(f"Y{layers - 1}", TensorProto.FLOAT, ["m", k])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
@@ -108,16 +114,18 @@ def main():
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--runs", type=int, default=30)
     p.add_argument("--symmetric", action="store_true", help="no zero points")
+    p.add_argument("--accuracy-level", type=int, default=0, choices=(0, 1, 2, 3, 4),
+                   help="MatMulNBits accuracy_level (4: int8 activations)")
     p.add_argument("--no-per-product", action="store_true", help="skip the per-product table (int4 against float32)")
     args = p.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        model, nbytes = nbits_model(args.k, args.layers, args.block, args.symmetric)
+        model, nbytes = nbits_model(args.k, args.layers, args.block, args.symmetric, args.accuracy_level)
         path = os.path.join(tmp, "nbits.onnx")
         onnx.save(model, path)
         bw = triad_gbs(args.triad, args.threads)
         print(f"{args.layers} x MatMulNBits K=N={args.k} bits=4 block={args.block} "
-              f"{'symmetric' if args.symmetric else 'zero points'}; weights {nbytes / 2**20:.1f} MiB "
+              f"{'symmetric' if args.symmetric else 'zero points'} accuracy_level={args.accuracy_level}; weights {nbytes / 2**20:.1f} MiB "
               f"(codes + scales{'' if args.symmetric else ' + zero points'}); {args.threads} threads; "
               f"triad {bw:.1f} GB/s; onnxruntime {ort.__version__}; medians of {args.runs} runs; "
               f"load {' '.join(open('/proc/loadavg').read().split()[:3])}")

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "passes/fusion.h"
 #include "passes/matmul_nbits.h"
 #include "passes/rewrite.h"
 #include "passes/weight_product.h"
@@ -78,6 +79,7 @@ bool quantize_node(ir::Graph& g, ir::Node* n, const Int4Options& opt) {
   std::vector<ir::Value*> in = matmul_nbits_inputs(g, p->a, q, bias, p->w->name() + "/int4");
   ir::Node* mm = replace_node(*n, "MatMulNBits", in, kMicrosoftDomain);
   for (ir::Attribute& at : matmul_nbits_attrs(q)) mm->set_attr(std::move(at));
+  if (opt.accuracy_level != 0) mm->set_attr(RewriteBuilder::attr("accuracy_level", opt.accuracy_level));
   return true;
 }
 
@@ -97,6 +99,8 @@ class QuantizeInt4Pass : public Pass {
     Int4Options opt;
     if (auto it = ctx.options.find("quantize_int4_weights.block"); it != ctx.options.end()) opt.block = std::stoll(it->second);
     opt.symmetric = ctx.options.count("quantize_int4_weights.symmetric") > 0;
+    if (auto it = ctx.options.find("quantize_int4_weights.accuracy_level"); it != ctx.options.end())
+      opt.accuracy_level = std::stoll(it->second);
     return quantize_int4_weights(m, opt);
   }
 };

@@ -1,4 +1,4 @@
-// Weight-only int4 quantization (opt-in, `--quantize int4-weights[:block=N][:symmetric]`): float32
+// Weight-only int4 quantization (opt-in, `--quantize int4-weights[:block=N][:symmetric][:acc=int8]`): float32
 // products with a constant weight become com.microsoft.MatMulNBits with 4-bit codes per block of K,
 // computed by the fused kernel of codegen/lower/quant_nbits.cpp (weights dequantized in registers).
 #pragma once
@@ -14,6 +14,9 @@ namespace onnxc::passes {
 struct Int4Options {
   int64_t block = 32;      // weights per (column, block) sharing a scale: a power of two, 16..256
   bool symmetric = false;  // scale from max |w|, zero point 8; otherwise from [min, max] with a zero point
+  // MatMulNBits's accuracy_level: 0 writes none (float32 products); 4 lets A be quantized to int8 per
+  // block and the products run in integers (what ONNX Runtime GenAI's builder writes for CPUs).
+  int64_t accuracy_level = 0;
 };
 
 // Rewrites y = MatMul(A [.., K], W [K, N]) and y = Gemm(A, W, C) (alpha 1, transA 0, beta·C a
@@ -30,7 +33,7 @@ struct Int4Options {
 bool quantize_int4_weights(ir::Model& model, const Int4Options& opt);
 
 // The registry's pass: options from PassContext::options ("quantize_int4_weights.block",
-// "quantize_int4_weights.symmetric").
+// "quantize_int4_weights.symmetric", "quantize_int4_weights.accuracy_level").
 std::unique_ptr<Pass> make_quantize_int4_weights_pass();
 
 }  // namespace onnxc::passes

@@ -82,7 +82,7 @@ std::vector<std::string> split_passes(const std::string& spec) {
   return out;
 }
 
-// "int4-weights[:block=N][:symmetric]" -> the quantize_int4_weights pass's options.
+// "int4-weights[:block=N][:symmetric][:acc=int8]" -> the quantize_int4_weights pass's options.
 std::map<std::string, std::string> int4_pass_options(const std::string& mode) {
   std::map<std::string, std::string> o;
   std::string rest = mode.substr(std::string("int4-weights").size());
@@ -96,6 +96,9 @@ std::map<std::string, std::string> int4_pass_options(const std::string& mode) {
     rest = end == std::string::npos ? "" : rest.substr(end);
     if (item == "symmetric") {
       o["quantize_int4_weights.symmetric"] = "1";
+    } else if (item == "acc=int8" || item == "acc=fp32") {
+      // acc=int8 writes accuracy_level 4 (A quantized to int8 per block, integer products).
+      o["quantize_int4_weights.accuracy_level"] = item == "acc=int8" ? "4" : "0";
     } else if (item.rfind("block=", 0) == 0) {
       const std::string v = item.substr(6);
       const bool digits = !v.empty() && v.size() < 5 && v.find_first_not_of("0123456789") == std::string::npos;
@@ -146,7 +149,7 @@ void optimize_model(ir::Model& m, const PassOptions& opt) {
     if (at == names.end()) names.push_back("infer_shapes");
   } else if (!opt.quantize.empty() && opt.quantize != "dynamic-int8" && opt.quantize != "dynamic-int8:force") {
     throw UsageError("--quantize: unknown mode '" + opt.quantize +
-                     "' (known: dynamic-int8, dynamic-int8:force, int4-weights[:block=N][:symmetric])");
+                     "' (known: dynamic-int8, dynamic-int8:force, int4-weights[:block=N][:symmetric][:acc=int8])");
   }
   if (opt.quantize == "dynamic-int8" && !codegen::int8_products_pay(codegen::parse_target(opt.target))) {
     std::cerr << "onnxc: note: --quantize dynamic-int8 left the model float32: on target "
@@ -190,9 +193,11 @@ void add_quantize_option(ArgParser& p, std::string* mode) {
            "levels instead of 255 and 127 (1672 for K = 768), at the same speed. With VNNI or dotprod the\n"
            "products whose int8 weights lose most take that form too (half the int8 rate), up to a quarter\n"
            "of the products' work.\n"
-           "int4-weights[:block=N][:symmetric]: products with a constant weight keep it as 4-bit\n"
+           "int4-weights[:block=N][:symmetric][:acc=int8]: products with a constant weight keep it as 4-bit\n"
            "codes per block of N (default 32) along K, with a scale and (unless :symmetric) a zero\n"
            "point each, as com.microsoft.MatMulNBits; the weights are dequantized in registers.\n"
+           "(:acc=int8 writes accuracy_level 4: a decode step quantizes A to int8 per block and multiplies\n"
+           "the codes in integers where the target has an integer dot product.)\n"
            "Changes results: check them with `onnxc compare` (default: float32 as written)",
            mode);
 }

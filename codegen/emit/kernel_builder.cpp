@@ -214,7 +214,11 @@ class Builder {
     // The convolution form override (lower/conv_winograd.h) changes the code: part of the key.
     if (const char* w = std::getenv("ONNXC_CONV_WINOGRAD"); w && *w) out_.canonical += std::string("conv winograd ") + w + "\n";
     for (const ir::Node* n : k_.graph->nodes()) {
-      if (n->domain() != "onnxc" || n->op_type() != "DynamicQuantMatMul") continue;
+      // int8 products, and MatMulNBits whose accuracy_level 4 lets its decode kernel use them.
+      const bool int8 = n->domain() == "onnxc" && n->op_type() == "DynamicQuantMatMul";
+      const bool nbits8 = n->domain() == "com.microsoft" && n->op_type() == "MatMulNBits" &&
+                          n->attr_int("accuracy_level", 0) == 4 && n->attr_int("bits", 4) == 4;
+      if (!int8 && !nbits8) continue;
       Halide::Target dot = with_dot_products(target_);
       if (dot != target_) out_.compile_target = dot, out_.canonical += "compile target " + dot.to_string() + "\n";
       break;

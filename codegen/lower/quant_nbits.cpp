@@ -5,9 +5,12 @@
 // A · code over each block in registers and applies the block's scale and zero point once,
 //   Y[m, n] = Σ_b scale[n, b] · (Σ_{k in b} A[m, k]·code[n, k] - zero[n, b] · Σ_{k in b} A[m, k]).
 // Loops and layout: schedule/gemm_nbits.cpp.
+#include <limits>
+
 #include "codegen/lower/lower.h"
 #include "codegen/lower/lower_util.h"
 #include "codegen/schedule/gemm_nbits.h"
+#include "codegen/target.h"
 #include "ir/error.h"
 
 namespace onnxc::codegen {
@@ -53,13 +56,71 @@ NBitsWeight check_inputs(const LowerContext& ctx) {
   return w;
 }
 
+int64_t node_accuracy_level(const LowerContext& ctx) {
+  const int64_t level = ctx.node.attr_int("accuracy_level", 0);
+  user_check(level >= 0 && level <= 4) << ctx.node.describe() << ": accuracy_level " << level << " is not 0..4";
+  return level;
+}
+
+// The one-row kernel with int8 activations (accuracy_level 4), as ONNX Runtime's MLAS quantizes
+// them: per k block of the row, s_a = max|a| / 127 and q = round_half_even(a · (127 / max|a|))
+// (0 for an all-zero block), so
+//   Y[n] = Σ_b scale[n, b] · s_a[b] · (Σ_{k in b} q[k]·code[n, k] - zero[n, b] · Σ_{k in b} q[k])
+// with the inner sums exact in int32 (|q·code| ≤ 127·15). A block holding NaN or ±inf has
+// max|a| = inf: its q are 0 and s_a = inf, so every output of the row is NaN.
+template <typename AAt>
+void define_int8_row(NBitsFuncs& g, const NBitsWeight& w, const HTensor& codes, const HTensor& scales,
+                     const std::optional<HTensor>& zeros, const AAt& a_at) {
+  const int block = static_cast<int>(w.block), words = static_cast<int>(w.blob() / 4);
+  const Expr inf = Expr(std::numeric_limits<float>::infinity());
+  Var b("b"), t("t"), h("h"), gq("gq"), i("i"), p("p");
+  RDom ra(0, block, "ra");
+  g.a_amax = Func("nbits_a_amax");
+  g.a_amax(b) = 0.0f;
+  Expr x = a_at(b * block + ra, 0);
+  g.a_amax(b) = max(g.a_amax(b), select(is_finite(x), abs(x), inf));
+  // Row byte t of word gq at nibble h: k = 8·gq + 2·t + h (pack_nbits_code_words).
+  Expr k = 8 * gq + 2 * t + h, amax = g.a_amax(k / block);
+  Expr inv = select(amax > 0.0f && is_finite(amax), 127.0f / amax, 0.0f);
+  Expr xk = a_at(k, 0);
+  g.a_q = Func("nbits_a_q");
+  g.a_q(t, h, gq) = cast<int8_t>(clamp(round(select(is_finite(xk), xk, 0.0f) * inv), -127.0f, 127.0f));
+  RDom rq(0, 4, 0, 2, 0, block / 8, "rq");
+  g.a_qsum = Func("nbits_a_qsum");
+  g.a_qsum(b) = 0;
+  g.a_qsum(b) += cast<int32_t>(g.a_q(rq.x, rq.y, b * (block / 8) + rq.z));
+
+  g.r8 = RDom(0, 4, 0, words, "r8");
+  Expr byte = codes.at({p, b * words + g.r8.y, i * 4 + g.r8.x});
+  Expr code = select(h == 0, byte & cast<uint8_t>(15), byte >> cast<uint8_t>(4));
+  g.dot8 = Func("nbits_dot8");
+  g.dot8(i, p, b, h) = 0;
+  if (g.signed_codes) code = cast<int8_t>(code);  // 0..15 either way
+  g.dot8(i, p, b, h) += cast<int32_t>(code) * cast<int32_t>(g.a_q(g.r8.x, h, b * words + g.r8.y));
+  Expr zero = zeros ? cast<int32_t>(zeros->at({p, g.kb, i})) : Expr(static_cast<int32_t>(w.default_zero_point()));
+  Expr sum = g.dot8(i, p, g.kb, 0) + g.dot8(i, p, g.kb, 1) - zero * g.a_qsum(g.kb);
+  g.acc8 = Func("nbits_acc8");
+  g.acc8(i, p) = 0.0f;
+  g.acc8(i, p) += scales.at({p, g.kb, i}) * ((g.a_amax(g.kb) / 127.0f) * cast<float>(sum));
+}
+
 std::vector<HTensor> lower_matmul_nbits(LowerContext& ctx) {
   const NBitsWeight w = check_inputs(ctx);
   const HTensor& a = ctx.in.at(0);
   NBitsFuncs g;
   g.block = nbits_block(describe(ctx.target));
   const int width = g.block.width;
-  HTensor codes = ctx.add_constant("nbits_codes", pack_nbits_codes(*ctx.const_in.data(1), w, width));
+  // accuracy_level 4 lets A be quantized to int8 per block (ONNX Runtime's MatMulNBits contract):
+  // the one-row kernel then multiplies in integers where the target has a byte dot product, and reads
+  // the codes in 32-bit words (pack_nbits_code_words); the other paths read the same words.
+  g.int8 = node_accuracy_level(ctx) == 4 && w.bits == 4 && nbits_int8_dot(ctx.target);
+  g.signed_codes = describe(with_dot_products(ctx.target)).int8_dot == Int8Dot::ArmSdot;
+  HTensor codes = ctx.add_constant("nbits_codes", g.int8 ? pack_nbits_code_words(*ctx.const_in.data(1), w, width)
+                                                         : pack_nbits_codes(*ctx.const_in.data(1), w, width));
+  // Byte j (along the packed k) of column i of panel p, in either layout.
+  auto code_byte = [&](const Expr& p, const Expr& j, const Expr& i) {
+    return g.int8 ? codes.at({p, j / 4, i * 4 + j % 4}) : codes.at({p, j, i});
+  };
   HTensor scales = ctx.add_constant("nbits_scales", pack_nbits_scales(*ctx.const_in.data(2), w, width));
   std::optional<HTensor> zeros;
   if (has_input(ctx, 3))
@@ -91,7 +152,7 @@ std::vector<HTensor> lower_matmul_nbits(LowerContext& ctx) {
   g.asum(b, m) += a_at(b * block + r, m);
 
   g.j = RDom(0, blob, "j");
-  Expr byte = codes.at({p, b * blob + g.j, i});
+  Expr byte = code_byte(p, b * blob + g.j, i);
   g.dot = Func("nbits_dot");
   g.dot(i, p, b, m) = 0.0f;
   if (w.bits == 4) {
@@ -119,19 +180,23 @@ std::vector<HTensor> lower_matmul_nbits(LowerContext& ctx) {
   // CPU time from DRAM by a third (8.7 → 5.7-5.9 ms) and left the in-cache time level; a quarter
   // of L1 ahead, 8 blocks there. Prefetching the scales and zero points too gained nothing.
   g.prefetch_blocks = std::max<int64_t>(1, describe(ctx.target).l1d_bytes / 4 / (w.blob() * width));
-  g.j1 = RDom(0, w.bits == 4 ? blob : blob / 2, "j1");
-  g.dot1 = Func("nbits_dot1");
-  g.dot1(i, p, b, h) = 0.0f;
-  if (w.bits == 4) {
-    Expr wide = cast<int32_t>(codes.at({p, b * blob + g.j1, i}));
-    Expr code1 = select(h == 0, wide & 15, wide >> 4);
-    g.dot1(i, p, b, h) += a_at(b * block + 2 * g.j1 + h, 0) * cast<float>(code1);
+  if (g.int8) {
+    define_int8_row(g, w, codes, scales, zeros, a_at);
   } else {
-    g.dot1(i, p, b, h) += a_at(b * block + 2 * g.j1 + h, 0) * cast<float>(codes.at({p, b * blob + 2 * g.j1 + h, i}));
+    g.j1 = RDom(0, w.bits == 4 ? blob : blob / 2, "j1");
+    g.dot1 = Func("nbits_dot1");
+    g.dot1(i, p, b, h) = 0.0f;
+    if (w.bits == 4) {
+      Expr wide = cast<int32_t>(codes.at({p, b * blob + g.j1, i}));
+      Expr code1 = select(h == 0, wide & 15, wide >> 4);
+      g.dot1(i, p, b, h) += a_at(b * block + 2 * g.j1 + h, 0) * cast<float>(code1);
+    } else {
+      g.dot1(i, p, b, h) += a_at(b * block + 2 * g.j1 + h, 0) * cast<float>(codes.at({p, b * blob + 2 * g.j1 + h, i}));
+    }
+    g.acc1 = Func("nbits_acc1");
+    g.acc1(i, p) = 0.0f;
+    g.acc1(i, p) += scales.at({p, g.kb, i}) * (g.dot1(i, p, g.kb, 0) + g.dot1(i, p, g.kb, 1) - zero * g.asum(g.kb, 0));
   }
-  g.acc1 = Func("nbits_acc1");
-  g.acc1(i, p) = 0.0f;
-  g.acc1(i, p) += scales.at({p, g.kb, i}) * (g.dot1(i, p, g.kb, 0) + g.dot1(i, p, g.kb, 1) - zero * g.asum(g.kb, 0));
 
   // Prefill: the weight itself, (code - zero)·scale exactly as DequantizeLinear writes it, one
   // panel at a time, times A in float32.
@@ -139,10 +204,10 @@ std::vector<HTensor> lower_matmul_nbits(LowerContext& ctx) {
   Expr kblk = kk / block;
   Expr code;
   if (w.bits == 4) {
-    Expr pair = codes.at({p, kblk * blob + (kk % block) / 2, i});
+    Expr pair = code_byte(p, kblk * blob + (kk % block) / 2, i);
     code = (pair >> cast<uint8_t>((kk % 2) * 4)) & 15;
   } else {
-    code = codes.at({p, kblk * blob + kk % block, i});
+    code = code_byte(p, kblk * blob + kk % block, i);
   }
   Expr zero_k = zeros ? cast<float>(zeros->at({p, kblk, i})) : Expr(static_cast<float>(w.default_zero_point()));
   g.wdq = Func("nbits_dequantized");
@@ -168,12 +233,18 @@ std::vector<HTensor> lower_matmul_nbits(LowerContext& ctx) {
   g.f32_acc = Func("nbits_f32_acc");
   g.f32_acc(i, p, m) = 0.0f;
   g.f32_acc(i, p, m) += g.f32_part(i, p, m, g.c);
-  ctx.reassociable.insert(ctx.reassociable.end(), {g.asum, g.dot, g.acc, g.dot1, g.acc1, g.f32_part, g.f32_acc});
+  ctx.reassociable.insert(ctx.reassociable.end(), {g.asum, g.dot, g.acc, g.f32_part, g.f32_acc});
+  if (g.int8) {
+    // Not a_amax: its is_finite test must survive (Halide's default float lowering may assume it).
+    ctx.reassociable.insert(ctx.reassociable.end(), {g.acc8});
+  } else {
+    ctx.reassociable.insert(ctx.reassociable.end(), {g.dot1, g.acc1});
+  }
 
   // The product as (n, m), then in the output's own dims.
   Func y("matmul_nbits");
   Expr f32_value = g.f32_acc(n % width, n / width, m), nbits_value = g.acc(n % width, n / width, m);
-  Expr one_value = g.acc1(n % width, n / width);
+  Expr one_value = g.int8 ? g.acc8(n % width, n / width) : g.acc1(n % width, n / width);
   // M can be 1 unless the simplifier proves otherwise (a rank-3 A of [2, m, K] has M = 2·m): then
   // the one-row kernel is left out, and its Funcs are not reached.
   Expr rows_of_one = Halide::Internal::simplify(g.m_extent == 1);

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "codegen/target.h"
 #include "ir/error.h"
 
 namespace onnxc::codegen {
@@ -63,6 +64,30 @@ ir::Tensor pack_nbits_codes(const ir::Tensor& b, const NBitsWeight& w, int width
   return out;
 }
 
+ir::Tensor pack_nbits_code_words(const ir::Tensor& b, const NBitsWeight& w, int width) {
+  const int64_t bytes = w.k_blocks() * w.blob(), panels = panels_of(w, width);
+  internal_check(w.bits == 4 && bytes % 4 == 0) << "code words need 4-bit codes in blocks of at least 8 k";
+  internal_check(b.nbytes() == static_cast<size_t>(w.n * bytes)) << "MatMulNBits codes of the wrong size";
+  ir::Tensor out(ir::DType::UInt8, {panels, bytes / 4, width * 4});  // zero-filled: padded columns
+  const auto* src = static_cast<const uint8_t*>(b.raw());
+  auto* dst = static_cast<uint8_t*>(out.mutable_raw());
+  for (int64_t n = 0; n < w.n; ++n) {
+    const int64_t p = n / width, i = n % width;
+    for (int64_t j = 0; j < bytes; ++j) dst[(p * (bytes / 4) + j / 4) * width * 4 + i * 4 + j % 4] = src[n * bytes + j];
+  }
+  return out;
+}
+
+bool nbits_int8_dot(const Target& t) {
+  // vpdpbusd multiplies unsigned bytes (the codes, 0..15) by signed ones (the int8 row) four to a
+  // lane: 2 instructions per 64 code bytes. Halide 14 emits it only under the Sapphire Rapids
+  // feature, which the kernel gets where the CPU has VNNI (with_dot_products). ARM's sdot multiplies
+  // signed bytes: codes 0..15 are the same as int8. AVX2 has no four-way byte product that Halide 14
+  // emits (vpmaddubsw only for saturating sums): there the float32 kernel stays.
+  const Int8Dot dot = describe(with_dot_products(t)).int8_dot;
+  return dot == Int8Dot::Vnni512 || dot == Int8Dot::ArmSdot;
+}
+
 ir::Tensor pack_nbits_scales(const ir::Tensor& scales, const NBitsWeight& w, int width) {
   const int64_t kb = w.k_blocks(), panels = panels_of(w, width);
   internal_check(scales.numel() == w.n * kb) << "MatMulNBits scales of the wrong size";
@@ -90,6 +115,69 @@ ir::Tensor pack_nbits_zero_points(const ir::Tensor& zp, const NBitsWeight& w, in
     }
   return out;
 }
+
+namespace {
+
+// The one-row path: acc1 (one panel's columns) per task, updated once per k block; dot1, the
+// panel's two accumulators per column vector (even and odd k), in registers.
+void schedule_nbits_float_row(NBitsFuncs g, Func out, Var mo, const Internal::Parameter& codes, int vec) {
+  const int width = g.block.width;
+  std::vector<Var> a1 = g.acc1.args();
+  g.acc1.compute_at(out, mo).bound_extent(a1[0], width).bound_extent(a1[1], 1).vectorize(a1[0], vec).unroll(a1[0]);
+  g.acc1.update().reorder(a1[0], a1[1], g.kb.x).vectorize(a1[0], vec).unroll(a1[0]);
+  // A task streams its panel's codes once, k block after k block: prefetch them a few blocks
+  // ahead (the hardware prefetcher alone left a third of the time waiting on DRAM).
+  g.acc1.update().prefetch(codes, g.kb.x, g.kb.x, static_cast<int>(g.prefetch_blocks),
+                           PrefetchBoundStrategy::NonFaulting);
+  std::vector<Var> d1 = g.dot1.args();
+  g.dot1.compute_at(g.acc1, g.kb.x)
+      .bound_extent(d1[0], width)
+      .bound_extent(d1[1], 1)
+      .bound_extent(d1[2], 1)
+      .bound_extent(d1[3], 2)
+      .store_in(MemoryType::Register)
+      .vectorize(d1[0], vec)
+      .unroll(d1[0])
+      .unroll(d1[3]);
+  g.dot1.update().reorder(d1[0], d1[3], d1[1], d1[2], g.j1.x).vectorize(d1[0], vec).unroll(d1[0]).unroll(d1[3]);
+}
+
+// The one-row path with int8 activations: the row's block maxima, its int8 codes and their block
+// sums once per run (K values), then per task acc8 (the panel's columns) updated once per k block,
+// with dot8's int32 sums in registers: each lane of a 32-bit vector is one column, whose 4 code
+// bytes meet 4 row bytes in one vpdpbusd (r8.x vectorized as the dot product's reduction).
+void schedule_nbits_int8_row(NBitsFuncs g, Func out, Var mo, const Target& t) {
+  const int width = g.block.width, vec = t.natural_vector_size<int32_t>();
+  g.a_amax.compute_root();
+  Var qt = g.a_q.args()[0], qh = g.a_q.args()[1], qg = g.a_q.args()[2];
+  g.a_q.compute_root().reorder(qt, qh, qg).bound(qt, 0, 4).bound(qh, 0, 2).unroll(qt).unroll(qh);
+  g.a_qsum.compute_root();
+  std::vector<Var> a = g.acc8.args();
+  g.acc8.compute_at(out, mo).bound_extent(a[0], width).bound_extent(a[1], 1).vectorize(a[0], vec).unroll(a[0]);
+  g.acc8.update().reorder(a[0], a[1], g.kb.x).vectorize(a[0], vec).unroll(a[0]);
+  const auto* codes = g.codes.value().as<Internal::Call>();
+  g.acc8.update().prefetch(codes->param, g.kb.x, g.kb.x, static_cast<int>(g.prefetch_blocks),
+                           PrefetchBoundStrategy::NonFaulting);
+  std::vector<Var> d = g.dot8.args();
+  g.dot8.compute_at(g.acc8, g.kb.x)
+      .bound_extent(d[0], width)
+      .bound_extent(d[1], 1)
+      .bound_extent(d[2], 1)
+      .bound_extent(d[3], 2)
+      .store_in(MemoryType::Register)
+      .vectorize(d[0], vec)
+      .unroll(d[0])
+      .unroll(d[3]);
+  g.dot8.update()
+      .reorder(g.r8.x, d[0], d[3], d[1], d[2], g.r8.y)
+      .atomic()
+      .vectorize(g.r8.x)
+      .vectorize(d[0], vec)
+      .unroll(d[0])
+      .unroll(d[3]);
+}
+
+}  // namespace
 
 // Loop nest of `out` (outermost first):
 //   parallel task over (a group of row blocks, column panel)
@@ -166,28 +254,13 @@ void schedule_nbits_gemm(NBitsFuncs g, Func out, const Target& t, bool is_output
       .unroll(d[3]);
   g.dot.update().reorder(d[0], d[3], d[1], d[2], g.j.x).vectorize(d[0], vec).unroll(d[0]).unroll(d[3]);
 
-  // The one-row path: acc1 (one panel's columns) per task, updated once per k block; dot1, the
-  // panel's two accumulators per column vector (even and odd k), in registers.
-  std::vector<Var> a1 = g.acc1.args();
-  g.acc1.compute_at(out, mo).bound_extent(a1[0], width).bound_extent(a1[1], 1).vectorize(a1[0], vec).unroll(a1[0]);
-  g.acc1.update().reorder(a1[0], a1[1], g.kb.x).vectorize(a1[0], vec).unroll(a1[0]);
-  // A task streams its panel's codes once, k block after k block: prefetch them a few blocks
-  // ahead (the hardware prefetcher alone left a third of the time waiting on DRAM).
   const auto* codes = g.codes.value().as<Internal::Call>();
   internal_check(codes && codes->param.defined()) << "the packed codes must be an input";
-  g.acc1.update().prefetch(codes->param, g.kb.x, g.kb.x, static_cast<int>(g.prefetch_blocks),
-                           PrefetchBoundStrategy::NonFaulting);
-  std::vector<Var> d1 = g.dot1.args();
-  g.dot1.compute_at(g.acc1, g.kb.x)
-      .bound_extent(d1[0], width)
-      .bound_extent(d1[1], 1)
-      .bound_extent(d1[2], 1)
-      .bound_extent(d1[3], 2)
-      .store_in(MemoryType::Register)
-      .vectorize(d1[0], vec)
-      .unroll(d1[0])
-      .unroll(d1[3]);
-  g.dot1.update().reorder(d1[0], d1[3], d1[1], d1[2], g.j1.x).vectorize(d1[0], vec).unroll(d1[0]).unroll(d1[3]);
+  if (g.int8) {
+    schedule_nbits_int8_row(g, out, mo, t);
+  } else {
+    schedule_nbits_float_row(g, out, mo, codes->param, vec);
+  }
 
   // The prefill path, per task (one panel, up to ~128 rows): f32_acc, the task's rows × width in
   // memory, gathers the chunks of k; for each chunk the panel's chunk is dequantized into a tile

@@ -54,6 +54,16 @@ int64_t nbits_f32_chunk(const NBitsWeight& w, int width, const TargetDesc& d);
 //   zero points (when given) [panels, k_blocks, width] u8, unpacked
 // Columns past N hold code 0 and scale 0.
 ir::Tensor pack_nbits_codes(const ir::Tensor& b, const NBitsWeight& w, int width);
+// The layout the int8-activation path reads (4-bit codes only): the same panels, but each column's
+// bytes in words of 4, [panels, k_blocks·blob/4, width·4]: word g of column i holds its bytes 4g..4g+3,
+// so one 32-bit lane carries 8 codes of one column (low nibbles k = 8g, 8g+2, 8g+4, 8g+6 within the
+// row of bytes, high nibbles the odd k), what a four-way byte dot product multiplies.
+ir::Tensor pack_nbits_code_words(const ir::Tensor& b, const NBitsWeight& w, int width);
+
+// Whether a one-row MatMulNBits with accuracy_level 4 multiplies int8 activations in integers on
+// this target (AVX-512 VNNI's vpdpbusd, ARM's sdot); elsewhere it keeps the float32 products.
+bool nbits_int8_dot(const Halide::Target& t);
+
 ir::Tensor pack_nbits_scales(const ir::Tensor& scales, const NBitsWeight& w, int width);
 ir::Tensor pack_nbits_zero_points(const ir::Tensor& zp, const NBitsWeight& w, int width);
 
@@ -73,6 +83,16 @@ struct NBitsFuncs {
   Halide::RDom kb, j;
   Halide::Func acc1, dot1;
   Halide::RDom j1;
+  // The one-row path with int8 activations (`int8`: accuracy_level 4 on a target with an integer
+  // dot product, see nbits_int8_dot): a_amax(b) = max |A| over block b (inf when the block holds a
+  // NaN or inf), a_q(t, h, g) the row quantized to int8 (code order of a packed word, below),
+  // a_qsum(b) its block sums, dot8(i, p, b, h) the int32 sums of code × a_q over block b's low
+  // (h = 0) or high (h = 1) nibbles (RDom `r8`: the 4 bytes of a word, then the block's words),
+  // acc8(i, p) = Σ_b scale·s_a(b)·(dot8(.., 0) + dot8(.., 1) - zero·a_qsum(b)).
+  bool int8 = false;
+  bool signed_codes = false;  // the codes multiplied as int8 (ARM's sdot), else as uint8 (vpdpbusd)
+  Halide::Func acc8, dot8, a_amax, a_q, a_qsum;
+  Halide::RDom r8;
   Halide::Func codes;          // the packed codes (an input): the one-row path prefetches them
   int64_t prefetch_blocks = 1;  // k blocks ahead
   Halide::Func wdq, f32_part, f32_acc;

@@ -8,6 +8,10 @@
 
 #include <cmath>
 
+#include <algorithm>
+
+#include "codegen/schedule/gemm_nbits.h"
+#include "codegen/target.h"
 #include "ir/error.h"
 #include "runnable_targets.h"
 #include "test_util.h"
@@ -22,12 +26,14 @@ struct Case {
   int bits;
   int64_t block, k, n;
   bool zero_points, bias = false;
+  int64_t accuracy_level = 0;  // 4: int8 activations in the one-row kernel (where the target has them)
 };
 
 // The weight as ONNX Runtime stores it, and its dequantized [K, N] float form.
 struct NBits {
   ir::Tensor b, scales, zp;
-  std::vector<double> w;  // dequantized, [K, N]
+  std::vector<double> w;     // dequantized, [K, N]
+  std::vector<int> centred;  // code - zero point, [K, N]
 };
 
 NBits make_weight(const Case& c) {
@@ -39,6 +45,7 @@ NBits make_weight(const Case& c) {
   const int64_t zrow = (kb * c.bits + 7) / 8;
   r.zp = ir::Tensor(DType::UInt8, {c.n * zrow});
   r.w.assign(c.k * c.n, 0.0);
+  r.centred.assign(c.k * c.n, 0);
   uint32_t seed = 12345;
   auto next = [&] { return seed = seed * 1664525u + 1013904223u, seed >> 8; };
   for (int64_t n = 0; n < c.n; ++n)
@@ -51,7 +58,7 @@ NBits make_weight(const Case& c) {
         const int64_t k = b * c.block + i;
         const unsigned code = next() % levels;
         r.b.mutable_data<uint8_t>()[(n * kb + b) * blob + i / per_byte] |= uint8_t(code << ((i % per_byte) * c.bits));
-        if (k < c.k) r.w[k * c.n + n] = (double(code) - z) * s;
+        if (k < c.k) r.w[k * c.n + n] = (double(code) - z) * s, r.centred[k * c.n + n] = int(code) - z;
       }
     }
   return r;
@@ -74,6 +81,7 @@ ir::Model nbits_model(const Case& c, const NBits& w, const ir::Shape& a_shape, c
   node->set_attr_int("N", c.n);
   node->set_attr_int("bits", c.bits);
   node->set_attr_int("block_size", c.block);
+  if (c.accuracy_level) node->set_attr_int("accuracy_level", c.accuracy_level);
   mb.output(node->output(0));
   return std::move(mb.model());
 }
@@ -93,6 +101,26 @@ void check_case(const Case& c, const std::vector<int64_t>& a_dims, const std::st
   auto out = compile_and_run(nbits_model(c, w, shape, bias), {HostTensor::f32(a_dims, a)}, "nbits", target);
   std::vector<float> got = out[0].values<float>();
   ASSERT_EQ(got.size(), size_t(m_ext * c.n));
+  // accuracy_level 4 with one row: A quantized to int8 per block as MLAS does, the sums exact.
+  if (m_ext == 1 && c.accuracy_level == 4 && c.bits == 4 && codegen::nbits_int8_dot(codegen::parse_target(target))) {
+    for (int64_t n = 0; n < c.n; ++n) {
+      double want = c.bias ? bias[n] : 0.0, mag = std::fabs(want);
+      const int64_t kb = (c.k + c.block - 1) / c.block;
+      for (int64_t b = 0; b < kb; ++b) {
+        const int64_t k0 = b * c.block, k1 = std::min(c.k, k0 + c.block);
+        float amax = 0.0f;
+        for (int64_t k = k0; k < k1; ++k) amax = std::max(amax, std::fabs(a[k]));
+        const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
+        int64_t sum = 0;
+        for (int64_t k = k0; k < k1; ++k)
+          sum += int64_t(std::clamp(std::nearbyint(a[k] * inv), -127.0f, 127.0f)) * w.centred[k * c.n + n];
+        const double term = double(w.scales.data<float>()[n * kb + b]) * double(amax / 127.0f) * double(sum);
+        want += term, mag += std::fabs(term);
+      }
+      ASSERT_NEAR(got[n], want, 1e-6 * (mag + 1.0)) << "int8 activations, n=" << n;
+    }
+    return;
+  }
   for (int64_t m = 0; m < m_ext; ++m)
     for (int64_t n = 0; n < c.n; ++n) {
       double want = c.bias ? bias[n] : 0.0, mag = 0;
@@ -131,6 +159,41 @@ TEST(LowerQuantNBits, ManyRowsDequantizeThePanel) {
   Case c{4, 32, 64, 48, true, /*bias=*/true};
   check_case(c, {2, 9, c.k}, "host");  // rank 3, 18 rows
   for (int64_t m : {1, 7, 20}) check_case(c, {m, c.k}, "host", /*static_m=*/true);  // one kernel, no run-time choice
+}
+
+// accuracy_level 4: one row (decode) runs on int8 activations where the target has a byte dot
+// product (AVX-512 VNNI), against the integer sums computed here; more rows, other targets and
+// 8-bit codes keep the float32 products over the same (re-laid) codes.
+TEST(LowerQuantNBits, AccuracyLevel4QuantizesTheRowPerBlock) {
+  const std::vector<Case> cases = {
+      {4, 32, 96, 80, false, false, 4},  {4, 32, 100, 70, true, false, 4},  {4, 16, 64, 33, true, false, 4},
+      {4, 64, 192, 130, false, true, 4}, {4, 128, 256, 64, true, false, 4}, {4, 256, 300, 17, true, false, 4},
+      {8, 32, 96, 40, true, false, 4},
+  };
+  for (const std::string& target : runnable_targets())
+    for (const Case& c : cases)
+      for (int64_t m : {1, 7, 20}) check_case(c, {m, c.k}, target);
+  Case c{4, 32, 64, 48, true, /*bias=*/true, 4};
+  check_case(c, {1, 1, c.k}, "host");                   // rank 3, one row
+  check_case(c, {1, c.k}, "host", /*static_m=*/true);  // M fixed to 1: the one-row kernel alone
+}
+
+// A NaN or inf in a block of the row makes the block's int8 scale inf: the whole output row is NaN
+// (ONNX Runtime's MatMulNBits with accuracy_level 4 gives NaN there too: tests/python).
+TEST(LowerQuantNBits, AccuracyLevel4NonFiniteRowsAreNaN) {
+  if (!codegen::nbits_int8_dot(codegen::parse_target("host"))) GTEST_SKIP() << "no int8 one-row kernel on this CPU";
+  // K of whole blocks, and K with a partial last block (where a NaN once slipped through: the
+  // block maximum's finiteness test was compiled without IEEE semantics).
+  for (const Case& c : {Case{4, 32, 96, 40, true, false, 4}, Case{4, 64, 300, 70, true, false, 4}}) {
+    NBits w = make_weight(c);
+    for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+      std::vector<float> a(c.k, 0.5f);
+      a[37] = bad;
+      auto out = compile_and_run(nbits_model(c, w, {Dim::symbol("m"), Dim(c.k)}, {}), {HostTensor::f32({1, c.k}, a)},
+                                 "nbits_nan", "host");
+      for (float y : out[0].values<float>()) ASSERT_TRUE(std::isnan(y)) << "A holding " << bad << ", K " << c.k;
+    }
+  }
 }
 
 TEST(LowerQuantNBits, RankThreeActivationAndBias) {

@@ -113,5 +113,18 @@ TEST(QuantizeInt4Weights, SymmetricBlocksWriteNoZeroPoints) {
   EXPECT_TRUE(has(out, "block_size=16")) << out;
 }
 
+// `--quantize int4-weights:acc=int8` asks for accuracy_level 4 (int8 activations); by default none is
+// written (ONNX Runtime's default, 0: float32 products).
+TEST(QuantizeInt4Weights, AccuracyLevelIsWrittenOnlyWhenAsked) {
+  ir::Model m = parse_model(dedent(float_model()));
+  EXPECT_TRUE(passes::quantize_int4_weights(m, passes::Int4Options{}));
+  EXPECT_FALSE(has(ir::to_string(*m.graph), "accuracy_level")) << ir::to_string(*m.graph);
+  ir::Model m4 = parse_model(dedent(float_model()));
+  passes::Int4Options opt;
+  opt.accuracy_level = 4;
+  EXPECT_TRUE(passes::quantize_int4_weights(m4, opt));
+  EXPECT_TRUE(has(ir::to_string(*m4.graph), "accuracy_level=4")) << ir::to_string(*m4.graph);
+}
+
 }  // namespace
 }  // namespace onnxc::testing
