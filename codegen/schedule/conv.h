@@ -106,6 +106,9 @@ struct DepthwiseChains {
   bool round_up;
 };
 DepthwiseChains depthwise_chains(const Halide::Expr& pixels, int vec, int most);
+// Channels of a depthwise task whose planes and sums are computed together, before their output rows
+// (1 unless the grid is small and known when compiling; schedule/conv.cpp).
+int depthwise_channel_chunk(const Halide::Expr& pixels, const TargetDesc& d);
 
 // A depthwise convolution `acc(p, c, n)` (zero, then one update over the taps `r`) over `pixels`
 // grid pixels, reading the shifted input `planes(q, phase, c, n)` (zero, then an update per phase

@@ -6,8 +6,8 @@
 // and larger images, a symbolic batch, NaN and infinities in the input. Those sizes take each way
 // the kernel groups its vectors of pixels (depthwise_chains): all of a small grid's vectors in one
 // group (7×7), a count that divides them (14×14: 14 vectors in groups of 7 on AVX-512), and a
-// guarded last group (40×33 with 5×5: 93 vectors); and the stride-2 phase rows copied in
-// narrower vectors that divide them.
+// guarded last group (40×33 with 5×5: 93 vectors); the stride-2 phase rows copied in narrower
+// vectors that divide them; and small grids summed several channels at a time, with partial chunks.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -110,6 +110,11 @@ TEST(DepthwiseBits, SameTapOrderAsFloatReference) {
         k.c = ch, k.k = kk, k.s = s, k.h = k.w = s == 1 ? 7 : 14;
         check(k);
       }
+  // 7×7 grids are summed k channels at a time (depthwise_channel_chunk): 100 channels make tasks of
+  // whole chunks and a last task with a partial one.
+  Case chunked;
+  chunked.c = 100, chunked.k = 5;
+  check(chunked);
   Case wide;  // 14×14 at stride 1
   wide.c = 24, wide.h = wide.w = 14;
   check(wide);
@@ -138,6 +143,18 @@ TEST(DepthwiseBits, ChainCountsForStaticAndRunTimeGrids) {
   EXPECT_TRUE(is(depthwise_chains(1480, 16, 8), 8, false));  // nor 8, 7, 6, 5 or 4
   EXPECT_TRUE(is(depthwise_chains(252, 8, 4), 4, true));     // AVX2: 32 vectors
   EXPECT_TRUE(is(depthwise_chains(Halide::Expr(Halide::Var("px")), 16, 8), 8, false));
+}
+
+// Channels summed together before their output rows: several for small grids known when compiling
+// (their planes and sums in a quarter of L1), one for large or run-time grids.
+TEST(DepthwiseBits, ChannelChunksForSmallGrids) {
+  using codegen::depthwise_channel_chunk;
+  codegen::TargetDesc d;
+  d.l1d_bytes = 48 << 10;
+  EXPECT_EQ(depthwise_channel_chunk(77, d), 8);     // 7×7 with a 5×5 window
+  EXPECT_EQ(depthwise_channel_chunk(252, d), 6);    // 14×14 with 5×5
+  EXPECT_EQ(depthwise_channel_chunk(1024, d), 1);   // 28×28 and larger
+  EXPECT_EQ(depthwise_channel_chunk(Halide::Expr(Halide::Var("px")), d), 1);
 }
 
 }  // namespace
