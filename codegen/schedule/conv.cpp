@@ -269,6 +269,18 @@ void schedule_conv_gemv(ConvGemvFuncs g, Func output, const Target& t) {
   schedule_output(output, KernelClass::Elementwise, t);
 }
 
+// Lanes of the output rows' vectors (bias and epilogue): a row known when compiling to fit in half a
+// vector or less takes the narrowest of vec, vec/2 and vec/4 (at least 4) that holds it, so a 7-wide
+// row on AVX-512 runs its epilogue on 8 lanes, not 16 with 9 masked off. The same operations per
+// lane; what it saves is the epilogue's work on the masked lanes: EfficientNet's 1152-channel 7×7
+// 5×5 layer with SiLU 0.097 → 0.089 CPU ms, the same layer without an epilogue unchanged.
+int depthwise_row_lanes(const Expr& out_width, int vec) {
+  const int64_t* w = Internal::as_const_int(out_width);
+  int lanes = vec;
+  while (w && *w > 0 && lanes / 2 >= std::max<int64_t>(4, *w)) lanes /= 2;
+  return lanes;
+}
+
 // Channels whose sums are computed before any of their output rows are read, for small grids: a
 // channel's grid is summed in whole vectors and then read back row by row (rows that straddle two of
 // the just-stored vectors), and a 7×7 image's channel has only ~125 FMAs to hide that behind. k
@@ -313,8 +325,8 @@ DepthwiseChains depthwise_chains(const Expr& pixels, int vec, int most) {
 // (compute_root), they were an extra pass over memory each, and for a 7×7 image a task of one channel
 // spent more in the thread pool than in its arithmetic. Rows shorter than a vector are written with
 // masked stores, not one float at a time.
-void schedule_depthwise(Func planes, const std::vector<RDom>& rows, Func acc, const RDom& r, const Expr& pixels, Func output, const Target& t,
-                        size_t strided_copies) {
+void schedule_depthwise(Func planes, const std::vector<RDom>& rows, Func acc, const RDom& r, const Expr& pixels, const Expr& out_width,
+                        Func output, const Target& t, size_t strided_copies) {
   if (t.has_gpu_feature()) return schedule_output(output, KernelClass::Elementwise, t);
   constexpr int kDepthwiseGrain = 4096;
   const int vec = t.natural_vector_size<float>();
@@ -322,7 +334,7 @@ void schedule_depthwise(Func planes, const std::vector<RDom>& rows, Func acc, co
   const int sp = static_cast<int>(o.size()) - 2;
   Var co("dw_co"), task("dw_task"), ch("dw_ch"), cb("dw_cb");
   const int k = depthwise_channel_chunk(pixels, describe(t));
-  output.vectorize(o[0], vec, TailStrategy::Predicate)
+  output.vectorize(o[0], depthwise_row_lanes(out_width, vec), TailStrategy::Predicate)
       .split(o[sp], co, ch, Halide::max(k, kDepthwiseGrain / Halide::max(1, pixels) / k * k), TailStrategy::GuardWithIf)
       .fuse(co, o[sp + 1], task)
       .parallel(task);
