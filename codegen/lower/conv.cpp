@@ -329,8 +329,9 @@ std::vector<HTensor> conv_depthwise(LowerContext& ctx, const Window& win) {
   Expr pixels = in.pixels;
   // The phases of a convolution strided along the row read every stride-th input element.
   const size_t strided = in.strides.back() > 1 ? in.copies : 0;
-  ctx.schedule = [planes, rows, acc, r, pixels, strided](Func output, const Halide::Target& t) {
-    schedule_depthwise(planes, rows, acc, r, pixels, output, t, strided);
+  Expr width = out_shape(ctx).back();
+  ctx.schedule = [planes, rows, acc, r, pixels, width, strided](Func output, const Halide::Target& t) {
+    schedule_depthwise(planes, rows, acc, r, pixels, width, output, t, strided);
   };
   return shifted_output(ctx, in, acc);
 }

@@ -114,14 +114,19 @@ struct DepthwiseChains {
   bool round_up;
 };
 DepthwiseChains depthwise_chains(const Halide::Expr& pixels, int vec, int most);
+// Channels of a depthwise task whose planes and sums are computed together, before their output rows
+// (1 unless the grid is small and known when compiling; schedule/conv.cpp).
+int depthwise_channel_chunk(const Halide::Expr& pixels, const TargetDesc& d);
 
 // A depthwise convolution `acc(p, c, n)` (zero, then one update over the taps `r`) over `pixels`
 // grid pixels, reading the shifted input `planes(q, phase, c, n)` (zero, then an update per phase
 // over `rows[phase]`): per (channel, image) task, the channel's planes, then each vector of pixels summing
 // every (unrolled) tap in a register. The first `strided_copies` updates of `planes` read the input
-// with a stride (copies of a strided convolution's phases).
+// with a stride (copies of a strided convolution's phases). `out_width`: the output rows' length.
 void schedule_depthwise(Halide::Func planes, const std::vector<Halide::RDom>& rows, Halide::Func acc, const Halide::RDom& r, const Halide::Expr& pixels,
-                        Halide::Func output, const Halide::Target& target, size_t strided_copies = 0);
+                        const Halide::Expr& out_width, Halide::Func output, const Halide::Target& target, size_t strided_copies = 0);
+// Lanes of a depthwise kernel's output-row vectors: fewer than `vec` for rows known to be short.
+int depthwise_row_lanes(const Halide::Expr& out_width, int vec);
 
 // What the Winograd lowering built (lower/conv_winograd.cpp), a = tile + 2, tiles numbered t = th ·
 // tiles_w + tw over the output's tile grid:

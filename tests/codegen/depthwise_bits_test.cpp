@@ -6,12 +6,13 @@
 // and larger images, a symbolic batch, NaN and infinities in the input. Those sizes take each way
 // the kernel groups its vectors of pixels (depthwise_chains): all of a small grid's vectors in one
 // group (7×7), a count that divides them (14×14: 14 vectors in groups of 7 on AVX-512), and a
-// guarded last group (40×33 with 5×5: 93 vectors); and the stride-2 phase rows copied in
-// narrower vectors that divide them.
+// guarded last group (40×33 with 5×5: 93 vectors); the stride-2 phase rows copied in narrower
+// vectors that divide them; and small grids summed several channels at a time, with partial chunks.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 
 #include "codegen/schedule/conv.h"
@@ -110,6 +111,11 @@ TEST(DepthwiseBits, SameTapOrderAsFloatReference) {
         k.c = ch, k.k = kk, k.s = s, k.h = k.w = s == 1 ? 7 : 14;
         check(k);
       }
+  // 7×7 grids are summed k channels at a time (depthwise_channel_chunk): 100 channels make tasks of
+  // whole chunks and a last task with a partial one.
+  Case chunked;
+  chunked.c = 100, chunked.k = 5;
+  check(chunked);
   Case wide;  // 14×14 at stride 1
   wide.c = 24, wide.h = wide.w = 14;
   check(wide);
@@ -122,6 +128,52 @@ TEST(DepthwiseBits, SameTapOrderAsFloatReference) {
     Case strided;
     strided.n = 1, strided.c = 5, strided.h = strided.w = kk == 3 ? 112 : 56, strided.k = kk, strided.s = 2;
     check(strided);
+  }
+}
+
+// A SiLU epilogue on 7-wide output rows (8 lanes on AVX-512, depthwise_row_lanes) against the same
+// depthwise convolution and the SiLU compiled as separate kernels: equal bits, NaN and ±inf included.
+TEST(DepthwiseBits, ShortRowEpilogueMatchesTheSeparateOps) {
+  const int64_t n = 2, c = 37, h = 7, k = 5;
+  const ir::Shape shape{Dim::symbol("n"), c, h, h};
+  auto wv = uniform(c * k * k, 7), bv = uniform(c, 11);
+  auto xv = uniform(n * c * h * h, 3);
+  for (size_t i = 0; i < xv.size(); i += 13) xv[i] *= 40.0f;  // past SiLU's saturation both ways
+  xv[5] = NAN, xv[h * h + 6] = INFINITY, xv[2 * h * h] = -INFINITY;
+  auto build = [&](ModelBuilder& b, bool silu) {
+    auto* x = b.input("x", DType::Float32, shape);
+    ir::Node* conv = b.node("Conv", {x, b.const_f32("w", {c, 1, k, k}, wv), b.const_f32("b", {c}, bv)},
+                            {{"y", ir::Type::tensor(DType::Float32, shape)}});
+    conv->set_attr_ints("kernel_shape", {k, k});
+    conv->set_attr_ints("pads", {k / 2, k / 2, k / 2, k / 2});
+    conv->set_attr_int("group", c);
+    auto* y = conv->output();
+    if (silu) y = b.op("Mul", {y, b.op("Sigmoid", {y}, "s", DType::Float32, shape)}, "z", DType::Float32, shape);
+    b.output(y);
+  };
+  ModelBuilder with_silu(13), plain(13), e(13);
+  build(with_silu, true);
+  build(plain, false);
+  auto* y = e.input("y", DType::Float32, shape);
+  e.output(e.op("Mul", {y, e.op("Sigmoid", {y}, "s", DType::Float32, shape)}, "z", DType::Float32, shape));
+  for (const std::string& target : runnable_targets()) {
+    SCOPED_TRACE(target);
+    const auto fused = compile_and_run(with_silu.model(), {HostTensor::f32({n, c, h, h}, xv)}, "dw_silu", target)[0].values<float>();
+    const auto conv = compile_and_run(plain.model(), {HostTensor::f32({n, c, h, h}, xv)}, "dw_plain", target)[0].values<float>();
+    const auto apart = compile_and_run(e.model(), {HostTensor::f32({n, c, h, h}, conv)}, "silu_alone", target)[0].values<float>();
+    ASSERT_EQ(fused.size(), apart.size());
+    auto bits = [](float v) {
+      uint32_t u;
+      std::memcpy(&u, &v, sizeof u);
+      return u;
+    };
+    int nan = 0;
+    for (size_t i = 0; i < fused.size(); ++i) {
+      nan += std::isnan(apart[i]);
+      ASSERT_TRUE(std::isnan(fused[i]) ? std::isnan(apart[i]) : bits(fused[i]) == bits(apart[i]))
+          << "element " << i << ": " << fused[i] << " fused, " << apart[i] << " apart";
+    }
+    EXPECT_GT(nan, 0);  // the NaN and the inf-minus-inf windows reached the output
   }
 }
 
@@ -138,6 +190,30 @@ TEST(DepthwiseBits, ChainCountsForStaticAndRunTimeGrids) {
   EXPECT_TRUE(is(depthwise_chains(1480, 16, 8), 8, false));  // nor 8, 7, 6, 5 or 4
   EXPECT_TRUE(is(depthwise_chains(252, 8, 4), 4, true));     // AVX2: 32 vectors
   EXPECT_TRUE(is(depthwise_chains(Halide::Expr(Halide::Var("px")), 16, 8), 8, false));
+}
+
+// Channels summed together before their output rows: several for small grids known when compiling
+// (their planes and sums in a quarter of L1), one for large or run-time grids.
+TEST(DepthwiseBits, ChannelChunksForSmallGrids) {
+  using codegen::depthwise_channel_chunk;
+  codegen::TargetDesc d;
+  d.l1d_bytes = 48 << 10;
+  EXPECT_EQ(depthwise_channel_chunk(77, d), 8);     // 7×7 with a 5×5 window
+  EXPECT_EQ(depthwise_channel_chunk(252, d), 6);    // 14×14 with 5×5
+  EXPECT_EQ(depthwise_channel_chunk(1024, d), 1);   // 28×28 and larger
+  EXPECT_EQ(depthwise_channel_chunk(Halide::Expr(Halide::Var("px")), d), 1);
+}
+
+// Output rows in vectors no wider than needed: 7-wide rows in 8 lanes on AVX-512, 3-wide in 4;
+// AVX2's 8 lanes stay; rows of run-time length take whole vectors.
+TEST(DepthwiseBits, RowLanesForShortRows) {
+  using codegen::depthwise_row_lanes;
+  EXPECT_EQ(depthwise_row_lanes(7, 16), 8);
+  EXPECT_EQ(depthwise_row_lanes(3, 16), 4);
+  EXPECT_EQ(depthwise_row_lanes(14, 16), 16);
+  EXPECT_EQ(depthwise_row_lanes(7, 8), 8);
+  EXPECT_EQ(depthwise_row_lanes(4, 8), 4);
+  EXPECT_EQ(depthwise_row_lanes(Halide::Expr(Halide::Var("w")), 16), 16);
 }
 
 }  // namespace
