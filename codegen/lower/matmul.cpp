@@ -74,8 +74,9 @@ Built build_product(LowerContext& ctx, const Product& p) {
   const auto n_static = static_extent(n_ext);
   out.g.blocked = cpu && f32 && !p.a_vec && !p.b_vec && n_static.value_or(16) >= 16;
   // A run-time N (attention's key length) gets 64-wide panels: no padding for powers of two.
-  out.g.panel = choose_panel(n_static.value_or(64), describe(ctx.target));
   out.g.m_static = static_extent(m_ext);
+  out.g.panel = choose_panel(n_static.value_or(64), describe(ctx.target), static_extent(k_ext).value_or(0),
+                             out.g.m_static.value_or(-1));
   const int width = out.g.panel.width;
 
   // A(m, k), rows clamped so a register block may run past the last row (its rows are not stored).

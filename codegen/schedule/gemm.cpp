@@ -11,7 +11,7 @@ namespace onnxc::codegen {
 
 using namespace Halide;
 
-PanelShape choose_panel(int64_t n, const TargetDesc& d) {
+PanelShape choose_panel(int64_t n, const TargetDesc& d, int64_t k, int64_t m) {
   // A k step of a block of `rows` rows × `vecs` vectors does rows·vecs FMAs and loads vecs vectors
   // of B plus one broadcast of A per row. Narrow panels reload A more often per FMA: with three or
   // more vectors a block keeps the FMA units busy; two lose ~10%, one ~25% (the weights onnxc's
@@ -24,17 +24,33 @@ PanelShape choose_panel(int64_t n, const TargetDesc& d) {
   }
   const int lanes = std::max(1, d.f32_lanes());
   const int budget = std::max(1, d.accumulator_budget());
+  // The share of computed rows (or columns) that are real: a block computes whole register blocks,
+  // so a last partial one is paid in full.
+  auto use = [](int64_t x, int64_t block) {
+    return static_cast<double>(x) / static_cast<double>((x + block - 1) / block * block);
+  };
+  // A run-time M (a sequence length) is scored at 128 rows: prompts and sequences are mostly
+  // multiples of 8, which a block of 6 rows never divides (M = 128 computed 132 rows).
+  const int64_t m_rows = m < 0 ? 128 : m;
   PanelShape best{lanes, 1};
   double best_score = -1;
   for (int vecs : {3, 4, 2, 1}) {  // ties go to the first: three vectors, then four
-    const int rows = std::min(24, budget / vecs);
-    if (rows < 1) continue;
+    const int max_rows = std::min(24, budget / vecs);
+    if (max_rows < 1) continue;
     const int width = vecs * lanes;
-    const int64_t padded = (n + width - 1) / width * width;
-    // A block of fewer rows than 4 reuses each B vector too little, whatever its width.
-    const double speed = kSpeed[vecs] * (rows >= 4 ? 1.0 : 0.8);
-    const double score = speed * static_cast<double>(n) / static_cast<double>(padded);
-    if (score > best_score + 1e-9) best = {width, rows}, best_score = score;
+    // A panel (K × width) is re-read from L2 by every row block; one past 3/4 of L2 is evicted by
+    // the rows of A streaming past it and comes from L3 (128×4096×1024 on Zen 5: 64 columns, a
+    // 1 MiB panel, 7% slower than 48 columns).
+    const double fits = k > 0 && static_cast<double>(k) * width * 4 > 0.75 * d.l2_bytes ? 0.9 : 1.0;
+    // Fewer rows than fit lose nothing while the panel stays in L2 (128×1024×1024 with 64 × 4 and
+    // 64 × 6 blocks alike at M = 120); they are tried when they divide M better, down to half.
+    const int min_rows = m_rows > 0 ? std::max(std::min(4, max_rows), (max_rows + 1) / 2) : max_rows;
+    for (int rows = max_rows; rows >= min_rows; --rows) {
+      // A block of fewer rows than 4 reuses each B vector too little, whatever its width.
+      const double speed = kSpeed[vecs] * (rows >= 4 ? 1.0 : 0.8) * fits;
+      const double score = speed * use(n, width) * (m_rows > 0 ? use(m_rows, rows) : 1.0);
+      if (score > best_score + 1e-9) best = {width, rows}, best_score = score;
+    }
   }
   return best;
 }

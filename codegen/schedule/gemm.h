@@ -31,7 +31,9 @@ struct PanelShape {
 // the target's accumulator registers allow (AVX-512: 48 × 8 in 24 zmm; AVX2: 24 × 4 in 12 ymm;
 // NEON: 12 × 8 in 24 q registers), trading the block's arithmetic intensity against the columns
 // padded to a whole panel.
-PanelShape choose_panel(int64_t n, const TargetDesc& d);
+// `k` (K, 0 when not known) steers away from panels too large for L2; `m` (M: > 0 static, -1 a
+// run-time extent, 0 not known) lets a block of fewer rows win where it divides M.
+PanelShape choose_panel(int64_t n, const TargetDesc& d, int64_t k = 0, int64_t m = 0);
 
 // Packs a constant B ([.., K, N], or [.., N, K] when `transposed`) into the layout above.
 ir::Tensor pack_panels(const ir::Tensor& b, bool transposed, int width);

@@ -40,9 +40,12 @@ TEST(TargetDesc, GemmBlocksFitTheRegisters) {
   for (const char* name : {"x86-64-avx512", "x86-64-avx2", "arm64", "arm64-dotprod"}) {
     TargetDesc d = desc(name);
     for (int64_t n : {16, 24, 47, 64, 100, 768, 2304, 3072}) {
-      PanelShape p = choose_panel(n, d);
-      EXPECT_EQ(p.width % d.f32_lanes(), 0) << name << " n=" << n;
-      EXPECT_LE(p.rows * (p.width / d.f32_lanes()), d.accumulator_budget()) << name << " n=" << n;
+      for (int64_t m : {0, -1, 1, 7, 120, 128}) {
+        PanelShape p = choose_panel(n, d, 4096, m);
+        EXPECT_EQ(p.width % d.f32_lanes(), 0) << name << " n=" << n << " m=" << m;
+        EXPECT_GE(p.rows, 1) << name << " n=" << n << " m=" << m;
+        EXPECT_LE(p.rows * (p.width / d.f32_lanes()), d.accumulator_budget()) << name << " n=" << n << " m=" << m;
+      }
     }
     Int8Block b = int8_block(d);
     const int vecs = b.width / d.f32_lanes();
@@ -56,6 +59,9 @@ TEST(TargetDesc, GemmBlocksFitTheRegisters) {
   EXPECT_EQ(choose_panel(768, desc("x86-64-avx2")).rows, 4);
   EXPECT_EQ(choose_panel(768, desc("arm64")).width, 12);
   EXPECT_EQ(choose_panel(768, desc("arm64")).rows, 8);
+  // BERT's projections (static M = 128) keep their 48 x 8 block.
+  EXPECT_EQ(choose_panel(768, desc("x86-64-avx512"), 768, 128).width, 48);
+  EXPECT_EQ(choose_panel(768, desc("x86-64-avx512"), 768, 128).rows, 8);
   // int8: vpdpbusd takes four bytes per lane (AVX-512 VNNI, which Halide 14 knows as Sapphire
   // Rapids); without it, int16 pairs through vpmaddwd in as many registers as are left.
   Int8Block vnni = int8_block(codegen::describe(parse_target("x86-64-avx512").with_feature(Halide::Target::AVX512_SapphireRapids)));
@@ -77,6 +83,26 @@ TEST(TargetDesc, GemmBlocksFitTheRegisters) {
   EXPECT_EQ(int8_block(desc("arm64")).k_group, 4);
 }
 
+// M and K steer the block: rows that divide M, panels that fit L2.
+TEST(TargetDesc, GemmBlocksFollowMAndK) {
+  const TargetDesc avx512 = desc("x86-64-avx512");
+  // N = 1024 is whole 64-column panels; 6 rows leave M = 128 a last block of 2 (132 rows computed),
+  // 4 rows divide it. A run-time M is scored at 128.
+  PanelShape p = choose_panel(1024, avx512, 1024, -1);
+  EXPECT_EQ(p.width, 64);
+  EXPECT_EQ(p.rows, 4);
+  EXPECT_EQ(choose_panel(1024, avx512, 1024, 120).rows, 6);  // 120 = 20 blocks of 6
+  EXPECT_EQ(choose_panel(1024, avx512, 1024, 0).rows, 6);    // M not known: as many rows as fit
+  // K = 4096: a 64-column panel is 1 MiB, all of L2; 48 columns (768 KiB) fit, with 8 rows.
+  p = choose_panel(1024, avx512, 4096, -1);
+  EXPECT_EQ(p.width, 48);
+  EXPECT_EQ(p.rows, 8);
+  // AVX2 keeps 24 x 4 (4 rows divide 128 already).
+  p = choose_panel(1024, desc("x86-64-avx2"), 1024, -1);
+  EXPECT_EQ(p.width, 24);
+  EXPECT_EQ(p.rows, 4);
+}
+
 double max_rel_error(const GemmCase& c, const ir::Tensor& got, const ir::Tensor& a, const ir::Tensor& b) {
   std::vector<double> want = reference(c, a, b, nullptr), mag = magnitude(c, a, b, nullptr);
   double worst = 0;
@@ -89,13 +115,13 @@ double max_rel_error(const GemmCase& c, const ir::Tensor& got, const ir::Tensor&
 }
 
 // The register-blocked product on each runnable ISA: every tail of the AVX2 block (N around 24,
-// M around 4 and the 32-row tasks), a run-time B, and the fused bias + ReLU epilogue whose
+// M around 4 and the 32-row tasks) and of AVX-512's 64 x 4 block for a run-time M, a run-time B, and the fused bias + ReLU epilogue whose
 // unrolled block must read the right accumulators.
 TEST(GemmTargets, GemmOnEveryRunnableIsa) {
   for (const std::string& name : onnxc::test::runnable_targets()) {
     Halide::Target t = name == "host" ? host_target() : parse_target(name);
     SCOPED_TRACE(name);
-    for (int64_t n : {8, 23, 24, 25, 48, 100}) {
+    for (int64_t n : {8, 23, 24, 25, 48, 64, 100, 128}) {
       for (bool epilogue : {false, true}) {
         GemmCase c{.a = {1, 37}, .b = {37, n}, .a_dynamic = {true, false}, .relu_bias_epilogue = epilogue};
         ir::Tensor a = random_tensor(c.dtype, c.a, 1), b = random_tensor(c.dtype, c.b, 2);

@@ -121,6 +121,32 @@ def test_ms_rotary_embedding_4d_positions(tmp_path):
         np.testing.assert_allclose(got, rotate(x, cos, sin, pos), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("rd", [0, 32])
+def test_rotary_embedding_transposed_head_of_whole_vectors(tmp_path, rd):
+    # The decoder exports' form: BSNH projections transposed into the opset-23 op, a head of 64
+    # features (whole AVX-512 vectors: each vector is unrolled and reads densely), all or half of it
+    # rotated.
+    n, d = 4, 64
+    half = (rd or d) // 2
+    nodes = [h.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1, 3]),
+             h.make_node("RotaryEmbedding", ["xt", "cos", "sin", "pos"], ["y"], rotary_embedding_dim=rd)]
+    g = h.make_graph(nodes, "rot_t", [h.make_tensor_value_info("x", T.FLOAT, ["b", "s", n, d]),
+                                      h.make_tensor_value_info("cos", T.FLOAT, [256, half]),
+                                      h.make_tensor_value_info("sin", T.FLOAT, [256, half]),
+                                      h.make_tensor_value_info("pos", T.INT64, ["b", "s"])],
+                     [h.make_tensor_value_info("y", T.FLOAT, ["b", n, "s", d])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 23)])
+    m.ir_version = 8
+    onnx.save(m, str(tmp_path / "rot_t.onnx"))
+    sess = onnxc.InferenceSession(str(tmp_path / "rot_t.onnx"))
+    cos, sin = randn(256, half), randn(256, half)
+    for b, s in [(1, 1), (1, 7), (2, 130)]:
+        x, pos = randn(b, s, n, d), rng.integers(0, 256, (b, s)).astype(np.int64)
+        got = sess.run(None, {"x": x, "cos": cos, "sin": sin, "pos": pos})[0]
+        np.testing.assert_allclose(got, rotate(x.transpose(0, 2, 1, 3), cos, sin, pos, rd=rd or None),
+                                   rtol=1e-5, atol=1e-5)
+
+
 def gqa_reference(q, k, v, past_k, past_v, seqlens_k, heads, kv_heads, cos=None, sin=None, rd=None):
     """ORT's GroupQueryAttention for past and present not sharing a buffer: present = past ++ new."""
     p = past_k.shape[2]
