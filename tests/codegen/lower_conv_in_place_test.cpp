@@ -4,7 +4,8 @@
 // input: Conv(Neg(x), −W) has the same products (a sign flip of both factors is exact) summed in the
 // same order. Tails in pixels and output channels, pixel tiles shorter than a panel, symbolic batch
 // and image extents (the planes again), a residual Add + Relu epilogue, NaN and ±inf inputs; the
-// two-vector panels choose_conv_panel picks where the wide ones overflow L1.
+// two-vector panels choose_conv_panel picks where the wide ones overflow L1; register blocks of
+// whole image rows, and NaN, ±inf, −0 in the residual.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -78,6 +79,9 @@ void check(const Case& k, bool expect_in_place) {
   std::vector<float> special = xv;
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   special[0] = nan, special[xn / 2] = inf, special[xn / 3] = -inf, special[xn - 1] = nan, special[7 % xn] = -0.0f;
+  // The residual too (added in the epilogue): NaN, ±inf and −0 at a few places, the last output too.
+  std::vector<float> rspecial = rv;
+  if (k.residual) rspecial[yn - 1] = nan, rspecial[yn / 2] = -inf, rspecial[yn / 5] = inf, rspecial[1] = -0.0f;
   std::vector<float> expect(yn);
   for (int64_t n = 0; n < k.n; ++n)
     for (int64_t m = 0; m < k.m; ++m)
@@ -96,7 +100,7 @@ void check(const Case& k, bool expect_in_place) {
     LoadedModel la(a.so_path), ls(s.so_path);
     for (const auto* in : {&xv, &special}) {
       std::vector<HostTensor> ins = {HostTensor::f32(xd, *in)};
-      if (k.residual) ins.push_back(HostTensor::f32(yd, rv));
+      if (k.residual) ins.push_back(HostTensor::f32(yd, in == &xv ? rv : rspecial));
       auto ya = la.run(ins)[0].values<float>(), ys = ls.run(ins)[0].values<float>();
       ASSERT_EQ(ya.size(), yn);
       ASSERT_EQ(ys.size(), yn);
@@ -152,6 +156,17 @@ TEST(LowerConvInPlace, PanelsNarrowOnlyWhereTheWideOnesOverflowL1) {
   EXPECT_EQ(codegen::choose_conv_panel(196, 1024, d).width, 48);  // neither fits
   const codegen::TargetDesc d2 = codegen::describe(Halide::Target("x86-64-linux-avx-avx2-f16c-fma-sse41"));
   EXPECT_EQ(codegen::choose_conv_panel(196, 256, d2).width, codegen::choose_panel(196, d2).width);
+}
+
+// Register blocks of whole image rows stored straight from the accumulators
+// (schedule_conv_row_blocks; on AVX-512 2 rows of 56 and 4 rows of 28 pixels, K <= 64 so the input
+// stays in L1), bit for bit against the staged form's flat panels: a partial last register block
+// of channels (40 and 50 are not multiples of 3), several row tiles, a residual with NaN/inf/−0, a
+// symbolic batch.
+TEST(LowerConvInPlace, WholeRowBlocksWithResidual) {
+  check({2, 64, 8, 56, 40, true, false, true}, true);
+  check({1, 64, 12, 28, 50, false, false, true}, true);
+  check({1, 48, 4, 56, 7, false, false, false}, true);
 }
 
 // Extents known only at run time, or an image smaller than a panel: the staged planes, as before.
