@@ -19,6 +19,9 @@ model builder wrote it). Rows:
                CPUs: a decode step quantizes A to int8 per block and multiplies the codes in integers)
   ort_int4acc  ONNX Runtime's loop on the MatMulNBits model `onnxc optimize` writes with :acc=int8
   genai_int4   ONNX Runtime GenAI's generator on its model builder's int4 model of the same checkpoint
+  onnxc_genai  `onnxc generate` on that same GenAI model (its MatMulNBits, accuracy_level 4, and
+               GroupQueryAttention; --dims kv_cache_dim=head_size from genai_config.json): the
+               same-model comparison with genai_int4
 Each row runs in its own process (peak RSS is its own), ROUNDS times alternating; the table shows
 medians. CPU ms/step is the process's CPU time per decode step (all its threads, spinning included). Decode tokens/s counts the NEW steps after the first token; the roofline is the weight bytes
 a step reads (every initializer but the embedding table, of which a step gathers one row) over the
@@ -178,6 +181,7 @@ def main():
     ap.add_argument("--rows", default="onnxc_fp32,onnxc_int4,ort_fp32,ort_int4,genai_int4")
     ap.add_argument("--child", choices=["ort", "genai"])
     ap.add_argument("--model")
+    ap.add_argument("--libs", help="where compiled libraries go (default DIR/lib)")
     ap.add_argument("--vocab", type=int, default=0)
     ap.add_argument("--ort-no-spin", action="store_true",
                     help="ONNX Runtime's worker threads sleep instead of spinning (its better setting on a shared machine)")
@@ -188,21 +192,21 @@ def main():
     d = o.dir
     fp32 = os.path.join(d, "fp32", "model.onnx")
     rows = o.rows.split(",")
-    libs = os.path.join(d, "lib")
+    libs = o.libs or os.path.join(d, "lib")
     cmds, roof_bytes = {}, {}
     with open(os.path.join(d, "hf", "config.json")) as f:
         vocab = json.load(f)["vocab_size"]
     prompt = ",".join(map(str, prompt_ids(o.prompt, vocab)))
 
-    def onnxc_row(name, extra):
+    def onnxc_row(name, extra, src=fp32, gen_extra=()):
         lib = os.path.join(libs, name, f"lib{name}.so")
         if not os.path.exists(lib):
             t0 = time.time()
-            subprocess.run([o.onnxc, "compile", fp32, "-o", os.path.dirname(lib), "--name", name, "-q", *extra],
+            subprocess.run([o.onnxc, "compile", src, "-o", os.path.dirname(lib), "--name", name, "-q", *extra],
                            check=True)
             print(f"compiled {name} in {time.time() - t0:.0f} s", file=sys.stderr)
         cmds[name] = [o.onnxc, "generate", lib, "--prompt-ids", prompt, "--max-new-tokens", str(o.new + 1),
-                      "--threads", str(o.threads), "--json"]
+                      "--threads", str(o.threads), "--json", *gen_extra]
 
     int4_onnx = os.path.join(d, "int4_onnxc", "model.onnx")
     if "onnxc_fp32" in rows:
@@ -234,6 +238,12 @@ def main():
         cmds["ort_int4acc"] = me + ["--child", "ort", "--model", acc_onnx]
         roof_bytes["ort_int4acc"] = weight_bytes(acc_onnx)
     genai = os.path.join(d, "genai_int4")
+    if "onnxc_genai" in rows and os.path.exists(os.path.join(genai, "genai_config.json")):
+        with open(os.path.join(genai, "genai_config.json")) as f:
+            head = json.load(f)["model"]["decoder"]["head_size"]
+        onnxc_row("onnxc_genai", ["--allow-external-path", genai], os.path.join(genai, "model.onnx"),
+                  ["--dims", f"kv_cache_dim={head}"])
+        roof_bytes["onnxc_genai"] = weight_bytes(os.path.join(genai, "model.onnx"))
     if "genai_int4" in rows:
         if os.path.exists(os.path.join(genai, "genai_config.json")):
             cmds["genai_int4"] = me + ["--child", "genai", "--model", genai]

@@ -159,7 +159,10 @@ class Importer {
 
     for (const auto& vi : gp.value_info()) {
       if (ir::Value* v = own_node_output(g, vi.name())) {
-        if (vi.has_type()) v->set_type(type_of(vi));
+        if (vi.has_type()) {
+          v->set_type(type_of(vi));
+          v->set_type_is_annotation(true);  // checked, and overridden with a warning, by inference
+        }
         if (!vi.doc_string().empty()) v->set_doc_string(vi.doc_string());
       } else if (vi.has_type()) {
         g.value_info()[vi.name()] = type_of(vi);

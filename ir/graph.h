@@ -52,6 +52,11 @@ class Value {
   const Type& type() const { return type_; }
   Type& mutable_type() { return type_; }
   void set_type(Type t) { type_ = std::move(t); }
+  // The type of an intermediate value as the model's value_info declared it: an annotation, not a
+  // contract. Shape inference checks it against what the producer computes; on a conflict the
+  // computed type wins with a warning (ir/infer/infer.h). Cleared once inference has seen the value.
+  bool type_is_annotation() const { return type_annotation_; }
+  void set_type_is_annotation(bool a) { type_annotation_ = a; }
   DType dtype() const { return type_.dtype; }
   const std::optional<Shape>& shape() const { return type_.shape; }
 
@@ -78,6 +83,7 @@ class Value {
   Graph* graph_ = nullptr;
   std::vector<Use> uses_;
   bool is_input_ = false;
+  bool type_annotation_ = false;
   std::optional<Tensor> constant_;
   std::string doc_;
 };

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -80,23 +81,44 @@ ir::Tensor int_tensor(ir::DType dt, const std::vector<int64_t>& dims, const std:
   return t;
 }
 
-// An empty past: the model's dims, batch-like symbols 1, the other symbol (the past length) 0.
-ir::Tensor empty_past(const IOInfo& in) {
-  std::vector<int64_t> d;
-  int symbols = 0;
+// An empty past: the model's dims; symbols given with --dims their value, batch-like symbols 1 and
+// the past length 0. The past length is the one remaining symbol, or, where several remain (GenAI's
+// builder names the head size `kv_cache_dim`), the one whose name says past/seq/len.
+ir::Tensor empty_past(const IOInfo& in, const std::map<std::string, int64_t>& given) {
+  std::vector<int64_t> d(in.dims.size());
+  std::vector<size_t> open;
   for (size_t k = 0; k < in.dims.size(); ++k) {
     if (in.dims[k] >= 0) {
-      d.push_back(in.dims[k]);
+      d[k] = in.dims[k];
       continue;
     }
     std::string s = in.dim_names[k];
+    auto it = given.find(s);
     std::transform(s.begin(), s.end(), s.begin(), ::tolower);
-    bool batch = has(s, "batch") || s == "b";
-    symbols += !batch;
-    d.push_back(batch ? 1 : 0);
+    if (it != given.end()) d[k] = it->second;
+    else if (has(s, "batch") || s == "b") d[k] = 1;
+    else open.push_back(k);
   }
-  user_check(symbols == 1) << "input '" << in.name << "' (" << in.type_str()
-                           << "): cannot tell its past-length dim (one symbolic dim besides the batch)";
+  if (open.size() > 1) {
+    std::vector<size_t> past;
+    for (size_t k : open) {
+      std::string s = in.dim_names[k];
+      std::transform(s.begin(), s.end(), s.begin(), ::tolower);
+      if (has(s, "past") || has(s, "seq") || has(s, "len")) past.push_back(k);
+    }
+    if (past.size() == 1) {
+      std::string rest;
+      for (size_t k : open)
+        if (k != past[0]) rest += (rest.empty() ? "" : ",") + in.dim_names[k] + "=N";
+      user_error << "input '" << in.name << "' (" << in.type_str() << "): '" << in.dim_names[past[0]]
+                 << "' is the past length, but the size of the other symbols is unknown: give it with --dims "
+                 << rest;
+    }
+  }
+  user_check(open.size() == 1) << "input '" << in.name << "' (" << in.type_str()
+                               << "): cannot tell its past-length dim (one symbolic dim besides the batch and those "
+                                  "given with --dims)";
+  d[open[0]] = 0;
   return ir::Tensor(in.dtype, d);
 }
 
@@ -178,7 +200,7 @@ std::vector<int64_t> parse_ids(const std::string& text) {
 }  // namespace
 
 int generate_main(const std::vector<std::string>& args) {
-  std::string model, prompt;
+  std::string model, prompt, dims_arg;
   int max_new = 16, top_k = 0, seed = 0, capacity = 0;
   double temperature = 1.0;
   bool json = false, profile = false, copy_cache = false;
@@ -202,11 +224,19 @@ int generate_main(const std::vector<std::string>& args) {
   p.flag("profile", 0, "time every step of the decode runs and print the per-kernel table\n"
                         "(onnxc bench --profile's): the cache steps (CacheAppend) show what a token moves", &profile);
   p.flag("copy-cache", 0, "copy every present back as the next past (no cache kept in place), to compare", &copy_cache);
+  p.option("dims", 0, "SYM=N,...", "sizes of the past's symbols other than batch and past length\n"
+                                     "(e.g. GenAI's --dims kv_cache_dim=64)", &dims_arg);
   add_executable_options(p, &eo);
   add_external_path_option(p);
   p.epilog("Example:\n  onnxc generate decoder.onnx --prompt-ids 1,2,3 --max-new-tokens 64 --json");
   if (!p.parse(args)) return kExitOk;
   std::vector<int64_t> ids = parse_ids(prompt);
+  std::map<std::string, int64_t> dims;
+  for (const std::string& item : split_list(dims_arg, ',')) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos) throw UsageError("--dims: '" + item + "' is not SYM=N");
+    dims[item.substr(0, eq)] = parse_int(item.substr(eq + 1), "--dims " + item.substr(0, eq));
+  }
   if (max_new < 1 || top_k < 0 || !(temperature > 0) || capacity < 0)
     throw UsageError("--max-new-tokens must be >= 1, --top-k >= 0, --temperature > 0, --capacity >= 0");
 
@@ -249,10 +279,10 @@ int generate_main(const std::vector<std::string>& args) {
       r.set_input(static_cast<size_t>(plan.positions), int_tensor(r.inputs()[static_cast<size_t>(plan.positions)].dtype, {1, s}, [&](int64_t i) { return past + i; }));
     for (size_t k = 0; k < plan.copied.size(); ++k) {
       const IOInfo& in = r.inputs()[static_cast<size_t>(plan.copied[k].first)];
-      r.set_input(static_cast<size_t>(plan.copied[k].first), t == 0 ? empty_past(in) : copied_past[k]);
+      r.set_input(static_cast<size_t>(plan.copied[k].first), t == 0 ? empty_past(in, dims) : copied_past[k]);
     }
     if (t == 0)  // the kept caches start empty; later steps read them in place
-      for (const auto& [in, out] : plan.in_place) r.set_input(static_cast<size_t>(in), empty_past(r.inputs()[static_cast<size_t>(in)]));
+      for (const auto& [in, out] : plan.in_place) r.set_input(static_cast<size_t>(in), empty_past(r.inputs()[static_cast<size_t>(in)], dims));
     auto t0 = Clock::now();
     const double c0 = cpu_seconds();
     r.run();

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <functional>
+#include <iostream>
 
 namespace onnxc::ir {
 namespace {
@@ -202,7 +203,22 @@ void InferContext::commit() {
   for (size_t i = 0; i < node_.num_outputs(); ++i) {
     Value* v = node_.output(i);
     if (!v) continue;
-    if (out_types_[i]) v->set_type(merge_types(v->type(), *out_types_[i], where() + "output '" + v->name() + "': "));
+    if (out_types_[i]) {
+      if (v->type_is_annotation() && !v->is_graph_output()) {
+        try {
+          v->set_type(merge_types(v->type(), *out_types_[i], ""));
+        } catch (const UserError&) {
+          st_.result.warnings.push_back(where() + "output '" + v->name() + "': value_info declares " + v->type().str() +
+                                        ", but the node produces " + out_types_[i]->str() +
+                                        "; using the inferred type (the declaration is wrong)");
+          std::cerr << "onnxc: warning: " << st_.result.warnings.back() << "\n";
+          v->set_type(*out_types_[i]);
+        }
+      } else {
+        v->set_type(merge_types(v->type(), *out_types_[i], where() + "output '" + v->name() + "': "));
+      }
+    }
+    v->set_type_is_annotation(false);
     if (out_values_[i] && fits(v->type(), *out_values_[i])) st_.result.shape_values.set(v, std::move(*out_values_[i]));
     else st_.result.shape_values.erase(v);
   }

@@ -10,7 +10,13 @@
 //    dim never becomes unknown;
 //  - a more precise result replaces the old one (a constant or an expression of named symbols
 //    over `?`);
-//  - two different constants (or ranks, or dtypes) are a model error: UserError naming the node.
+//  - two different constants (or ranks, or dtypes) are a model error: UserError naming the node,
+//    except where the existing type is an intermediate value's value_info annotation
+//    (Value::type_is_annotation): exporters write wrong ones (ORT GenAI's builder declares a
+//    Constant's i64[1] output as i64[]), and ONNX Runtime runs such models. There the inferred type
+//    wins and InferenceResult::warnings gets (and stderr shows) one line naming the value, the node and both types.
+//    Graph inputs and graph outputs stay contracts: their declared types are the compiled
+//    function's signature that callers size buffers by, so a conflict there is still an error.
 // Data-dependent sizes (NonZero, Unique, ...) get fresh symbols (`nonzero_0`), or keep the symbol a
 // value already has. Symbols stand for dimensions and are taken to be >= 0.
 #pragma once
@@ -54,6 +60,8 @@ struct InferenceResult {
   std::map<const Value*, std::vector<Type>> sequence_elements;
   // Ops met without an inference rule ("domain.op_type@opset"); their outputs keep their types.
   std::set<std::string> missing_rules;
+  // Declared value_info types that inference overrode (see the merging rules above), one line each.
+  std::vector<std::string> warnings;
 };
 
 // Infers every node of the model's graph and subgraphs, in place, at the model's opsets.
