@@ -88,7 +88,7 @@ def fake_quantized(base, config):
             helper.make_node("Add", [p + "qs", p + "lo"], [p + "a"]),
         ]
         node.input[0] = p + "a"
-    nodes = added + list(g.node)  # the added nodes read only graph values: topological order holds after a sort
+    nodes = added + list(g.node)  # each added chain reads a product's input: reorder so it runs after its producer
     del g.node[:]
     g.node.extend(topological(nodes, {i.name for i in g.input} | {t.name for t in g.initializer}))
     return m
@@ -99,7 +99,11 @@ def topological(nodes, ready):
     while pending:
         rest = []
         for n in pending:
-            (out.append(n), ready.update(n.output)) if all(not x or x in ready for x in n.input) else rest.append(n)
+            if all(not x or x in ready for x in n.input):
+                out.append(n)
+                ready.update(n.output)
+            else:
+                rest.append(n)
         if len(rest) == len(pending):
             raise SystemExit("int8_error_model: the graph has inputs it cannot order (subgraphs are not handled)")
         pending = rest
