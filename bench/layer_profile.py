@@ -2,13 +2,15 @@
 --profile --profile-json`) beside ONNX Runtime's per-node profile (SessionOptions.enable_profiling)
 of the same model, inputs and thread count, each step's median over the profiled runs.
 
-  layer_profile.py MODEL.onnx [--lib LIB.so] [--dims SYM=N,...] [--threads N] [--runs N] [--top N]
+  layer_profile.py MODEL.onnx [--lib LIB.so] [--dims SYM=N,...] [--threads N] [--runs N] [--top N] [--kinds]
 
 An onnxc step is matched to the ONNX Runtime nodes that produce any of the step's nodes' outputs
 (ONNX Runtime names a fused or re-laid-out node after an output of its last original node, e.g.
 `/layer1/layer1.0/relu/Relu_output_0_nchwc`, or keeps the node's own name). Rows, largest loss
 first: onnxc ms, ORT ms, the difference, GFLOP/s of each (onnxc's FLOP count) and the nodes;
-then the totals of matched and unmatched time. Times are per-step medians of wall time: run at 1
+then the totals of matched and unmatched time, and (--kinds) the same per kind of convolution
+(kernel, stride, depthwise or not, of the step's first Conv), each kind's GFLOP/s also as a share of
+the FMA peak `onnxc bench` measures for the library's ISA. Times are per-step medians of wall time: run at 1
 thread on a loaded machine they still include preemption, so compare rounds, not single rows.
 --lib times an already compiled library of MODEL (onnxc bench otherwise compiles MODEL first,
 untimed). Needs ONNX Runtime (bench/peers/python.sh finds an interpreter); ONNXC names onnxc
@@ -43,6 +45,8 @@ def onnxc_steps(onnxc, target, dims, threads, runs):
         with open(trace) as f:
             events = json.load(f)
     events = events["traceEvents"] if isinstance(events, dict) else events
+    # "target ... (avx2: fp32 FMA peak 93 GFLOP/s on 1 thread here)"
+    peak = re.search(r"fp32 FMA peak ([0-9.]+) GFLOP/s", r.stdout)
     durs, info = collections.defaultdict(list), {}
     for e in events:
         a = e.get("args", {})
@@ -51,7 +55,8 @@ def onnxc_steps(onnxc, target, dims, threads, runs):
         durs[a["step"]].append(e["dur"] / 1000)
         nodes = re.findall(r"'([^']*)'", a.get("nodes", ""))
         info[a["step"]] = (a.get("flops", -1), nodes, e.get("name", ""))
-    return [(statistics.median(durs[s]), *info[s]) for s in sorted(durs)]
+    steps = [(statistics.median(durs[s]), *info[s]) for s in sorted(durs)]
+    return steps, float(peak.group(1)) if peak else 0.0
 
 
 def ort_nodes(model, dims, threads, runs):
@@ -104,6 +109,47 @@ def match(steps, ort, model):
     return per_step, unmatched
 
 
+def conv_kinds(model):
+    """{node name: kind} for the model's Conv nodes: "3x3 s2", "1x1 s1", "dw 5x5 s1", "grouped 3x3 s1"."""
+    import onnx
+    from onnx import helper
+    g = onnx.load(model, load_external_data=False).graph
+    shapes = {t.name: list(t.dims) for t in g.initializer}
+    kinds = {}
+    for n in g.node:
+        if n.op_type != "Conv":
+            continue
+        a = {x.name: helper.get_attribute_value(x) for x in n.attribute}
+        w = shapes.get(n.input[1], [])
+        kernel = list(a.get("kernel_shape", w[2:]))
+        strides = list(a.get("strides", [1] * len(kernel)))
+        group = a.get("group", 1)
+        form = "" if group == 1 else "dw " if len(w) > 1 and w[1] == 1 else "grouped "
+        kinds[n.name] = f"{form}{'x'.join(map(str, kernel))} s{'x'.join(map(str, sorted(set(strides))))}"
+    return kinds
+
+
+def kind_table(rows, kinds, peak):
+    """Per kind of convolution (of a step's first Conv node; "other" without one): onnxc and ORT ms,
+    GFLOP/s of each on onnxc's FLOP count and its share of `peak`."""
+    agg = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0])  # steps, onnxc ms, ORT ms, flops
+    for diff, _, ms, ort_ms, flops, nodes, _ in rows:
+        kind = next((kinds[n] for n in nodes if n in kinds), "other")
+        a = agg[kind]
+        a[0] += 1
+        a[1] += ms
+        a[2] += ort_ms  # 0 for a step matched to no ORT node
+        a[3] += max(flops, 0)
+    share = lambda f, ms: f"{100 * f / ms / 1e6 / peak:5.0f}%" if peak > 0 and f > 0 and ms > 0 else "     -"
+    print(f"\n{'kind':<16} {'steps':>5} {'onnxc ms':>9} {'ORT ms':>8} {'diff':>8} {'GF/s':>8} {'of peak':>7} {'ORT GF/s':>8} {'of peak':>7}")
+    for kind, (n, ms, ort_ms, f) in sorted(agg.items(), key=lambda kv: kv[1][2] - kv[1][1]):
+        gf = f"{f / ms / 1e6:8.1f}" if f and ms > 0 else "       -"
+        ogf = f"{f / ort_ms / 1e6:8.1f}" if f and ort_ms > 0 else "       -"
+        print(f"{kind:<16} {n:5d} {ms:9.3f} {ort_ms:8.3f} {ms - ort_ms:8.3f} {gf} {share(f, ms):>7} {ogf} {share(f, ort_ms):>7}")
+    if peak > 0:
+        print(f"peak: {peak:.0f} GFLOP/s (onnxc bench's fp32 FMA peak for the library's ISA at this thread count)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model")
@@ -112,12 +158,13 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--top", type=int, default=40)
+    ap.add_argument("--kinds", action="store_true", help="also the totals per kind of convolution")
     o = ap.parse_args()
     if o.runs < 1 or o.threads < 1:
         die("--runs and --threads must be >= 1")
     dims = pairs(o.dims, int)
     onnxc = os.environ.get("ONNXC", os.path.join(HERE, "..", "build", "tools", "onnxc"))
-    steps = onnxc_steps(onnxc, o.lib or o.model, dims, o.threads, o.runs)
+    steps, peak = onnxc_steps(onnxc, o.lib or o.model, dims, o.threads, o.runs)
     ort = ort_nodes(o.model, dims, o.threads, o.runs)
     per_step, unmatched = match(steps, ort, o.model)
     rows = []
@@ -139,6 +186,8 @@ def main():
           f"({sum(r[2] for r in matched):.2f} matched), ORT {sum(ort.values()):.2f} ms over {len(ort)} nodes "
           f"({sum(r[3] for r in matched):.2f} matched); ORT nodes matched to no step: "
           f"{', '.join(unmatched[:8]) or 'none'}{' ...' if len(unmatched) > 8 else ''}")
+    if o.kinds:
+        kind_table(rows, conv_kinds(o.model), peak)
 
 
 if __name__ == "__main__":

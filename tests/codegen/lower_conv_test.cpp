@@ -185,7 +185,7 @@ bool takes_channel_block(const ConvCase& k, const std::string& target) {
 }
 
 // Small images run vectorized over output channels, pixels as the block's rows (conv_channels): a
-// 1×1 conv over 7×7 (many input channels), 3×3 stride 1 and stride 2, a dilated one with
+// 1×1 conv over 7×7 (many input channels), 3×3 stride 1 and stride 2 (pixel panels on AVX2), a dilated one with
 // asymmetric pads, each with output channels not a multiple of the panel (a partial last panel)
 // and pixels not a multiple of the block's rows on some ISA; a symbolic batch of 2.
 TEST(LowerConv, ChannelVectorizedSmallImages) {
@@ -203,8 +203,11 @@ TEST(LowerConv, ChannelVectorizedSmallImages) {
   dil.n = 2, dil.c = 36, dil.m = 62, dil.h = 12, dil.w = 10, dil.dh = 2, dil.dw = 3, dil.pads = {2, 0, 1, 3};
   cases.push_back(dil);
   for (const ConvCase& k : cases) {
-    for (const std::string& target : runnable_targets())
-      EXPECT_TRUE(takes_channel_block(k, target)) << target << " " << k.c << "->" << k.m << " " << k.oh() << "x" << k.ow();
+    for (const std::string& target : runnable_targets()) {
+      // Strided 3×3 taps keep the pixel panels on 16-register targets (choose_channel_block).
+      const bool strided = k.sh > 1 && codegen::describe(codegen::parse_target(target)).vector_registers <= 16;
+      EXPECT_EQ(takes_channel_block(k, target), !strided) << target << " " << k.c << "->" << k.m << " " << k.oh() << "x" << k.ow();
+    }
     check_conv(k, true);
   }
   // A large image keeps the pixel panels.
