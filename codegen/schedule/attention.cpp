@@ -34,6 +34,17 @@ int row_block(const AttentionStages& s, int lanes, const TargetDesc& d) {
   return std::clamp(d.accumulator_budget() / vecs, 1, kMaxRowBlock);
 }
 
+// Keys per register block of the score accumulation: each key holds tq / lanes accumulators (the
+// query rows, vectorized), and the block must fit the target's accumulator registers and divide the
+// key tile (AVX-512, tq = 32: 8 keys × 2 zmm; AVX2: 2 keys × 4 ymm, where 8 keys would keep 32
+// accumulators in 16 registers and go through the stack on every step; NEON: 2 keys × 8 q).
+int key_block(const AttentionStages& s, int lanes, const TargetDesc& d) {
+  const int vecs = std::max(1, (s.tq + lanes - 1) / std::max(1, lanes));
+  int keys = kKeyBlock;
+  while (keys > 1 && (vecs * keys > d.accumulator_budget() || s.tk % keys != 0)) keys /= 2;
+  return keys;
+}
+
 Var v(const char* name) { return Var(name); }
 
 // A static head size (always, in exported models) lets the accumulator blocks live in registers
@@ -65,6 +76,7 @@ void schedule_cpu(Func out4, Halide::Stage nest, AttentionStages& s, const Halid
   Var yo("yo"), yi("yi"), task("task"), qio("qio"), qii("qii"), jo("jo"), ji("ji");
   int w = std::max(1, t.natural_vector_size(s.state.output_types()[0]));
   const int kRowBlock = row_block(s, w, describe(t));
+  const int keys = key_block(s, w, describe(t));
   Halide::RVar rk = s.rk.x, rt = s.rt.x, rd = s.rd.x;
   nest.split(q, yo, yi, s.tq, TailStrategy::GuardWithIf).fuse(yo, h, task).fuse(task, b, task).parallel(task);
   nest.vectorize(d, w, TailStrategy::GuardWithIf);
@@ -83,11 +95,11 @@ void schedule_cpu(Func out4, Halide::Stage nest, AttentionStages& s, const Halid
       .reorder(d, qii, qio, kt)
       .vectorize(d, w, TailStrategy::GuardWithIf)
       .unroll(qii);
-  s.scores.compute_at(s.tiles, kt).split(j, jo, ji, kKeyBlock).reorder(qi, ji, jo).vectorize(qi, w).unroll(ji);
-  // All kKeyBlock keys, also past the last key: their K rows are clamped reads, and the scores mask
+  s.scores.compute_at(s.tiles, kt).split(j, jo, ji, keys).reorder(qi, ji, jo).vectorize(qi, w).unroll(ji);
+  // All `keys` keys, also past the last key: their K rows are clamped reads, and the scores mask
   // them. Left to bounds inference, the block is trimmed at the last key (the mask's select), and
   // the unrolled accumulators of the keys that may be trimmed went through memory on every step.
-  s.scores_acc.compute_at(s.scores, jo).bound_extent(j, kKeyBlock).vectorize(qi, w).unroll(j);
+  s.scores_acc.compute_at(s.scores, jo).bound_extent(j, keys).vectorize(qi, w).unroll(j);
   s.scores_acc.update(0).reorder(qi, j, rd).vectorize(qi, w).unroll(j);
   for (Func f : {s.tile_max, s.tile_sum}) {
     f.compute_at(s.tiles, kt).vectorize(qi, w);
