@@ -1,10 +1,10 @@
 // Schedule of the fused attention kernel (CPU; GPU targets: gpu_attention.cpp, or the materialized
 // form). One parallel task per (batch, head, query tile): the query tile is transposed once, then
-// each key tile's scores are accumulated in registers (query rows vectorized, 8 keys unrolled),
-// reduced to a tile max and sum, and its probs · V block (head dim vectorized, 4 rows unrolled) is
-// kept for its block of tiles; each block is weighed per row and merged into the running state
-// (head dim vectorized). Scratch memory is O(tq · (tk + dv · block)) per task: the score matrix is
-// never stored.
+// each key tile's scores are accumulated in registers (query rows vectorized, as many keys unrolled
+// as the registers hold), reduced to a tile max and sum, and its probs · V block (head dim vectorized,
+// 4 rows unrolled) is kept for its block of tiles; each block is weighed per row and merged into the
+// running state (head dim vectorized). Scratch memory is O(tq · (tk + dv · block)) per task: the score
+// matrix is never stored.
 #include "codegen/schedule/attention.h"
 
 #include <algorithm>
@@ -21,8 +21,9 @@ using Halide::Var;
 
 namespace {
 
-// Keys unrolled per register block of the score accumulation, and at most this many query rows per
-// probs · V block (fewer where a row of the head dim takes more of the target's registers).
+// At most this many keys per register block of the score accumulation (key_block), and at most this
+// many query rows per probs · V block (fewer where a row of the head dim takes more of the target's
+// registers).
 constexpr int kKeyBlock = 8;
 constexpr int kMaxRowBlock = 4;
 
