@@ -1,10 +1,10 @@
 // Schedule of the fused attention kernel (CPU; GPU targets: gpu_attention.cpp, or the materialized
 // form). One parallel task per (batch, head, query tile): the query tile is transposed once, then
-// each key tile's scores are accumulated in registers (query rows vectorized, 8 keys unrolled),
-// reduced to a tile max and sum, and its probs · V block (head dim vectorized, 4 rows unrolled) is
-// kept for its block of tiles; each block is weighed per row and merged into the running state
-// (head dim vectorized). Scratch memory is O(tq · (tk + dv · block)) per task: the score matrix is
-// never stored.
+// each key tile's scores are accumulated in registers (query rows vectorized, as many keys unrolled
+// as the registers hold), reduced to a tile max and sum, and its probs · V block (head dim vectorized,
+// 4 rows unrolled) is kept for its block of tiles; each block is weighed per row and merged into the
+// running state (head dim vectorized). Scratch memory is O(tq · (tk + dv · block)) per task: the score
+// matrix is never stored.
 #include "codegen/schedule/attention.h"
 
 #include <algorithm>
@@ -21,8 +21,9 @@ using Halide::Var;
 
 namespace {
 
-// Keys unrolled per register block of the score accumulation, and at most this many query rows per
-// probs · V block (fewer where a row of the head dim takes more of the target's registers).
+// At most this many keys per register block of the score accumulation (key_block), and at most this
+// many query rows per probs · V block (fewer where a row of the head dim takes more of the target's
+// registers).
 constexpr int kKeyBlock = 8;
 constexpr int kMaxRowBlock = 4;
 
@@ -32,6 +33,17 @@ int row_block(const AttentionStages& s, int lanes, const TargetDesc& d) {
   if (s.head_dim_v <= 0 || lanes <= 0) return kMaxRowBlock;
   const int vecs = std::max(1, static_cast<int>((s.head_dim_v + lanes - 1) / lanes));
   return std::clamp(d.accumulator_budget() / vecs, 1, kMaxRowBlock);
+}
+
+// Keys per register block of the score accumulation: each key holds tq / lanes accumulators (the
+// query rows, vectorized), and the block must fit the target's accumulator registers and divide the
+// key tile (AVX-512, tq = 32: 8 keys × 2 zmm; AVX2: 2 keys × 4 ymm, where 8 keys would keep 32
+// accumulators in 16 registers and go through the stack on every step; NEON: 2 keys × 8 q).
+int key_block(const AttentionStages& s, int lanes, const TargetDesc& d) {
+  const int vecs = std::max(1, (s.tq + lanes - 1) / std::max(1, lanes));
+  int keys = kKeyBlock;
+  while (keys > 1 && (vecs * keys > d.accumulator_budget() || s.tk % keys != 0)) keys /= 2;
+  return keys;
 }
 
 Var v(const char* name) { return Var(name); }
@@ -65,6 +77,7 @@ void schedule_cpu(Func out4, Halide::Stage nest, AttentionStages& s, const Halid
   Var yo("yo"), yi("yi"), task("task"), qio("qio"), qii("qii"), jo("jo"), ji("ji");
   int w = std::max(1, t.natural_vector_size(s.state.output_types()[0]));
   const int kRowBlock = row_block(s, w, describe(t));
+  const int keys = key_block(s, w, describe(t));
   Halide::RVar rk = s.rk.x, rt = s.rt.x, rd = s.rd.x;
   nest.split(q, yo, yi, s.tq, TailStrategy::GuardWithIf).fuse(yo, h, task).fuse(task, b, task).parallel(task);
   nest.vectorize(d, w, TailStrategy::GuardWithIf);
@@ -83,11 +96,11 @@ void schedule_cpu(Func out4, Halide::Stage nest, AttentionStages& s, const Halid
       .reorder(d, qii, qio, kt)
       .vectorize(d, w, TailStrategy::GuardWithIf)
       .unroll(qii);
-  s.scores.compute_at(s.tiles, kt).split(j, jo, ji, kKeyBlock).reorder(qi, ji, jo).vectorize(qi, w).unroll(ji);
-  // All kKeyBlock keys, also past the last key: their K rows are clamped reads, and the scores mask
+  s.scores.compute_at(s.tiles, kt).split(j, jo, ji, keys).reorder(qi, ji, jo).vectorize(qi, w).unroll(ji);
+  // All `keys` keys, also past the last key: their K rows are clamped reads, and the scores mask
   // them. Left to bounds inference, the block is trimmed at the last key (the mask's select), and
   // the unrolled accumulators of the keys that may be trimmed went through memory on every step.
-  s.scores_acc.compute_at(s.scores, jo).bound_extent(j, kKeyBlock).vectorize(qi, w).unroll(j);
+  s.scores_acc.compute_at(s.scores, jo).bound_extent(j, keys).vectorize(qi, w).unroll(j);
   s.scores_acc.update(0).reorder(qi, j, rd).vectorize(qi, w).unroll(j);
   for (Func f : {s.tile_max, s.tile_sum}) {
     f.compute_at(s.tiles, kt).vectorize(qi, w);
