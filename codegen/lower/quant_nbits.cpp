@@ -5,6 +5,7 @@
 // A · code over each block in registers and applies the block's scale and zero point once,
 //   Y[m, n] = Σ_b scale[n, b] · (Σ_{k in b} A[m, k]·code[n, k] - zero[n, b] · Σ_{k in b} A[m, k]).
 // Loops and layout: schedule/gemm_nbits.cpp.
+#include <algorithm>
 #include <limits>
 
 #include "codegen/lower/lower.h"
@@ -90,15 +91,44 @@ void define_int8_row(NBitsFuncs& g, const NBitsWeight& w, const HTensor& codes, 
   g.a_qsum(b) = 0;
   g.a_qsum(b) += cast<int32_t>(g.a_q(rq.x, rq.y, b * (block / 8) + rq.z));
 
-  g.r8 = RDom(0, 4, 0, words, "r8");
-  Expr byte = codes.at({p, b * words + g.r8.y, i * 4 + g.r8.x});
-  Expr code = select(h == 0, byte & cast<uint8_t>(15), byte >> cast<uint8_t>(4));
-  g.dot8 = Func("nbits_dot8");
-  g.dot8(i, p, b, h) = 0;
-  if (g.signed_codes) code = cast<int8_t>(code);  // 0..15 either way
-  g.dot8(i, p, b, h) += cast<int32_t>(code) * cast<int32_t>(g.a_q(g.r8.x, h, b * words + g.r8.y));
   Expr zero = zeros ? cast<int32_t>(zeros->at({p, g.kb, i})) : Expr(static_cast<int32_t>(w.default_zero_point()));
-  Expr sum = g.dot8(i, p, g.kb, 0) + g.dot8(i, p, g.kb, 1) - zero * g.a_qsum(g.kb);
+  Expr sum;
+  g.dot8 = Func("nbits_dot8");
+  if (g.pairs) {
+    // vpmaddubsw (AVX2): two u8 codes times two s8 row values summed into an int16 lane, saturating,
+    // which never happens here: each product is at most 15·127 = 1905 in magnitude, so the 16 of
+    // a lane over 4 words (both nibbles: 32 k) stay within 30480 < 32767. A sub-block of up to 4
+    // words therefore sums exactly in int16 (Halide 14 emits vpmaddubsw only for a saturating
+    // sum); the sub-blocks and the two pairs of a column's word add up in int32.
+    const int sub = std::min(words, 4);
+    Var e("e"), s("s");
+    g.r16 = RDom(0, 2, 0, 2, 0, sub, "r16");
+    Expr word = b * words + s * sub + g.r16.z;
+    Expr byte = codes.at({p, word, i * 4 + e * 2 + g.r16.x});
+    Expr code = select(g.r16.y == 0, byte & cast<uint8_t>(15), byte >> cast<uint8_t>(4));
+    g.dot16 = Func("nbits_dot16");
+    g.dot16(e, i, p, b, s) = cast<int16_t>(0);
+    g.dot16(e, i, p, b, s) = saturating_add(
+        g.dot16(e, i, p, b, s), cast<int16_t>(code) * cast<int16_t>(g.a_q(e * 2 + g.r16.x, g.r16.y, word)));
+    // The two pairs of a column into int32 as a product by ones that the simplifier cannot fold
+    // (a computed Func): Halide 14 then emits one vpmaddwd, where a plain widening sum of
+    // adjacent lanes took four instructions (extract, two sign-extensions, vphaddd).
+    g.r8 = RDom(0, 2, 0, words / sub, "r8");
+    Var o("o");
+    g.pair_ones = Func("nbits_pair_ones");
+    g.pair_ones(o) = cast<int16_t>(1);
+    g.dot8(i, p, b) = 0;
+    g.dot8(i, p, b) += cast<int32_t>(g.dot16(g.r8.x, i, p, b, g.r8.y)) * cast<int32_t>(g.pair_ones(g.r8.x));
+    sum = g.dot8(i, p, g.kb) - zero * g.a_qsum(g.kb);
+  } else {
+    g.r8 = RDom(0, 4, 0, words, "r8");
+    Expr byte = codes.at({p, b * words + g.r8.y, i * 4 + g.r8.x});
+    Expr code = select(h == 0, byte & cast<uint8_t>(15), byte >> cast<uint8_t>(4));
+    g.dot8(i, p, b, h) = 0;
+    if (g.signed_codes) code = cast<int8_t>(code);  // 0..15 either way
+    g.dot8(i, p, b, h) += cast<int32_t>(code) * cast<int32_t>(g.a_q(g.r8.x, h, b * words + g.r8.y));
+    sum = g.dot8(i, p, g.kb, 0) + g.dot8(i, p, g.kb, 1) - zero * g.a_qsum(g.kb);
+  }
   g.acc8 = Func("nbits_acc8");
   g.acc8(i, p) = 0.0f;
   g.acc8(i, p) += scales.at({p, g.kb, i}) * ((g.a_amax(g.kb) / 127.0f) * cast<float>(sum));
@@ -114,6 +144,7 @@ std::vector<HTensor> lower_matmul_nbits(LowerContext& ctx) {
   // the one-row kernel then multiplies in integers where the target has a byte dot product, and reads
   // the codes in 32-bit words (pack_nbits_code_words); the other paths read the same words.
   g.int8 = node_accuracy_level(ctx) == 4 && w.bits == 4 && nbits_int8_dot(ctx.target);
+  g.pairs = g.int8 && nbits_int8_pairs(ctx.target);
   g.signed_codes = describe(with_dot_products(ctx.target)).int8_dot == Int8Dot::ArmSdot;
   HTensor codes = ctx.add_constant("nbits_codes", g.int8 ? pack_nbits_code_words(*ctx.const_in.data(1), w, width)
                                                          : pack_nbits_codes(*ctx.const_in.data(1), w, width));

@@ -2,6 +2,7 @@
 #include "codegen/schedule/gemm_nbits.h"
 
 #include <cstring>
+#include <optional>
 
 #include "codegen/target.h"
 #include "ir/error.h"
@@ -82,10 +83,18 @@ bool nbits_int8_dot(const Target& t) {
   // vpdpbusd multiplies unsigned bytes (the codes, 0..15) by signed ones (the int8 row) four to a
   // lane: 2 instructions per 64 code bytes. Halide 14 emits it only under the Sapphire Rapids
   // feature, which the kernel gets where the CPU has VNNI (with_dot_products). ARM's sdot multiplies
-  // signed bytes: codes 0..15 are the same as int8. AVX2 has no four-way byte product that Halide 14
-  // emits (vpmaddubsw only for saturating sums): there the float32 kernel stays.
+  // signed bytes: codes 0..15 are the same as int8. AVX2 has vpmaddubsw (u8 × s8 pairs into
+  // saturating int16 lanes), exact for 4-bit codes: see nbits_int8_pairs.
   const Int8Dot dot = describe(with_dot_products(t)).int8_dot;
-  return dot == Int8Dot::Vnni512 || dot == Int8Dot::ArmSdot;
+  return dot == Int8Dot::Vnni512 || dot == Int8Dot::ArmSdot || nbits_int8_pairs(t);
+}
+
+bool nbits_int8_pairs(const Target& t) {
+  // Targets whose int8 products are int16 pairs: AVX2, where the byte pairs come at 32 per
+  // vpmaddubsw and vpmaddwd widens them. AVX-512 without VNNI would take the same kernel on zmm
+  // (AVX512BW), but it has not been measured there: it keeps the float32 products.
+  const TargetDesc d = describe(with_dot_products(t));
+  return d.int8_dot == Int8Dot::Int16Pairs && d.vector_bytes == 32;
 }
 
 ir::Tensor pack_nbits_scales(const ir::Tensor& scales, const NBitsWeight& w, int width) {
@@ -118,49 +127,26 @@ ir::Tensor pack_nbits_zero_points(const ir::Tensor& zp, const NBitsWeight& w, in
 
 namespace {
 
-// The one-row path: acc1 (one panel's columns) per task, updated once per k block; dot1, the
-// panel's two accumulators per column vector (even and odd k), in registers.
-void schedule_nbits_float_row(NBitsFuncs g, Func out, Var mo, const Internal::Parameter& codes, int vec) {
-  const int width = g.block.width;
-  std::vector<Var> a1 = g.acc1.args();
-  g.acc1.compute_at(out, mo).bound_extent(a1[0], width).bound_extent(a1[1], 1).vectorize(a1[0], vec).unroll(a1[0]);
-  g.acc1.update().reorder(a1[0], a1[1], g.kb.x).vectorize(a1[0], vec).unroll(a1[0]);
-  // A task streams its panel's codes once, k block after k block: prefetch them a few blocks
-  // ahead (the hardware prefetcher alone left a third of the time waiting on DRAM).
-  g.acc1.update().prefetch(codes, g.kb.x, g.kb.x, static_cast<int>(g.prefetch_blocks),
-                           PrefetchBoundStrategy::NonFaulting);
-  std::vector<Var> d1 = g.dot1.args();
-  g.dot1.compute_at(g.acc1, g.kb.x)
-      .bound_extent(d1[0], width)
-      .bound_extent(d1[1], 1)
-      .bound_extent(d1[2], 1)
-      .bound_extent(d1[3], 2)
-      .store_in(MemoryType::Register)
-      .vectorize(d1[0], vec)
-      .unroll(d1[0])
-      .unroll(d1[3]);
-  g.dot1.update().reorder(d1[0], d1[3], d1[1], d1[2], g.j1.x).vectorize(d1[0], vec).unroll(d1[0]).unroll(d1[3]);
+// The one-row paths share a chain: `acc` (i, p), one panel's columns per task, updated once per k
+// block, and `dot` (i, p, b, h), the panel's sums over one k block in registers, two per column
+// vector (h: the codes at even and odd k, or the low and high nibbles). A task streams its panel's
+// codes once, k block after k block: they are prefetched a few blocks ahead (the hardware
+// prefetcher alone left a third of the time waiting on DRAM).
+void schedule_row_acc(const NBitsFuncs& g, Func acc, Func out, Var mo, int vec) {
+  const auto* codes = g.codes.value().as<Internal::Call>();
+  std::vector<Var> a = acc.args();
+  acc.compute_at(out, mo).bound_extent(a[0], g.block.width).bound_extent(a[1], 1).vectorize(a[0], vec).unroll(a[0]);
+  acc.update().reorder(a[0], a[1], g.kb.x).vectorize(a[0], vec).unroll(a[0]);
+  acc.update().prefetch(codes->param, g.kb.x, g.kb.x, static_cast<int>(g.prefetch_blocks),
+                        PrefetchBoundStrategy::NonFaulting);
 }
 
-// The one-row path with int8 activations: the row's block maxima, its int8 codes and their block
-// sums once per run (K values), then per task acc8 (the panel's columns) updated once per k block,
-// with dot8's int32 sums in registers: each lane of a 32-bit vector is one column, whose 4 code
-// bytes meet 4 row bytes in one vpdpbusd (r8.x vectorized as the dot product's reduction).
-void schedule_nbits_int8_row(NBitsFuncs g, Func out, Var mo, const Target& t) {
-  const int width = g.block.width, vec = t.natural_vector_size<int32_t>();
-  g.a_amax.compute_root();
-  Var qt = g.a_q.args()[0], qh = g.a_q.args()[1], qg = g.a_q.args()[2];
-  g.a_q.compute_root().reorder(qt, qh, qg).bound(qt, 0, 4).bound(qh, 0, 2).unroll(qt).unroll(qh);
-  g.a_qsum.compute_root();
-  std::vector<Var> a = g.acc8.args();
-  g.acc8.compute_at(out, mo).bound_extent(a[0], width).bound_extent(a[1], 1).vectorize(a[0], vec).unroll(a[0]);
-  g.acc8.update().reorder(a[0], a[1], g.kb.x).vectorize(a[0], vec).unroll(a[0]);
-  const auto* codes = g.codes.value().as<Internal::Call>();
-  g.acc8.update().prefetch(codes->param, g.kb.x, g.kb.x, static_cast<int>(g.prefetch_blocks),
-                           PrefetchBoundStrategy::NonFaulting);
-  std::vector<Var> d = g.dot8.args();
-  g.dot8.compute_at(g.acc8, g.kb.x)
-      .bound_extent(d[0], width)
+// `dot` over its RDom, `across` outermost; `within` (a dot product's reduction), when given,
+// innermost and vectorized as one instruction's sum.
+void schedule_row_dot(const NBitsFuncs& g, Func dot, Func acc, int vec, RVar across, std::optional<RVar> within) {
+  std::vector<Var> d = dot.args();
+  dot.compute_at(acc, g.kb.x)
+      .bound_extent(d[0], g.block.width)
       .bound_extent(d[1], 1)
       .bound_extent(d[2], 1)
       .bound_extent(d[3], 2)
@@ -168,13 +154,63 @@ void schedule_nbits_int8_row(NBitsFuncs g, Func out, Var mo, const Target& t) {
       .vectorize(d[0], vec)
       .unroll(d[0])
       .unroll(d[3]);
-  g.dot8.update()
-      .reorder(g.r8.x, d[0], d[3], d[1], d[2], g.r8.y)
-      .atomic()
-      .vectorize(g.r8.x)
+  Stage u = dot.update();
+  if (within) {
+    u.reorder(*within, d[0], d[3], d[1], d[2], across).atomic().vectorize(*within);
+  } else {
+    u.reorder(d[0], d[3], d[1], d[2], across);
+  }
+  u.vectorize(d[0], vec).unroll(d[0]).unroll(d[3]);
+}
+
+// The one-row path with int8 activations: the row's block maxima, its int8 codes and their block
+// sums once per run (K values), then the acc8/dot8 chain. With a four-way byte product each lane
+// of a 32-bit vector is one column, whose 4 code bytes meet 4 row bytes in one vpdpbusd or sdot
+// (r8.x vectorized as the dot product's reduction). With int16 pairs (AVX2) dot8 gathers per k
+// block the int16 sums of dot16, which a sub-block of words accumulates in registers: one
+// vpmaddubsw per 32 code bytes and nibble (r16.x vectorized as the pair's sum, over the 2 pairs
+// of each column's word), then one vpmaddwd-style pair sum into int32 (r8.x).
+void schedule_nbits_int8_row(NBitsFuncs g, Func out, Var mo, const Target& t) {
+  const int width = g.block.width, vec = t.natural_vector_size<int32_t>();
+  g.a_amax.compute_root();
+  Var qt = g.a_q.args()[0], qh = g.a_q.args()[1], qg = g.a_q.args()[2];
+  g.a_q.compute_root().reorder(qt, qh, qg).bound(qt, 0, 4).bound(qh, 0, 2).unroll(qt).unroll(qh);
+  g.a_qsum.compute_root();
+  schedule_row_acc(g, g.acc8, out, mo, vec);
+  if (!g.pairs) {
+    schedule_row_dot(g, g.dot8, g.acc8, vec, g.r8.y, RVar(g.r8.x));
+    return;
+  }
+  g.pair_ones.compute_root();
+  std::vector<Var> d = g.dot8.args();
+  g.dot8.compute_at(g.acc8, g.kb.x)
+      .bound_extent(d[0], width)
+      .bound_extent(d[1], 1)
+      .bound_extent(d[2], 1)
+      .store_in(MemoryType::Register)
       .vectorize(d[0], vec)
-      .unroll(d[0])
-      .unroll(d[3]);
+      .unroll(d[0]);
+  g.dot8.update().reorder(g.r8.x, d[0], d[1], d[2], g.r8.y).atomic().vectorize(g.r8.x).vectorize(d[0], vec).unroll(d[0]);
+  std::vector<Var> e = g.dot16.args();
+  g.dot16.compute_at(g.dot8, g.r8.y)
+      .bound_extent(e[0], 2)
+      .bound_extent(e[1], width)
+      .bound_extent(e[2], 1)
+      .bound_extent(e[3], 1)
+      .bound_extent(e[4], 1)
+      .store_in(MemoryType::Register)
+      .vectorize(e[0])
+      .vectorize(e[1], vec)
+      .unroll(e[1]);
+  // atomic(true): a saturating sum is not associative in general, but these never saturate.
+  g.dot16.update()
+      .reorder(g.r16.x, e[0], e[1], g.r16.y, e[2], e[3], e[4], g.r16.z)
+      .atomic(true)
+      .vectorize(g.r16.x)
+      .vectorize(e[0])
+      .vectorize(e[1], vec)
+      .unroll(e[1])
+      .unroll(g.r16.y);
 }
 
 }  // namespace
@@ -259,7 +295,8 @@ void schedule_nbits_gemm(NBitsFuncs g, Func out, const Target& t, bool is_output
   if (g.int8) {
     schedule_nbits_int8_row(g, out, mo, t);
   } else {
-    schedule_nbits_float_row(g, out, mo, codes->param, vec);
+    schedule_row_acc(g, g.acc1, out, mo, vec);
+    schedule_row_dot(g, g.dot1, g.acc1, vec, g.j1.x, std::nullopt);
   }
 
   // The prefill path, per task (one panel, up to ~128 rows): f32_acc, the task's rows × width in

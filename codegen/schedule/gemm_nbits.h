@@ -61,8 +61,12 @@ ir::Tensor pack_nbits_codes(const ir::Tensor& b, const NBitsWeight& w, int width
 ir::Tensor pack_nbits_code_words(const ir::Tensor& b, const NBitsWeight& w, int width);
 
 // Whether a one-row MatMulNBits with accuracy_level 4 multiplies int8 activations in integers on
-// this target (AVX-512 VNNI's vpdpbusd, ARM's sdot); elsewhere it keeps the float32 products.
+// this target (AVX-512 VNNI's vpdpbusd, ARM's sdot, AVX2's vpmaddubsw pairs); elsewhere it keeps
+// the float32 products.
 bool nbits_int8_dot(const Halide::Target& t);
+// Whether that integer kernel sums byte pairs into int16 lanes (vpmaddubsw, AVX2: no four-way byte
+// dot product) rather than four bytes into int32 lanes.
+bool nbits_int8_pairs(const Halide::Target& t);
 
 ir::Tensor pack_nbits_scales(const ir::Tensor& scales, const NBitsWeight& w, int width);
 ir::Tensor pack_nbits_zero_points(const ir::Tensor& zp, const NBitsWeight& w, int width);
@@ -93,6 +97,13 @@ struct NBitsFuncs {
   bool signed_codes = false;  // the codes multiplied as int8 (ARM's sdot), else as uint8 (vpdpbusd)
   Halide::Func acc8, dot8, a_amax, a_q, a_qsum;
   Halide::RDom r8;
+  // With `pairs` (nbits_int8_pairs) dot8(i, p, b) is instead both nibbles' int32 sum, gathered
+  // (RDom `r8`: the pair e, then the sub-blocks s) from dot16(e, i, p, b, s): the int16 sums of
+  // code × a_q over bytes 2e, 2e+1 of column i's words in sub-block s of block b (RDom `r16`: the
+  // pair's byte, the nibble, the sub-block's words), what one vpmaddubsw a word and nibble adds up.
+  bool pairs = false;
+  Halide::Func dot16, pair_ones;
+  Halide::RDom r16;
   Halide::Func codes;          // the packed codes (an input): the one-row path prefetches them
   int64_t prefetch_blocks = 1;  // k blocks ahead
   Halide::Func wdq, f32_part, f32_acc;

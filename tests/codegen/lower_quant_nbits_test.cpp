@@ -162,8 +162,9 @@ TEST(LowerQuantNBits, ManyRowsDequantizeThePanel) {
 }
 
 // accuracy_level 4: one row (decode) runs on int8 activations where the target has a byte dot
-// product (AVX-512 VNNI), against the integer sums computed here; more rows, other targets and
-// 8-bit codes keep the float32 products over the same (re-laid) codes.
+// product (AVX-512 VNNI, ARM dotprod) or byte pairs (AVX2), against the integer sums computed
+// here; more rows, other targets and 8-bit codes keep the float32 products over the same (re-laid)
+// codes.
 TEST(LowerQuantNBits, AccuracyLevel4QuantizesTheRowPerBlock) {
   const std::vector<Case> cases = {
       {4, 32, 96, 80, false, false, 4},  {4, 32, 100, 70, true, false, 4},  {4, 16, 64, 33, true, false, 4},
@@ -194,6 +195,33 @@ TEST(LowerQuantNBits, AccuracyLevel4NonFiniteRowsAreNaN) {
       for (float y : out[0].values<float>()) ASSERT_TRUE(std::isnan(y)) << "A holding " << bad << ", K " << c.k;
     }
   }
+}
+
+// The largest sums the int8 kernels meet: every code 15 against a zero point of 0 and a row of one
+// value (q = ±127 everywhere). AVX2 adds byte pairs in saturating int16 lanes (vpmaddubsw), 16
+// products of 1905 (30480) per lane and sub-block of 32 k: a lane summing more would clip at 32767.
+TEST(LowerQuantNBits, AccuracyLevel4LargestSumsStayExact) {
+  for (const std::string& target : runnable_targets())
+    for (const Case& c : {Case{4, 16, 48, 40, true, false, 4}, Case{4, 32, 96, 40, true, false, 4},
+                          Case{4, 64, 300, 70, true, false, 4}, Case{4, 256, 512, 33, true, false, 4}}) {
+      NBits w = make_weight(c);
+      std::fill_n(w.b.mutable_data<uint8_t>(), w.b.numel(), uint8_t(0xff));
+      std::fill_n(w.zp.mutable_data<uint8_t>(), w.zp.numel(), uint8_t(0));
+      const int64_t kb = (c.k + c.block - 1) / c.block;
+      for (float v : {0.75f, -0.75f}) {
+        SCOPED_TRACE("block " + std::to_string(c.block) + " K " + std::to_string(c.k) + " A " + std::to_string(v) +
+                     " target " + target);
+        auto out = compile_and_run(nbits_model(c, w, {Dim::symbol("m"), Dim(c.k)}, {}),
+                                   {HostTensor::f32({1, c.k}, std::vector<float>(c.k, v))}, "nbits_15", target);
+        std::vector<float> got = out[0].values<float>();
+        for (int64_t n = 0; n < c.n; ++n) {
+          double want = 0.0;
+          for (int64_t b = 0; b < kb; ++b)
+            want += double(w.scales.data<float>()[n * kb + b]) * 15.0 * double(v) * double(std::min(c.k - b * c.block, c.block));
+          ASSERT_NEAR(got[n], want, 1e-6 * std::fabs(want)) << "n=" << n;
+        }
+      }
+    }
 }
 
 TEST(LowerQuantNBits, RankThreeActivationAndBias) {
