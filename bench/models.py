@@ -221,7 +221,10 @@ CNNS = {
 
 
 def export_cnn(name, path):
-    import torchvision
+    try:
+        import torchvision
+    except ImportError:
+        sys.exit(f"models.py: {name} needs torchvision (Debian: apt-get install python3-torchvision)")
     arch, segmentation = CNNS[name]
     if segmentation:
         model = getattr(torchvision.models.segmentation, arch)(weights=None, weights_backbone=None)
