@@ -6,6 +6,7 @@
 #include <HalideRuntime.h>
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
@@ -157,8 +158,16 @@ std::vector<HostTensor> LoadedModel::run(const std::vector<HostTensor>& inputs) 
     const onnxc_tensor_desc& t = d->tensors[id];
     if (t.kind == ONNXC_TENSOR_WEIGHT) host[id] = const_cast<uint8_t*>(d->weights + t.weight_offset);
     else if (t.kind != ONNXC_TENSOR_VIEW) {
-      if (t.kind != ONNXC_TENSOR_INPUT) storage[id].assign(numel(t) * dtype_bytes(t.dtype) + 64, 0xcd);
-      host[id] = storage[id].data();
+      // Inputs keep the caller's alignment (any, as model_abi.h allows); intermediates and outputs sit at
+      // 64-byte aligned addresses, as the runtime's arena places them (kernels may load them aligned:
+      // a vector's storage of malloc's 16-byte alignment made an AVX2 norm kernel fault).
+      if (t.kind == ONNXC_TENSOR_INPUT) {
+        host[id] = storage[id].data();
+      } else {
+        storage[id].assign(numel(t) * dtype_bytes(t.dtype) + 64 + 64, 0xcd);
+        const auto at = reinterpret_cast<uintptr_t>(storage[id].data());
+        host[id] = storage[id].data() + ((64 - at % 64) % 64);
+      }
     }
   }
   for (uint32_t id = 0; id < d->n_tensors; ++id) {
