@@ -7,7 +7,8 @@
 # sum (one unit moves an output by s_w·step, ~1e-4 of it here): float rounding of the rescale may
 # differ between the two, an integer may not.
 #   arm64_int8_exact.sh ONNXC MODEL_DIR
-# Exit 0 match, 1 mismatch or failure, 77 skipped (no cross compiler or no qemu-aarch64).
+# Exit 0 match, 1 mismatch or failure, 77 skipped (no cross compiler, no qemu-aarch64, or an x86 host
+# without AVX-512 VNNI).
 set -uo pipefail
 # Like for like needs the same 8-bit products on both sides: an x86 host without AVX-512 VNNI (AVX2)
 # quantizes every product as int16 pairs (sqrt(2^31/K) levels, not 255 and 127), so its outputs are
