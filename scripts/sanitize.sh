@@ -23,7 +23,7 @@ LINK="-fsanitize=address,undefined -shared-libasan -Wl,-rpath,$(clang -print-run
 # CI's clock: ONNXC_CI_DEADLINE (seconds since the epoch, set by .ci/run) is when the whole CI run
 # must be over. A part that could not finish by then is not started: it prints SKIPPED with the time
 # it takes and the time left, and the stage ends by listing what it skipped (never a pass). The
-# estimates are cold-CI measurements on 2 cores with some room (docs/robustness.md).
+# estimates are upper bounds, 1.6 to 100 times the cold-CI times in docs/robustness.md (build 927 s).
 skipped_parts=()
 fits() {  # NAME SECONDS_IT_TAKES
   [[ -n ${ONNXC_CI_DEADLINE:-} ]] || return 0
