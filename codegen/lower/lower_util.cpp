@@ -1,6 +1,8 @@
 // Helpers shared by the lowering files (see lower_util.h).
 #include "codegen/lower/lower_util.h"
 
+#include "codegen/lower/fast_math.h"
+
 #include "ir/float8.h"
 
 #include <algorithm>
@@ -193,12 +195,10 @@ std::vector<Halide::Expr> RowSpace::at(const Index& onnx) {
   return std::vector<Halide::Expr>(onnx.rbegin(), onnx.rend());
 }
 
-// Only f32 takes Halide's polynomials; f64 calls libm, which is IEEE already.
+// f32 takes fast_math's exp; f64 calls libm, which is IEEE already.
 Halide::Expr exp_ieee(const Halide::Expr& x) {
   if (x.type() != Halide::Float(32)) return Halide::exp(x);
-  Halide::Expr big = literal(x.type(), 128), tiny = literal(x.type(), -128);
-  Halide::Expr inf = literal(x.type(), INFINITY), zero = Halide::Internal::make_zero(x.type());
-  return Halide::select(Halide::is_nan(x), x, x > big, inf, x < tiny, zero, Halide::exp(x));
+  return exp_f32(x);
 }
 
 Halide::Expr log_ieee(const Halide::Expr& x) {
@@ -226,7 +226,7 @@ Halide::Expr tanh_ieee(const Halide::Expr& x) {
   Halide::Expr poly = f(p[4]);
   for (int i = 3; i >= 0; --i) poly = poly * t + f(p[i]);
   Halide::Expr small = a + a * (t * poly);
-  Halide::Expr big = f(1) - f(2) / (Halide::exp(f(2) * Halide::min(a, f(9.5f))) + f(1));
+  Halide::Expr big = f(1) - f(2) / (exp_f32(f(2) * Halide::min(a, f(9.5f))) + f(1));
   // NaN is tested explicitly: the simplifier may flip a comparison, and min(NaN, 9.5) is 9.5.
   Halide::Expr r = Halide::select(Halide::is_nan(x), x, a < f(0.625f), small, big);
   Halide::Type u = Halide::UInt(32);
