@@ -80,7 +80,7 @@ inline Halide::Expr from_bool(const Halide::Expr& e) { return Halide::cast(Halid
 Halide::Expr literal(Halide::Type t, double v);
 
 // exp, log and erf with IEEE results at NaN and ±inf (and finfo.max). f32 exp is fast_math.h's
-// exp_f32 (FMA, within 1.02 ulp, subnormal results kept). For log and erf, Halide's polynomials
+// exp_f32 (FMAs, within 1.02 ulp, subnormal results kept). For log and erf, Halide's polynomials
 // reduce the argument to a float->int conversion that overflows there: log(inf) came out 88.7,
 // erf(±inf) NaN. Inside the range the polynomial is used unchanged.
 Halide::Expr exp_ieee(const Halide::Expr& x);
