@@ -214,7 +214,7 @@ Halide::Expr erf_ieee(const Halide::Expr& x) {
 
 // |x| < 0.625: x + x^3 P(x^2), P a degree-4 minimax fit of (tanh(a) - a) / a^3 (relative error of
 // tanh under 0.8 ulp there; no cancellation, and subnormals come out as x). Above: 1 - 2/(e^2a + 1),
-// where the result is >= 0.55 so the subtraction loses little (measured under 1.6 ulp with Halide's exp);
+// where the result is >= 0.55 so the subtraction loses little (under 1.6 ulp with Halide's exp);
 // the argument is capped at 9.5, past which that form already rounds to 1 (tanh(a) does from
 // a = 9.01). The branches work on |x|; the sign bit of x is put back last, so -0 gives -0.
 Halide::Expr tanh_ieee(const Halide::Expr& x) {
