@@ -359,8 +359,12 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     Expr m = s.state(d, qi, qo, h, b)[0], l = s.state(d, qi, qo, h, b)[1], acc = s.state(d, qi, qo, h, b)[2];
     Expr mt = s.block_max(qi, rk, qo, h, b);
     Expr mn = Halide::max(m, mt);
-    Expr base = Halide::select(mn == ninf, zero, mn);
-    Expr a = exp_ieee(m - base), c = exp_ieee(mt - base);
+    // The state is a Tuple, so its arithmetic runs with LLVM's fast-math flags (no infs assumed):
+    // -inf is tested as bits, and an exp whose max is -inf (nothing seen yet, a block with every
+    // key masked) is 0 by a select rather than exp(-inf - base), which under those flags may be NaN.
+    Expr base = Halide::select(is_minus_infinity(mn), zero, mn);
+    Expr a = Halide::select(is_minus_infinity(m), zero, exp_ieee(m - base));
+    Expr c = Halide::select(is_minus_infinity(mt), zero, exp_ieee(mt - base));
     s.state(d, qi, qo, h, b) = Halide::Tuple(mn, l * a + s.block_sum(qi, rk, qo, h, b) * c,
                                              acc * a + s.block_acc(d, qi, rk, qo, h, b) * c);
     // A row with every key masked has sum 0: ONNX 1.23 defines its output as 0 (not 0/0); a

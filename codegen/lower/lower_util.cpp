@@ -41,6 +41,12 @@ Halide::Expr nan_where(const Halide::Expr& cond, const Halide::Expr& value) {
   return Halide::reinterpret(t, b);
 }
 
+Halide::Expr is_minus_infinity(const Halide::Expr& x) {
+  Halide::Type t = x.type(), bits = Halide::UInt(t.bits(), t.lanes());
+  uint64_t ninf = t.bits() == 64 ? 0xfff0000000000000ull : t.bits() == 32 ? 0xff800000ull : t.is_bfloat() ? 0xff80 : 0xfc00;
+  return Halide::reinterpret(bits, x) == Halide::Internal::make_const(bits, ninf);
+}
+
 Halide::Expr is_zero_extent(const Halide::Expr& extent) {
   Halide::Expr e = extent;
   if (const auto* c = e.as<Halide::Internal::Cast>(); c && c->value.as<Halide::Internal::Variable>()) e = c->value;

@@ -30,6 +30,9 @@ Halide::Expr min_nan(Halide::Expr a, Halide::Expr b);
 // `value`, or a quiet NaN of its type where `cond` holds (written as bits through an integer select
 // that no float flag can fold).
 Halide::Expr nan_where(const Halide::Expr& cond, const Halide::Expr& value);
+// Whether a float is -inf, compared as bits: where LLVM's fast-math flags apply (a Tuple-valued
+// Func, which keep_ieee_semantics leaves alone) `x == -inf` may fold to false, as no-infs allows.
+Halide::Expr is_minus_infinity(const Halide::Expr& x);
 // A new tensor whose element at ONNX index i is body(i).
 HTensor define(const std::string& name, std::vector<Halide::Expr> shape, ir::DType dtype,
                const std::function<Halide::Expr(const Index&)>& body);
