@@ -360,11 +360,11 @@ std::vector<HTensor> attention(LowerContext& ctx) {
     Expr mt = s.block_max(qi, rk, qo, h, b);
     Expr mn = Halide::max(m, mt);
     // The state is a Tuple, so its arithmetic runs with LLVM's fast-math flags (no infs assumed):
-    // -inf is tested as bits, and an exp whose max is -inf (nothing seen yet, a block with every
-    // key masked) is 0 by a select rather than exp(-inf - base), which under those flags may be NaN.
-    Expr base = Halide::select(is_minus_infinity(mn), zero, mn);
-    Expr a = Halide::select(is_minus_infinity(m), zero, exp_ieee(m - base));
-    Expr c = Halide::select(is_minus_infinity(mt), zero, exp_ieee(mt - base));
+    // -inf is tested as bits, and a factor whose max is -inf (nothing seen yet, a block with every
+    // key masked) is 0 by a select rather than exp(-inf - mn), which under those flags may be NaN.
+    // Where a factor is kept its max is finite, and so is mn (at least that max).
+    Expr a = Halide::select(is_minus_infinity(m), zero, exp_ieee(m - mn));
+    Expr c = Halide::select(is_minus_infinity(mt), zero, exp_ieee(mt - mn));
     s.state(d, qi, qo, h, b) = Halide::Tuple(mn, l * a + s.block_sum(qi, rk, qo, h, b) * c,
                                              acc * a + s.block_acc(d, qi, rk, qo, h, b) * c);
     // A row with every key masked has sum 0: ONNX 1.23 defines its output as 0 (not 0/0); a

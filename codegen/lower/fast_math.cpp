@@ -48,8 +48,8 @@ Halide::Expr exp_f32(const Halide::Expr& x) {
   Halide::Expr k = Halide::cast(i32, n), k_low = k >> 1, k_high = k - k_low;
   Halide::Expr scale_low = Halide::reinterpret(Halide::Float(32), (k_low + 127) << 23);
   Halide::Expr scale_high = Halide::reinterpret(Halide::Float(32), (k_high + 127) << 23);
-  // strict_float here too: the Tuple-valued Funcs keep_ieee_semantics leaves fast-math (the
-  // attention state) pass -inf, which LLVM may otherwise assume absent (ninf) in the clamp.
+  // strict_float here too: keep_ieee_semantics leaves Tuple-valued Funcs (the attention state)
+  // under fast-math, where LLVM could reassociate these steps or drop the NaN and range handling.
   return Halide::strict_float(Halide::select(Halide::is_nan(x), x, (p * scale_low) * scale_high));
 }
 

@@ -36,6 +36,16 @@ double ulps(float got, double ref) {
   return std::fabs(double(got) - ref) / spacing;
 }
 
+// `op` (one float32 input, one output of its length) over xs, compiled for `target`: its results.
+std::vector<float> run_unary(const std::string& op, const std::vector<float>& xs, const std::string& name,
+                             const std::string& target = "host") {
+  ModelBuilder b;
+  Dim n = Dim::symbol("n");
+  b.output(b.op(op, {b.input("x", DType::Float32, {n})}, "y", DType::Float32, {n}));
+  auto out = compile_and_run(b.model(), {HostTensor::f32({int64_t(xs.size())}, xs)}, name, target);
+  return out[0].values<float>();
+}
+
 std::vector<float> tanh_sweep() {
   std::vector<float> xs;
   for (uint64_t u = 0; u < (1ull << 32); u += 4096) xs.push_back(from_bits(static_cast<uint32_t>(u + 7)));
@@ -53,12 +63,8 @@ std::vector<float> tanh_sweep() {
 }
 
 TEST(Transcendental, TanhWithinTwoUlpOfLibmOverTheFloatRange) {
-  ModelBuilder b;
-  Dim n = Dim::symbol("n");
-  b.output(b.op("Tanh", {b.input("x", DType::Float32, {n})}, "y", DType::Float32, {n}));
   std::vector<float> xs = tanh_sweep();
-  auto out = compile_and_run(b.model(), {HostTensor::f32({int64_t(xs.size())}, xs)}, "tanh_sweep");
-  std::vector<float> got = out[0].values<float>();
+  std::vector<float> got = run_unary("Tanh", xs, "tanh_sweep");
   ASSERT_EQ(got.size(), xs.size());
   double worst = 0;
   float worst_x = 0;
@@ -147,11 +153,7 @@ TEST(Transcendental, ExpWithinTwoUlpOverTheFloatRange) {
   std::vector<float> first;
   for (const std::string& target : runnable_targets()) {
     SCOPED_TRACE(target);
-    ModelBuilder b;
-    Dim n = Dim::symbol("n");
-    b.output(b.op("Exp", {b.input("x", DType::Float32, {n})}, "y", DType::Float32, {n}));
-    auto out = compile_and_run(b.model(), {HostTensor::f32({int64_t(xs.size())}, xs)}, "exp_sweep", target);
-    std::vector<float> got = out[0].values<float>();
+    std::vector<float> got = run_unary("Exp", xs, "exp_sweep", target);
     ASSERT_EQ(got.size(), xs.size());
     double worst = 0;
     float worst_x = 0;
